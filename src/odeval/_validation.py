@@ -1,0 +1,108 @@
+"""Shared input validation: every public function checks its inputs through these helpers, so that
+bad input fails with one clear message that names the problem and where it is."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = ["check_data_matrix", "check_k", "check_labels", "check_labels_scores", "check_scores"]
+
+
+def _describe_bad_positions(mask: np.ndarray, limit: int = 5) -> str:
+    pos = np.flatnonzero(mask)
+    shown = ", ".join(str(int(i)) for i in pos[:limit])
+    more = f" and {pos.size - limit} more" if pos.size > limit else ""
+    return f"at position(s) {shown}{more}"
+
+
+def check_labels(labels: Any, *, name: str = "labels", require_both: bool = True) -> np.ndarray:
+    """Return ``labels`` as a 1-d bool array (True = outlier).
+
+    Accepts bool, or numeric values that are all 0/1. Anything else (other values, NaN, 2-d input) raises
+    ``ValueError``. With ``require_both`` (the default) at least one outlier and one inlier must be present,
+    since no external measure is defined otherwise.
+    """
+    arr = np.asarray(labels)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-dimensional, got shape {arr.shape}")
+    if arr.dtype == bool:
+        out = arr
+    elif np.issubdtype(arr.dtype, np.number):
+        bad = ~np.isin(arr, (0, 1))
+        if bad.any():
+            vals = np.unique(arr[bad])[:5]
+            raise ValueError(
+                f"{name} must be binary (bool or 0/1); found value(s) {vals.tolist()} "
+                f"{_describe_bad_positions(bad)}"
+            )
+        out = arr.astype(bool)
+    else:
+        raise ValueError(f"{name} must be bool or 0/1 numbers, got dtype {arr.dtype}")
+    if require_both:
+        n_out = int(out.sum())
+        if n_out == 0:
+            raise ValueError(f"{name} contain no outlier (no True / 1): the measure is undefined")
+        if n_out == out.size:
+            raise ValueError(f"{name} contain no inlier (all True / 1): the measure is undefined")
+    return out
+
+
+def check_scores(scores: Any, *, name: str = "scores") -> np.ndarray:
+    """Return ``scores`` as a 1-d float64 array; NaN or ±inf raise ``ValueError`` naming the positions."""
+    arr = np.asarray(scores)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-dimensional, got shape {arr.shape}")
+    if not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+        raise ValueError(f"{name} must be numeric, got dtype {arr.dtype}")
+    arr = arr.astype(np.float64, copy=False)
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        raise ValueError(f"{name} contain NaN or infinite values {_describe_bad_positions(bad)}")
+    return arr
+
+
+def check_labels_scores(labels: Any, scores: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Validate a (labels, scores) pair of equal length; see :func:`check_labels`, :func:`check_scores`."""
+    y = check_labels(labels)
+    s = check_scores(scores)
+    if y.shape[0] != s.shape[0]:
+        raise ValueError(f"labels and scores differ in length: {y.shape[0]} labels, {s.shape[0]} scores")
+    return y, s
+
+
+def check_data_matrix(X: Any, *, name: str = "X", min_rows: int = 2) -> np.ndarray:
+    """Return ``X`` as a C-contiguous 2-d float64 array; NaN/inf, wrong shape or too few rows raise."""
+    arr = np.asarray(X)
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be a 2-d array (n_objects, n_attributes), got shape {arr.shape}")
+    if not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+        raise ValueError(f"{name} must be numeric, got dtype {arr.dtype}")
+    arr = np.ascontiguousarray(arr, dtype=np.float64)
+    if arr.shape[0] < min_rows:
+        raise ValueError(f"{name} needs at least {min_rows} objects, got {arr.shape[0]}")
+    if arr.shape[1] < 1:
+        raise ValueError(f"{name} has no attributes (shape {arr.shape})")
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        rows, cols = np.nonzero(bad)
+        where = ", ".join(f"(row {r}, column {c})" for r, c in zip(rows[:5], cols[:5], strict=True))
+        more = f" and {rows.size - 5} more" if rows.size > 5 else ""
+        raise ValueError(f"{name} contains NaN or infinite values at {where}{more}")
+    return arr
+
+
+def check_k(k: int, n_objects: int, *, name: str = "k", min_k: int = 1) -> int:
+    """Check ``min_k <= k < n_objects`` (k counts neighbours other than the query point)."""
+    if isinstance(k, bool) or not isinstance(k, int | np.integer):
+        raise ValueError(f"{name} must be an integer, got {k!r}")
+    k = int(k)
+    if k < min_k:
+        raise ValueError(f"{name}={k} is below the minimum {min_k}")
+    if k >= n_objects:
+        raise ValueError(
+            f"{name}={k} needs at least {k + 1} objects (k counts neighbours other than the query point), "
+            f"but there are only {n_objects}"
+        )
+    return k

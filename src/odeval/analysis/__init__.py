@@ -1,0 +1,1 @@
+"""odeval.analysis"""

@@ -1,0 +1,5 @@
+"""Stage 1: datasets — the :class:`Dataset` value, loaders, preparation and the catalogue."""
+
+from odeval.data.dataset import Dataset
+
+__all__ = ["Dataset"]
