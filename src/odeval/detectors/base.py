@@ -1,0 +1,125 @@
+"""Detector metadata, the common interface, central score orientation and the method registry.
+
+Every detector computes its scores for *all* requested k from one :class:`~odeval.neighbors.KNNGraph`.
+Orientation is handled here, once: ``raw_scores_all_k`` returns the method's own scores (ODIN and FastABOD:
+low = outlier), ``score_all_k`` returns public scores, always higher = more outlying (the negated raw score
+for inverted methods, which keeps every rank and every tie).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+__all__ = ["MethodInfo", "Detector", "register", "get_detector", "available_methods", "orient", "check_ks"]
+
+
+@dataclass(frozen=True)
+class MethodInfo:
+    """What a method is, as later stages need to know it.
+
+    Attributes
+    ----------
+    name : str
+        Canonical name, e.g. ``"LOF"`` (the registry key).
+    min_k : int
+        Smallest k for which the method is defined (LDOF, KDEOS: 2; FastABOD: 3).
+    inverted : bool
+        True if the raw score is low for outliers (ODIN, FastABOD). Public scores are then ``-raw``.
+    inlier_value : float or None
+        Expected raw score of a clear inlier (the "baseline" of Kriegel et al. 2011 regularisation):
+        1.0 for LOF-like ratios, 0.0 for distances, None if there is none.
+    score_range : tuple of float
+        Theoretical (min, max) of the raw score, ``np.inf`` for unbounded.
+    reference : str
+        The publication that defines the method.
+    """
+
+    name: str
+    min_k: int
+    inverted: bool
+    inlier_value: float | None
+    score_range: tuple[float, float]
+    reference: str
+
+
+def orient(raw: np.ndarray, info: MethodInfo) -> np.ndarray:
+    """Public scores (higher = more outlying) from raw scores: the one place orientation is applied."""
+    return -raw if info.inverted else raw
+
+
+def check_ks(ks: int | Sequence[int], n_objects: int, info: MethodInfo, k_max: int | None = None) -> np.ndarray:
+    """Validate the requested k values for a method: integers, ≥ ``info.min_k``, < n_objects, ≤ graph's k_max."""
+    from odeval._validation import check_k
+
+    arr = np.atleast_1d(np.asarray(ks))
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"{info.name}: ks must be a non-empty 1-d sequence of integers")
+    if not np.issubdtype(arr.dtype, np.integer):
+        raise ValueError(f"{info.name}: ks must be integers, got {arr.dtype}")
+    for k in arr:
+        check_k(int(k), n_objects, name=f"{info.name} k", min_k=info.min_k)
+        if k_max is not None and k > k_max:
+            raise ValueError(f"{info.name}: k={int(k)} exceeds the graph's k_max={k_max}; build the graph "
+                             "for the largest k you need")
+    return arr.astype(np.int64)
+
+
+class Detector(ABC):
+    """Base class: subclasses set ``info`` and implement :meth:`raw_scores_all_k`."""
+
+    info: ClassVar[MethodInfo]
+
+    def params(self) -> dict[str, Any]:
+        """The method's parameters (besides k), for provenance and results stores."""
+        return {}
+
+    def required_k_max(self, k: int) -> int:
+        """Neighbours the graph must hold to score at ``k`` (most methods: k; some need k+1)."""
+        return k
+
+    @abstractmethod
+    def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
+        """Raw scores, shape (len(ks), n_objects), in the method's own orientation."""
+
+    def score_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
+        """Public scores (higher = more outlying), shape (len(ks), n_objects)."""
+        return orient(self.raw_scores_all_k(graph, ks), self.info)
+
+    def score(self, X_or_graph: Any, k: int, **graph_options: Any) -> np.ndarray:
+        """Convenience: public scores at a single k, from a data matrix or a prebuilt graph."""
+        from odeval.neighbors import KNNGraph, knn_graph
+
+        graph = X_or_graph if isinstance(X_or_graph, KNNGraph) else knn_graph(
+            X_or_graph, self.required_k_max(k), **graph_options)
+        return self.score_all_k(graph, [k])[0]
+
+    def __repr__(self) -> str:
+        p = ", ".join(f"{k}={v!r}" for k, v in self.params().items())
+        return f"{type(self).__name__}({p})"
+
+
+_REGISTRY: dict[str, Callable[..., Detector]] = {}
+
+
+def register(cls: type[Detector]) -> type[Detector]:
+    """Class decorator: make a detector available by its ``info.name`` (case-insensitive lookup)."""
+    _REGISTRY[cls.info.name.lower()] = cls
+    return cls
+
+
+def get_detector(name: str, **params: Any) -> Detector:
+    """Instantiate a registered method by name, e.g. ``get_detector("LOF")``."""
+    try:
+        factory = _REGISTRY[name.lower()]
+    except KeyError:
+        raise ValueError(f"unknown method {name!r}; available: {', '.join(available_methods())}") from None
+    return factory(**params)
+
+
+def available_methods() -> list[str]:
+    return sorted(cls.info.name for cls in _REGISTRY.values())  # type: ignore[attr-defined]
