@@ -22,5 +22,394 @@ def datasets() -> None:
     """Inspect, list and prepare outlier datasets."""
 
 
+@datasets.command("info")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output: a JSON list, one object per file.")
+@click.option("--label", default=None,
+              help="Label attribute / column / variable [default: 'outlier' (ARFF, CSV), 'y' (MAT, NPZ)].")
+@click.option("--positive", default=None, help="Label value that marks an outlier (ARFF nominal label, CSV).")
+@click.option("--unlabelled", is_flag=True, help="Load without labels.")
+@click.option("--max-rows", type=click.IntRange(min=0), default=20, show_default=True,
+              help="Attribute table rows per file (0 = all); consecutive attributes with equal ranges share a row.")
+def datasets_info(paths: tuple[str, ...], as_json: bool, label: str | None, positive: str | None, unlabelled: bool,
+                  max_rows: int) -> None:
+    """Print N, d, |O|, outlier %, duplicates, missing values, nominal attributes and attribute ranges.
+
+    PATHS are dataset files (.arff, .mat, .npz, .csv, optionally .gz) or folders (searched recursively).
+    Exit code 1 if some file could not be loaded (the others are still shown).
+    """
+    import json
+    from pathlib import Path
+
+    from rich.console import Console
+
+    from odeval.data import DatasetFormatError, dataset_info, load_dataset
+    from odeval.data._info import render_info
+    from odeval.data.loaders import SUPPORTED_FORMATS, dataset_format
+
+    files: list[Path] = []
+    failed = False
+    for p in map(Path, paths):
+        if p.is_dir():
+            found = []
+            for f in sorted(p.rglob("*")):
+                try:
+                    if f.is_file() and dataset_format(f) in SUPPORTED_FORMATS:
+                        found.append(f)
+                except DatasetFormatError:
+                    continue
+            if not found:
+                failed = True
+                click.echo(f"error: no dataset files ({', '.join('.' + x for x in SUPPORTED_FORMATS)}) in {p}",
+                           err=True)
+            files.extend(found)
+        else:
+            files.append(p)
+    console = Console(highlight=False)
+    out: list[dict] = []
+    for i, f in enumerate(files):
+        options: dict = {}
+        try:
+            fmt = dataset_format(f)
+            if unlabelled:
+                options["label"] = None
+            elif label is not None:
+                options["label"] = label
+            if positive is not None and fmt in ("arff", "csv"):
+                options["positive"] = positive
+            info = dataset_info(load_dataset(f, **options))
+        except (ValueError, ImportError, OSError) as exc:  # DatasetFormatError is a ValueError
+            failed = True
+            out.append({"path": str(f), "error": str(exc)})
+            if not as_json:
+                click.echo(f"error: {exc}", err=True)
+            continue
+        out.append(info)
+        if not as_json:
+            if i:
+                console.print()
+            render_info(info, console, max_rows=max_rows)
+    if as_json:
+        click.echo(json.dumps(out, indent=2))
+    if failed:
+        raise SystemExit(1)
+
+
+@datasets.command("prepare")
+@click.argument("raw", type=click.Path(exists=True, dir_okay=False))
+@click.option("-o", "--output", "out_dir", type=click.Path(file_okay=False), required=True,
+              help="Output folder: one ARFF (published layout) + one JSON provenance sidecar per variant.")
+@click.option("--outlier-classes", default=None, metavar="A,B,...",
+              help="Classification data: these classes (comma-separated) are the outliers.")
+@click.option("--class-column", default="class", show_default=True, help="Class attribute for --outlier-classes.")
+@click.option("--label", default=None, help="Label attribute of RAW [default: 'outlier'; none if --outlier-classes].")
+@click.option("--missing", is_flag=True,
+              help="Missing values (§4.1): drop the objects missing an attribute if < 10 % miss it, "
+                   "else the attribute.")
+@click.option("--max-missing", type=click.FloatRange(0, 1, min_open=True), default=0.10, show_default=True,
+              help="Attribute-dropping threshold of --missing.")
+@click.option("--dedup", is_flag=True, help="Remove repeated feature vectors (first occurrence kept).")
+@click.option("--on-conflict", type=click.Choice(["error", "first", "outlier", "inlier", "drop"]), default="error",
+              show_default=True, help="When copies of a vector carry different labels.")
+@click.option("--categorical", type=click.Choice(["remove", "onehot", "idf", "catremoved", "1ofn"]), default=None,
+              help="Nominal attributes: drop, 1-of-n, or IDF ln(N/f_t).")
+@click.option("--downsample", "rate", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=None,
+              help="Downsample the outliers to this rate r, keeping all inliers: |O| = floor(r/(1-r)|I|).")
+@click.option("--n-outliers", type=click.IntRange(min=1), default=None, help="Downsample to this many outliers.")
+@click.option("--repeats", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Independent downsamplings (v01, v02, ...).")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of the downsampling.")
+@click.option("--normalize", "normalization", type=click.Choice(["minmax", "zscore"]), is_flag=False,
+              flag_value="minmax", default=None,
+              help="Attribute-wise normalisation, last: minmax to [0, 1] (the bare flag) or zscore.")
+@click.option("--base", default=None, help="Base name of the variants [default: RAW's name without variant tokens].")
+def datasets_prepare(raw: str, out_dir: str, outlier_classes: str | None, class_column: str, label: str | None,
+                     missing: bool, max_missing: float, dedup: bool, on_conflict: str, categorical: str | None,
+                     rate: float | None, n_outliers: int | None, repeats: int, seed: int,
+                     normalization: str | None, base: str | None) -> None:
+    """Prepare RAW step by step and write the variants (ARFF + JSON provenance) into OUTPUT.
+
+    Steps run in the order the Campos et al. (2016) collection was made: outlier classes, missing values,
+    duplicates, categorical attributes, downsampling (REPEATS draws), normalisation. Example:
+    odeval datasets prepare Annthyroid_07.arff --dedup --normalize --downsample 0.05 --repeats 10 -o out/
+    """
+    from odeval.data import DatasetFormatError, load_dataset
+    from odeval.data.prepare import prepare
+    from odeval.data.writers import write_dataset
+
+    if rate is not None and n_outliers is not None:
+        raise click.UsageError("give at most one of --downsample and --n-outliers")
+    options: dict = {}
+    if outlier_classes:
+        options["label"] = label  # None: unlabelled, the class attribute defines the outliers
+    elif label is not None:
+        options["label"] = label
+    try:
+        ds = load_dataset(raw, **options)
+        variants = prepare(
+            ds, outlier_classes=[c.strip() for c in outlier_classes.split(",")] if outlier_classes else None,
+            class_column=class_column, missing=missing, max_missing_fraction=max_missing, dedup=dedup,
+            on_conflict=on_conflict, categorical=categorical, rate=rate, n_outliers=n_outliers, repeats=repeats,
+            normalization=normalization, seed=seed, base=base)
+    except (DatasetFormatError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from None
+    for v in variants:
+        arff, side = write_dataset(v, out_dir)
+        click.echo(f"{arff}  N={v.n_objects} |O|={v.n_outliers} d={v.n_attributes}  (+ {side.name})")
+    for step in variants[0].provenance.get("steps", []):
+        res = step["result"]
+        note = {
+            "handle_missing": lambda r: f"dropped {len(r['dropped_attributes'])} attribute(s), "
+                                        f"{r['dropped_objects']['count']} object(s)",
+            "remove_duplicates": lambda r: f"removed {r['n_removed']} duplicate(s) "
+                                           f"({r.get('removed_outliers', 0)} outliers, "
+                                           f"{r['n_label_conflicts']} label conflict(s))",
+            "encode_categorical": lambda r: f"{len(r['encoded_attributes'])} nominal attribute(s) → "
+                                            f"{r['n_attributes_after']} attributes",
+            "define_outliers": lambda r: f"{r['n_outliers']} outliers, {r['n_inliers']} inliers",
+        }.get(step["step"])
+        if note:
+            click.echo(f"  {step['step']}: {note(res)}")
+
+
+@datasets.command("list")
+@click.option("--data-dir", type=click.Path(file_okay=False), default=None,
+              help="Data directory [default: $ODEVAL_DATA, else ../shared/datasets; vendored data if none].")
+@click.option("--base", multiple=True, help="Base dataset name or glob (repeatable).")
+@click.option("--variant", multiple=True, help="Preparation flags, e.g. withoutdupl_norm, withoutdupl, raw.")
+@click.option("--pct", type=float, multiple=True, help="Outlier percentage (5 or 0.05).")
+@click.option("--version", "version_", type=int, multiple=True, help="Downsampling draw (1..10).")
+@click.option("--collection", type=click.Choice(["campos", "odds", "adbench"]), multiple=True)
+@click.option("--files", is_flag=True, help="One line per file (implied by any filter).")
+@click.option("--missing", "show_missing", is_flag=True, help="Name every missing variant.")
+def datasets_list(data_dir: str | None, base: tuple[str, ...], variant: tuple[str, ...], pct: tuple[float, ...],
+                  version_: tuple[int, ...], collection: tuple[str, ...], files: bool, show_missing: bool) -> None:
+    """List the catalogue's datasets present in the data directory, and what is missing."""
+    from odeval.data import catalogue as cat
+
+    try:
+        if files or base or variant or pct or version_:
+            found = cat.select(data_dir, base=base or None, variant=variant or None, pct=pct or None,
+                               version=version_ or None, collection=collection or None)
+            if not found:
+                raise cat.CatalogueError("no dataset matches these filters")
+            for v in found:
+                flags = [v.variant or v.collection]
+                if v.outlier_pct is not None:
+                    flags.append(f"{v.outlier_pct}%")
+                if v.version is not None:
+                    flags.append(f"v{v.version:02d}")
+                click.echo(f"{v.name:45s} {v.base:14s} {' '.join(flags):28s} {v.path}")
+            click.echo(f"{len(found)} file(s)")
+            return
+        rep = cat.presence(data_dir)
+    except cat.CatalogueError as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(f"datasets in {rep['where']}")
+    current = None
+    for entry in rep["bases"]:
+        b = entry["base"]
+        if collection and b.collection not in collection:
+            continue
+        if b.collection != current:
+            current = b.collection
+            click.echo(f"\n{current}:")
+        n_exp = len(b.files)
+        status = "ok" if not entry["missing"] else ("MISSING" if not entry["present"] else "incomplete")
+        size = f"N={b.n_objects} |O|={b.n_outliers} d={b.n_attributes}"
+        click.echo(f"  {b.name:22s} {len(entry['present']):3d}/{n_exp:<3d} {status:10s} {size}")
+        if entry["missing"] and (show_missing or len(entry["missing"]) <= 3):
+            for m in entry["missing"]:
+                click.echo(f"      missing: {m}")
+        elif entry["missing"]:
+            click.echo(f"      missing: {entry['missing'][0]} ... ({len(entry['missing'])} files; --missing lists all)")
+    if rep["unregistered"]:
+        click.echo(f"\nnot in the catalogue: {', '.join(rep['unregistered'])}")
+
+
+@main.group()
+def study() -> None:
+    """Declare and run studies: datasets × methods × k into a results store."""
+
+
+@study.command("run")
+@click.argument("study_file", type=click.Path(exists=True, dir_okay=False))
+@click.option("--store", type=click.Path(dir_okay=False), default=None,
+              help="DuckDB results store [default: results.duckdb next to the study file].")
+@click.option("--workers", type=click.IntRange(min=1), default=None,
+              help="Local worker processes [default: all cores].")
+@click.option("--scheduler", default=None, metavar="tcp://HOST:PORT",
+              help="Run on a Dask distributed cluster (needs the 'dask' extra).")
+@click.option("--quiet", "-q", is_flag=True, help="No live display: one log line per unit on stderr.")
+@click.option("--retry-failed", is_flag=True, help="Recompute units that ended with an error before.")
+def study_run(study_file: str, store: str | None, workers: int | None, scheduler: str | None, quiet: bool,
+              retry_failed: bool) -> None:
+    """Run STUDY_FILE (TOML), computing only what the store does not hold yet.
+
+    The whole file is validated first; every problem is reported before any work starts. Exit code 0 when
+    every unit succeeded, 1 when some unit failed (listed at the end), 2 for an invalid study.
+    """
+    from pathlib import Path
+
+    from odeval.bench import StudyError, load_study, run_study
+
+    try:
+        spec = load_study(study_file)
+    except StudyError as exc:
+        click.echo(str(exc), err=True)
+        raise SystemExit(2) from None
+    store_path = Path(store) if store else Path(study_file).resolve().parent / "results.duckdb"
+    summary = run_study(spec, store_path, workers=workers, scheduler=scheduler,
+                        progress="log" if quiet else "rich", retry_failed=retry_failed)
+    click.echo(f"study {spec.name!r} ({spec.study_hash}): {summary.total_units} units, "
+               f"{summary.already_done} already in the store, {summary.ok} computed, {len(summary.failed)} failed, "
+               f"{summary.wall_s:.1f}s → {store_path}")
+    for f in summary.failed:
+        click.echo(f"  FAILED {f['dataset']} {f['method']} {f['params']}: {f['error']}", err=True)
+    if summary.failed:
+        raise SystemExit(1)
+
+
+@study.command("check")
+@click.argument("study_file", type=click.Path(exists=True, dir_okay=False))
+def study_check(study_file: str) -> None:
+    """Validate STUDY_FILE and print what it would run."""
+    from odeval.bench import StudyError, load_study
+
+    try:
+        spec = load_study(study_file)
+    except StudyError as exc:
+        click.echo(str(exc), err=True)
+        raise SystemExit(2) from None
+    n_units = len(spec.datasets) * len(spec.methods)
+    click.echo(f"study {spec.name!r}: {len(spec.datasets)} dataset variants × {len(spec.methods)} methods = "
+               f"{n_units} units, k up to {spec.k_max}, metric {spec.metric}")
+    for m in spec.methods:
+        click.echo(f"  {m.name} {m.params} k={m.ks[0]}..{m.ks[-1]} ({len(m.ks)} values)")
+
+
+@main.group()
+def results() -> None:
+    """Read and export a results store."""
+
+
+@results.command("export")
+@click.argument("store", type=click.Path(exists=True, dir_okay=False))
+@click.option("--format", "fmt", type=click.Choice(["parquet", "csv"]), default="parquet", show_default=True)
+@click.option("--table", type=click.Choice(["runs", "units", "outlier_ranks", "scores", "studies"]), default="runs",
+              show_default=True)
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
+              help="Output file [default: STORE's folder/<table>.<format>].")
+def results_export(store: str, fmt: str, table: str, output: str | None) -> None:
+    """Export one table of a results STORE to Parquet or CSV."""
+    from pathlib import Path
+
+    from odeval.bench import ResultStore
+
+    out = Path(output) if output else Path(store).resolve().parent / f"{table}.{fmt}"
+    with ResultStore(store, read_only=True) as rs:
+        rs.export(table, out, fmt)
+    click.echo(str(out))
+
+
+@main.command("evaluate")
+@click.option("--scores", "scores_file", type=click.Path(exists=True, dir_okay=False), required=True,
+              help="Scores: one per line, a CSV column (see --column) or a .npy array; higher = more outlying.")
+@click.option("--labels", "labels_file", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Ground truth: 0/1 per line (or a CSV column / .npy array), 1 = outlier.")
+@click.option("--dataset", "dataset_file", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Take the ground truth from a dataset file (.arff, .mat, .npz, .csv) instead of --labels.")
+@click.option("--column", default=None, help="Column of a multi-column scores file (header name or 0-based index).")
+@click.option("--n", "n", type=click.IntRange(min=1), default=None, help="Also report P@n and adjusted P@n.")
+@click.option("--ascending", is_flag=True, help="Lower score = more outlying (e.g. raw ODIN, FastABOD): negate.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output (one JSON object).")
+def evaluate_cmd(scores_file: str, labels_file: str | None, dataset_file: str | None, column: str | None,
+                 n: int | None, ascending: bool, as_json: bool) -> None:
+    """Print every external measure of one scoring (ELKI 0.7.1 tie rules; see docs/measures.md).
+
+    Example: odeval evaluate --scores lof.txt --labels labels.txt --n 10
+    """
+    import json
+
+    from odeval.measures import evaluate
+    from odeval.measures._io import read_vector
+
+    if (labels_file is None) == (dataset_file is None):
+        raise click.UsageError("give exactly one of --labels and --dataset")
+    try:
+        scores = read_vector(scores_file, what="scores", column=column)
+        if labels_file is not None:
+            labels = read_vector(labels_file, what="labels")
+        else:
+            from odeval.data import load_dataset
+
+            ds = load_dataset(dataset_file)
+            if ds.y is None:
+                raise ValueError(f"{dataset_file}: the dataset has no labels")
+            labels = ds.y
+        if ascending:
+            scores = -scores
+        result = evaluate(labels, scores, n=n)
+    except (ValueError, OSError) as exc:
+        raise click.ClickException(str(exc)) from None
+    n_out = int(sum(labels))
+    if as_json:
+        click.echo(json.dumps({"n_objects": len(scores), "n_outliers": n_out, "n": n, "measures": result}, indent=2))
+        return
+    click.echo(f"N = {len(scores)}, |O| = {n_out}" + (f", n = {n}" if n is not None else ""))
+    width = max(map(len, result))
+    for name, value in result.items():
+        click.echo(f"{name:<{width}}  {value:.6f}")
+
+
+@main.command("report")
+@click.argument("store", type=click.Path(exists=True, dir_okay=False))
+@click.option("-o", "--output", "out_dir", required=True, type=click.Path(file_okay=False),
+              help="Folder to write the report to (index.html, datasets/, tables/).")
+@click.option("--measure", default="roc_auc", show_default=True, help="Measure of the ranking, tests and plots.")
+@click.option("--statistic", type=click.Choice(["best", "window_mean", "mean_over_k"]), default="best",
+              show_default=True, help="Aggregate compared by the Friedman / Nemenyi tests.")
+@click.option("--study-hash", default=None, help="Report only this study of the store.")
+@click.option("--title", default="odeval study report", show_default=True)
+@click.option("--simulations", type=click.IntRange(min=1), default=200, show_default=True,
+              help="Simulations of the random-ranker baselines.")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Seed of the random-ranker baselines and the label permutation test.")
+@click.option("--permutations", type=click.IntRange(min=0), default=1000, show_default=True,
+              help="Label permutations per variant (needs the store's best-k scores; 0 = skip the test).")
+def report_cmd(store: str, out_dir: str, measure: str, statistic: str, study_hash: str | None, title: str,
+               simulations: int, seed: int, permutations: int) -> None:
+    """Write a static HTML report of the results STORE (a DuckDB file with tables runs, outlier_ranks).
+
+    The report opens from disk with no server or network: study summary, method ranking with Friedman and
+    Nemenyi tests, dataset map, one page per base dataset, and CSV exports of every table. The label
+    permutation test runs when the store kept the score vectors (study option keep_scores).
+    """
+    import warnings
+
+    from odeval.analysis import per_variant_summary, permutation_tests
+    from odeval.report import build_report, read_best_k_scores, read_results_store
+
+    try:
+        tables = read_results_store(store, study_hash=study_hash)
+        permutation = None
+        if permutations and tables.n_scores and tables.outlier_ranks is not None:
+            summary = per_variant_summary(tables.runs, measure)
+            best_scores = read_best_k_scores(store, summary, measure)
+            if len(best_scores):
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    permutation = permutation_tests(summary, tables.outlier_ranks, best_scores, measure,
+                                                    n_permutations=permutations, seed=seed)
+                for w in caught:
+                    click.echo(f"warning: {w.message}", err=True)
+        index = build_report(tables.runs, tables.outlier_ranks, out_dir, measure=measure, statistic=statistic,
+                             title=title, n_simulations=simulations, seed=seed, permutation=permutation,
+                             units=tables.units)
+    except (ValueError, FileNotFoundError) as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(f"report written to {index}")
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -1,5 +1,29 @@
 """Stage 1: datasets — the :class:`Dataset` value, loaders, preparation and the catalogue."""
 
+from odeval.data._info import dataset_info
+from odeval.data.catalogue import CatalogueError, Variant
 from odeval.data.dataset import Dataset
+from odeval.data.loaders import (
+    DatasetFormatError,
+    load_arff,
+    load_csv,
+    load_dataset,
+    load_mat,
+    load_npz,
+)
+from odeval.data.writers import write_arff, write_dataset
 
-__all__ = ["Dataset"]
+__all__ = [
+    "CatalogueError",
+    "Dataset",
+    "DatasetFormatError",
+    "Variant",
+    "dataset_info",
+    "load_arff",
+    "load_csv",
+    "load_dataset",
+    "load_mat",
+    "load_npz",
+    "write_arff",
+    "write_dataset",
+]

@@ -1,1 +1,18 @@
 """odeval.detectors"""
+
+# Method modules register their detectors on import:
+# LDOF, COF, FastABOD, INFLO, GLOSH, KNN, KNNW, LOF, SimplifiedLOF, LoOP, ODIN, KDEOS, LDF.
+from odeval.detectors import abod, cof, glosh, inflo, kdeos, knn, ldf, ldof, lof, loop, odin  # noqa: F401
+from odeval.detectors.adapters import EstimatorDetector, wrap_estimator
+from odeval.detectors.base import (
+    Detector,
+    MethodInfo,
+    available_methods,
+    check_ks,
+    get_detector,
+    orient,
+    register,
+)
+
+__all__ = ["Detector", "MethodInfo", "available_methods", "check_ks", "get_detector", "orient", "register",
+           "EstimatorDetector", "wrap_estimator"]

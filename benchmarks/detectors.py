@@ -1,0 +1,184 @@
+"""All twelve Campos methods for k = 1..100: odeval vs ELKI 0.7.1's batch tool vs PyOD's refit-per-k loop.
+
+Run (from the repository root, ELKI installed with ``apt-get install -y elki``, PyOD with the ``pyod`` extra)::
+
+    .venv/bin/python benchmarks/detectors.py                     # Waveform and ALOI
+    .venv/bin/python benchmarks/detectors.py --datasets waveform --kmax 100
+    .venv/bin/python benchmarks/detectors.py --skip-elki          # odeval (and PyOD) only
+
+In one process run, for each dataset it measures
+- odeval: one kNN graph for k_max, then every method's ``score_all_k`` for k = 1..k_max (wall time after a
+  numba warm-up on a tiny dataset, i.e. JIT compilation excluded and reported separately), and the peak resident
+  memory of this process;
+- ELKI 0.7.1 ``ComputeKNNOutlierScores`` (the batch tool Campos et al. used: one JVM, one shared kNN table) on the
+  same data, as a subprocess: wall time and its peak memory (from ``/usr/bin/time -v`` when available);
+- PyOD (LOF, KNN, COF, ABOD fast): a refit per k for a sample of k values, extrapolated linearly to k = 1..k_max
+  and labelled as such.
+and prints the table of times, memory and ratios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("ODEVAL_SHARED_DATASETS", ROOT.parent / "shared" / "datasets"))
+DATASETS = {
+    "waveform": SHARED / "dami" / "Waveform" / "Waveform_withoutdupl_norm_v01.arff",
+    "aloi": SHARED / "adbench" / "1_ALOI.npz",
+}
+METHODS = ["kNN", "kNNW", "LOF", "SimplifiedLOF", "LoOP", "LDOF", "ODIN", "FastABOD", "KDEOS", "LDF", "INFLO", "COF"]
+ELKI_JAR = Path("/usr/share/java/elki.jar")
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def run_odeval(X: np.ndarray, k_max: int) -> dict[str, float]:
+    from odeval.detectors import get_detector
+    from odeval.neighbors import knn_graph
+
+    # JIT warm-up on a tiny dataset, timed separately (numba caches compiled kernels on disk)
+    t0 = time.perf_counter()
+    tiny = np.random.default_rng(0).normal(size=(40, X.shape[1]))
+    g = knn_graph(tiny, 10)
+    for m in METHODS:
+        det = get_detector(m)
+        det.score_all_k(g, list(range(det.info.min_k, 11)))
+    out = {"jit_warmup": time.perf_counter() - t0}
+    t0 = time.perf_counter()
+    graph = knn_graph(X, k_max)
+    out["knn_graph"] = time.perf_counter() - t0
+    for m in METHODS:
+        det = get_detector(m)
+        ks = list(range(det.info.min_k, k_max + 1))
+        t = time.perf_counter()
+        scores = det.score_all_k(graph, ks)
+        out[m] = time.perf_counter() - t
+        del scores
+    out["total"] = out["knn_graph"] + sum(out[m] for m in METHODS)
+    out["peak_rss_mb"] = peak_rss_mb()
+    return out
+
+
+def write_elki_input(X: np.ndarray, y: np.ndarray, path: Path) -> None:
+    with path.open("w") as fh:
+        for row, lab in zip(X, y, strict=True):
+            fh.write(" ".join(repr(float(v)) for v in row) + (" Outlier\n" if lab else " Inlier\n"))
+
+
+def run_elki(X: np.ndarray, y: np.ndarray, k_max: int, timeout: float) -> dict[str, float] | None:
+    if not ELKI_JAR.exists() or shutil.which("java") is None:
+        print("  ELKI 0.7.1 not installed (apt-get install -y elki): skipped", file=sys.stderr)
+        return None
+    with tempfile.TemporaryDirectory() as tmp:
+        data, out = Path(tmp) / "data.txt", Path(tmp) / "scores.txt"
+        write_elki_input(X, y, data)
+        cmd = ["java", "-Djdk.net.URLClassPath.disableJarIndex=true", "-Xmx8g", "-cp", str(ELKI_JAR),
+               "de.lmu.ifi.dbs.elki.application.greedyensemble.ComputeKNNOutlierScores", "-dbc.in", str(data),
+               "-startk", "1", "-stepk", "1", "-maxk", str(k_max), "-disable", "(Intrinsic|IDOS|KDLOF|DWOF|LIC|VOV)",
+               "-app.out", str(out)]
+        timer = ["/usr/bin/time", "-v"] if Path("/usr/bin/time").exists() else []
+        t0 = time.perf_counter()
+        try:
+            proc = subprocess.run(timer + cmd, capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            print(f"  ELKI did not finish within {timeout:.0f}s", file=sys.stderr)
+            return {"total": float("nan"), "timed_out": timeout}
+        wall = time.perf_counter() - t0
+        if proc.returncode != 0:
+            print(proc.stderr[-2000:], file=sys.stderr)
+            raise RuntimeError("ELKI failed")
+        res = {"total": wall}
+        m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", proc.stderr)
+        if m:
+            res["peak_rss_mb"] = int(m.group(1)) / 1024.0
+        return res
+
+
+def run_pyod(X: np.ndarray, k_max: int, sample: list[int], budget_s: float) -> dict[str, dict[str, float]]:
+    try:
+        from pyod.models.abod import ABOD
+        from pyod.models.cof import COF
+        from pyod.models.knn import KNN
+        from pyod.models.lof import LOF
+    except ImportError:
+        print("  PyOD not installed (pip install 'odeval[pyod]'): skipped", file=sys.stderr)
+        return {}
+    makers = {
+        "LOF": lambda k: LOF(n_neighbors=k),
+        "kNN": lambda k: KNN(n_neighbors=k, method="largest"),
+        "COF": lambda k: COF(n_neighbors=k),
+        "FastABOD": lambda k: ABOD(n_neighbors=k, method="fast"),
+    }
+    res = {}
+    for name, make in makers.items():
+        times = []
+        for k in sample:
+            if name == "FastABOD" and k < 3:
+                continue
+            t0 = time.perf_counter()
+            make(k).fit(X)
+            times.append(time.perf_counter() - t0)
+            if sum(times) > budget_s:
+                break
+        per_k = float(np.mean(times))
+        res[name] = {"k_sampled": len(times), "mean_per_k": per_k, "extrapolated_total": per_k * k_max}
+    return res
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--datasets", nargs="+", default=list(DATASETS), choices=list(DATASETS))
+    ap.add_argument("--kmax", type=int, default=100)
+    ap.add_argument("--skip-elki", action="store_true")
+    ap.add_argument("--skip-pyod", action="store_true")
+    ap.add_argument("--elki-timeout", type=float, default=4 * 3600)
+    ap.add_argument("--pyod-budget", type=float, default=120.0, help="seconds per PyOD method before extrapolating")
+    args = ap.parse_args()
+
+    from odeval.data import load_dataset
+
+    for key in args.datasets:
+        path = DATASETS[key]
+        if not path.exists():
+            print(f"{key}: {path} not found, skipped")
+            continue
+        ds = load_dataset(path)
+        X, y = ds.numeric_matrix(), ds.y
+        print(f"\n=== {ds.name}: N={X.shape[0]}, d={X.shape[1]}, k = 1..{args.kmax} ===")
+        ours = run_odeval(X, args.kmax)
+        print(f"odeval: JIT warm-up {ours['jit_warmup']:.1f}s (excluded), kNN graph {ours['knn_graph']:.2f}s")
+        for m in METHODS:
+            print(f"  {m:14s} {ours[m]:8.2f}s")
+        print(f"  {'total':14s} {ours['total']:8.2f}s   peak RSS {ours['peak_rss_mb']:.0f} MB")
+        if not args.skip_elki:
+            elki = run_elki(X, y, args.kmax, args.elki_timeout)
+            if elki:
+                mem = f", peak RSS {elki['peak_rss_mb']:.0f} MB" if "peak_rss_mb" in elki else ""
+                print(f"ELKI 0.7.1 ComputeKNNOutlierScores: {elki['total']:.1f}s (JVM start included){mem}")
+                print(f"  ratio ELKI / odeval: {elki['total'] / ours['total']:.1f}x")
+        if not args.skip_pyod:
+            sample = sorted({1, 2, 5, 10, 20, 50, args.kmax} & set(range(1, args.kmax + 1)))
+            pyod = run_pyod(X, args.kmax, sample, args.pyod_budget)
+            for m, r in pyod.items():
+                ratio = r["extrapolated_total"] / ours[m]
+                print(f"PyOD {m:9s}: {r['mean_per_k']:.2f}s per k over {r['k_sampled']} sampled k → "
+                      f"extrapolated {r['extrapolated_total']:.0f}s for k=1..{args.kmax} "
+                      f"(odeval {ours[m]:.2f}s, ratio {ratio:.0f}x, EXTRAPOLATED)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,104 @@
+"""The full Campos grid through the study runner, and ELKI's batch tool on a 10-variant subset for the ratio.
+
+Run from the repository root::
+
+    .venv/bin/python benchmarks/study.py                  # full grid + ELKI subset
+    .venv/bin/python benchmarks/study.py --limit 10       # only the first 10 variants (quick look)
+    .venv/bin/python benchmarks/study.py --skip-elki
+
+The grid is every ``*withoutdupl_norm*`` ARFF file in ``../shared/datasets/dami``, the 12 methods of Campos et
+al., k = 1..100, all measures, into a fresh DuckDB store, on all local cores. It prints units/s, total wall
+time and the peak memory of this process and its workers; then it runs ELKI 0.7.1 ``ComputeKNNOutlierScores``
+(one JVM per variant, followed by nothing else — ELKI's own evaluation is not timed) on the first 10 variants of
+the same grid and odeval's runner on the same 10, and prints the ratio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("ODEVAL_SHARED_DATASETS", ROOT.parent / "shared" / "datasets"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+METHODS = ["kNN", "kNNW", "LOF", "SimplifiedLOF", "LoOP", "LDOF", "ODIN", "FastABOD", "KDEOS", "LDF", "INFLO", "COF"]
+
+
+def grid_files() -> list[Path]:
+    return sorted((SHARED / "dami").glob("*/*withoutdupl_norm*.arff"))
+
+
+def study_dict(files: list[Path], k_max: int) -> dict:
+    return {
+        "study": {"name": "campos-grid", "k": f"1..{k_max}"},
+        "datasets": [{"path": str(f)} for f in files],
+        "methods": [{"name": m} for m in METHODS],
+    }
+
+
+def peak_mb() -> tuple[float, float]:
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024.0
+    return own, children
+
+
+def run_grid(files: list[Path], k_max: int, workers: int | None) -> tuple[float, int]:
+    from odeval.bench import run_study, study_from_dict
+
+    study = study_from_dict(study_dict(files, k_max), source="benchmarks/study.py")
+    with tempfile.TemporaryDirectory() as tmp:
+        t0 = time.perf_counter()
+        summary = run_study(study, Path(tmp) / "grid.duckdb", workers=workers, progress="none")
+        wall = time.perf_counter() - t0
+    if summary.failed:
+        print(f"  {len(summary.failed)} failed units, e.g. {summary.failed[0]}")
+    return wall, summary.computed
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--kmax", type=int, default=100)
+    ap.add_argument("--limit", type=int, default=None, help="only the first N variants of the grid")
+    ap.add_argument("--workers", type=int, default=None)
+    ap.add_argument("--skip-elki", action="store_true")
+    args = ap.parse_args()
+
+    files = grid_files()
+    if not files:
+        raise SystemExit(f"no withoutdupl_norm files under {SHARED / 'dami'}")
+    if args.limit:
+        files = files[: args.limit]
+    print(f"grid: {len(files)} variants × {len(METHODS)} methods, k = 1..{args.kmax}")
+    wall, units = run_grid(files, args.kmax, args.workers)
+    own, children = peak_mb()
+    print(f"odeval runner: {units} units in {wall:.1f}s = {units / wall:.2f} units/s; "
+          f"peak RSS main {own:.0f} MB, largest worker {children:.0f} MB")
+
+    if args.skip_elki:
+        return
+    from detectors import run_elki  # same ELKI invocation as benchmarks/detectors.py
+
+    from odeval.data import load_dataset
+
+    subset = files[:10]
+    t_elki = 0.0
+    for f in subset:
+        ds = load_dataset(f)
+        k_max = min(args.kmax, ds.n_objects - 1)
+        res = run_elki(ds.numeric_matrix(), ds.y, k_max, timeout=4 * 3600)
+        if res is None:
+            return
+        t_elki += res["total"]
+    wall_sub, units_sub = run_grid(subset, args.kmax, args.workers)
+    print(f"10-variant subset: ELKI ComputeKNNOutlierScores {t_elki:.1f}s (one JVM per variant, scores only); "
+          f"odeval runner {wall_sub:.1f}s incl. evaluation and store; ratio {t_elki / wall_sub:.1f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,342 @@
+"""Study definition: a TOML file declaring datasets × methods × k, validated as a whole before any work.
+
+A study file looks like this (all keys but ``datasets`` and ``methods`` are optional)::
+
+    [study]
+    name = "campos-small"
+    k = "1..100"            # "A..B", "A..B:STEP", a list [1, 2, 5], or an integer
+    metric = "euclidean"
+    measures = "all"        # or a list of names from odeval.measures.MEASURES
+    keep_scores = false     # store full score vectors too
+    seed = 0
+
+    [[datasets]]            # catalogue selection (odeval.data.catalogue)
+    base = "WBC"
+    variant = "withoutdupl_norm"
+    version = [1, 2]
+
+    [[datasets]]            # files: paths or globs, relative to the study file
+    glob = "data/*.arff"
+
+    [[methods]]
+    name = "LOF"
+
+    [[methods]]
+    name = "LDF"
+    params = { h = 1.0, c = 0.1 }
+    k = "2..50"             # per-method k range (default: the study's)
+
+:func:`load_study` checks every entry and raises one :class:`StudyError` listing *all* problems found
+(unknown method, bad parameter, missing dataset, bad k range), so a study never fails half-way for a typo.
+"""
+
+from __future__ import annotations
+
+import glob as _glob
+import hashlib
+import json
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = ["DatasetRef", "MethodSpec", "Study", "StudyError", "load_study", "parse_k_range", "study_from_dict"]
+
+_K_RANGE = re.compile(r"^\s*(\d+)\s*\.\.\s*(\d+)\s*(?::\s*(\d+))?\s*$")
+
+
+class StudyError(ValueError):
+    """A study definition with one or more problems; ``problems`` lists each one."""
+
+    def __init__(self, source: str, problems: list[str]):
+        self.problems = problems
+        lines = "\n".join(f"  - {p}" for p in problems)
+        super().__init__(f"{source}: {len(problems)} problem(s) in the study definition:\n{lines}")
+
+
+@dataclass(frozen=True)
+class DatasetRef:
+    """One dataset variant of a study: a file and what is known of how it was made."""
+
+    name: str
+    path: str
+    base_dataset: str
+    normalized: bool | None = None
+    deduplicated: bool | None = None
+    outlier_pct: float | None = None
+    version: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """A method with its parameters and the k values it is run at."""
+
+    name: str
+    params: dict[str, Any]
+    ks: tuple[int, ...]
+
+    @property
+    def params_json(self) -> str:
+        return json.dumps(self.params, sort_keys=True)
+
+
+@dataclass(frozen=True)
+class Study:
+    """A validated study: everything the runner needs, nothing it has to look up again."""
+
+    name: str
+    datasets: tuple[DatasetRef, ...]
+    methods: tuple[MethodSpec, ...]
+    metric: str
+    measures: tuple[str, ...]
+    keep_scores: bool
+    seed: int
+    source: str
+    definition: dict[str, Any]
+
+    @property
+    def study_hash(self) -> str:
+        """SHA-256 (16 hex digits) of the normalised definition: same study, same hash."""
+        payload = json.dumps(
+            {
+                "datasets": [(d.name, d.path) for d in self.datasets],
+                "methods": [(m.name, m.params, m.ks) for m in self.methods],
+                "metric": self.metric,
+                "measures": self.measures,
+                "keep_scores": self.keep_scores,
+                "seed": self.seed,
+            },
+            sort_keys=True,
+            default=str,
+        )
+        return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+    @property
+    def k_max(self) -> int:
+        return max(max(m.ks) for m in self.methods)
+
+
+def parse_k_range(value: Any) -> tuple[int, ...]:
+    """Parse a k specification: ``"1..100"``, ``"2..50:2"``, ``"1:100"``, a list of ints, or an int."""
+    if isinstance(value, bool):
+        raise ValueError(f"k must be an integer, a list or 'A..B', got {value!r}")
+    if isinstance(value, int):
+        ks: list[int] = [value]
+    elif isinstance(value, list | tuple):
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+            raise ValueError(f"k list must hold integers, got {value!r}")
+        ks = sorted(set(value))
+    elif isinstance(value, str):
+        text = value.replace(":", "..", 1) if ".." not in value else value
+        m = _K_RANGE.match(text)
+        if not m:
+            raise ValueError(f"k range {value!r} is not of the form 'A..B' or 'A..B:STEP'")
+        lo, hi, step = int(m.group(1)), int(m.group(2)), int(m.group(3) or 1)
+        if lo > hi or step < 1:
+            raise ValueError(f"k range {value!r} is empty")
+        ks = list(range(lo, hi + 1, step))
+    else:
+        raise ValueError(f"k must be an integer, a list or 'A..B', got {value!r}")
+    if not ks or ks[0] < 1:
+        raise ValueError(f"k values must be ≥ 1, got {value!r}")
+    return tuple(ks)
+
+
+def load_study(path: str | Path) -> Study:
+    """Read and validate a study TOML file; paths inside are relative to the file's folder."""
+    path = Path(path)
+    try:
+        with path.open("rb") as fh:
+            raw = tomllib.load(fh)
+    except FileNotFoundError:
+        raise StudyError(str(path), ["the study file does not exist"]) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise StudyError(str(path), [f"not valid TOML: {exc}"]) from None
+    return study_from_dict(raw, base_dir=path.parent, source=str(path))
+
+
+def study_from_dict(raw: dict[str, Any], *, base_dir: str | Path = ".", source: str = "<study>") -> Study:
+    """Validate a study given as a dict (the parsed TOML); see the module docstring for the keys."""
+    from odeval.detectors import available_methods, get_detector
+    from odeval.measures import MEASURES
+
+    problems: list[str] = []
+    base_dir = Path(base_dir)
+    unknown_top = set(raw) - {"study", "datasets", "methods"}
+    if unknown_top:
+        problems.append(f"unknown top-level key(s) {sorted(unknown_top)}; expected [study], [[datasets]], [[methods]]")
+    meta = raw.get("study", {})
+    if not isinstance(meta, dict):
+        problems.append("[study] must be a table")
+        meta = {}
+    known_meta = {"name", "k", "metric", "measures", "keep_scores", "seed", "data_dir"}
+    if set(meta) - known_meta:
+        problems.append(f"[study]: unknown key(s) {sorted(set(meta) - known_meta)}; known: {sorted(known_meta)}")
+
+    study_ks: tuple[int, ...] = ()
+    try:
+        study_ks = parse_k_range(meta.get("k", "1..100"))
+    except ValueError as exc:
+        problems.append(f"[study].k: {exc}")
+
+    metric = meta.get("metric", "euclidean")
+    if not isinstance(metric, str):
+        problems.append(f"[study].metric must be a string, got {metric!r}")
+        metric = "euclidean"
+
+    measures_raw = meta.get("measures", "all")
+    if measures_raw == "all":
+        measures = tuple(MEASURES)
+    elif isinstance(measures_raw, list) and all(isinstance(m, str) for m in measures_raw):
+        bad = [m for m in measures_raw if m not in MEASURES]
+        if bad:
+            problems.append(f"[study].measures: unknown measure(s) {bad}; known: {list(MEASURES)}")
+        measures = tuple(m for m in measures_raw if m in MEASURES)
+    else:
+        problems.append(f"[study].measures must be 'all' or a list of names, got {measures_raw!r}")
+        measures = tuple(MEASURES)
+
+    keep_scores = meta.get("keep_scores", False)
+    if not isinstance(keep_scores, bool):
+        problems.append(f"[study].keep_scores must be true or false, got {keep_scores!r}")
+        keep_scores = False
+    seed = meta.get("seed", 0)
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        problems.append(f"[study].seed must be an integer, got {seed!r}")
+        seed = 0
+
+    # --- methods ------------------------------------------------------------------------------
+    methods: list[MethodSpec] = []
+    raw_methods = raw.get("methods")
+    if not raw_methods:
+        problems.append("no [[methods]] given")
+        raw_methods = []
+    known = {m.lower(): m for m in available_methods()}
+    for i, entry in enumerate(raw_methods, start=1):
+        where = f"[[methods]] #{i}"
+        if not isinstance(entry, dict) or "name" not in entry:
+            problems.append(f"{where}: needs a name")
+            continue
+        name = entry["name"]
+        where = f"[[methods]] #{i} ({name})"
+        extra = set(entry) - {"name", "params", "k"}
+        if extra:
+            problems.append(f"{where}: unknown key(s) {sorted(extra)}")
+        if not isinstance(name, str) or name.lower() not in known:
+            problems.append(f"{where}: unknown method; available: {', '.join(available_methods())}")
+            continue
+        name = known[name.lower()]
+        params = entry.get("params", {})
+        if not isinstance(params, dict):
+            problems.append(f"{where}: params must be a table")
+            continue
+        try:
+            detector = get_detector(name, **params)
+        except (TypeError, ValueError) as exc:
+            problems.append(f"{where}: bad parameters {params}: {exc}")
+            continue
+        ks = study_ks
+        if "k" in entry:
+            try:
+                ks = parse_k_range(entry["k"])
+            except ValueError as exc:
+                problems.append(f"{where}.k: {exc}")
+                continue
+        if ks and max(ks) < detector.info.min_k:
+            problems.append(f"{where}: every requested k is below the method's minimum k={detector.info.min_k}")
+            continue
+        methods.append(MethodSpec(name=name, params=dict(detector.params()), ks=ks))
+    seen = set()
+    for m in methods:
+        key = (m.name, m.params_json)
+        if key in seen:
+            problems.append(f"[[methods]]: {m.name} with params {m.params} is listed twice")
+        seen.add(key)
+
+    # --- datasets -----------------------------------------------------------------------------
+    datasets: list[DatasetRef] = []
+    raw_datasets = raw.get("datasets")
+    if not raw_datasets:
+        problems.append("no [[datasets]] given")
+        raw_datasets = []
+    data_dir = meta.get("data_dir")
+    for i, entry in enumerate(raw_datasets, start=1):
+        where = f"[[datasets]] #{i}"
+        if not isinstance(entry, dict):
+            problems.append(f"{where}: must be a table")
+            continue
+        try:
+            datasets.extend(_resolve_datasets(entry, base_dir, data_dir))
+        except (ValueError, FileNotFoundError) as exc:
+            problems.append(f"{where}: {exc}")
+    names: dict[str, str] = {}
+    for d in datasets:
+        if d.name in names and names[d.name] != d.path:
+            problems.append(f"two different files share the dataset name {d.name!r}: {names[d.name]} and {d.path}")
+        names[d.name] = d.path
+    unique = list({d.path: d for d in datasets}.values())
+
+    if problems:
+        raise StudyError(source, problems)
+    return Study(
+        name=str(meta.get("name", Path(source).stem)),
+        datasets=tuple(sorted(unique, key=lambda d: d.name)),
+        methods=tuple(methods),
+        metric=metric,
+        measures=measures,
+        keep_scores=keep_scores,
+        seed=seed,
+        source=source,
+        definition=raw,
+    )
+
+
+def _resolve_datasets(entry: dict[str, Any], base_dir: Path, data_dir: str | None) -> list[DatasetRef]:
+    """Turn one [[datasets]] entry into dataset references (files must exist)."""
+    file_keys = {"path", "glob"}
+    if file_keys & set(entry):
+        extra = set(entry) - file_keys - {"base"}
+        if extra:
+            raise ValueError(f"unknown key(s) {sorted(extra)} next to path/glob")
+        paths: list[Path] = []
+        if "path" in entry:
+            p = Path(entry["path"])
+            p = p if p.is_absolute() else base_dir / p
+            if not p.is_file():
+                raise FileNotFoundError(f"dataset file {p} does not exist")
+            paths.append(p)
+        if "glob" in entry:
+            pattern = entry["glob"]
+            pattern = pattern if Path(pattern).is_absolute() else str(base_dir / pattern)
+            found = sorted(Path(p) for p in _glob.glob(pattern, recursive=True))
+            if not found:
+                raise FileNotFoundError(f"glob {entry['glob']!r} matches no file (looked for {pattern})")
+            paths.extend(found)
+        return [_ref_from_path(p, entry.get("base")) for p in paths]
+    return _resolve_catalogue(entry, base_dir, data_dir)
+
+
+def _ref_from_path(path: Path, base: str | None) -> DatasetRef:
+    """A reference for a plain file; the Campos naming scheme is parsed when the name follows it."""
+    from odeval.data import catalogue
+
+    info = catalogue.parse_variant_name(path.stem) if hasattr(catalogue, "parse_variant_name") else None
+    if info is not None:
+        return DatasetRef(
+            name=path.stem,
+            path=str(path.resolve()),
+            base_dataset=base or info.base,
+            normalized=info.normalized,
+            deduplicated=info.deduplicated,
+            outlier_pct=info.outlier_pct,
+            version=info.version,
+        )
+    return DatasetRef(name=path.stem, path=str(path.resolve()), base_dataset=base or path.stem)
+
+
+def _resolve_catalogue(entry: dict[str, Any], base_dir: Path, data_dir: str | None) -> list[DatasetRef]:
+    from odeval.data import catalogue
+
+    return catalogue.study_refs(entry, base_dir=base_dir, data_dir=data_dir)

@@ -1,0 +1,235 @@
+"""FastABOD: angle-based outlier detection on the k nearest neighbours (Kriegel, Schubert and Zimek 2008)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from numba import njit, prange
+
+from odeval.detectors.base import Detector, MethodInfo, check_ks, register
+from odeval.detectors.ldof import _is_euclidean, _neighbourhood_sizes, _prepare_ks
+
+__all__ = ["FastABOD", "fastabod_scores"]
+
+_KERNELS = ("linear", "poly2")
+
+# Raw ABOF when fewer than two neighbours at positive distance remain (no angle is defined): every other
+# neighbour coincides with the point, which is as "inside a cluster" as an object can be.
+_NO_PAIR_VALUE = np.inf
+
+
+@njit(cache=True, inline="always")
+def _mv_put(state, val, weight):  # pragma: no cover - numba
+    """Weighted incremental mean/variance update (West 1979; the form ELKI's MeanVariance uses).
+
+    state = [Σw, Σw·v, m2]."""
+    n = state[0]
+    if n <= 0.0:
+        state[0] = weight
+        state[1] = val * weight
+        state[2] = 0.0
+        return
+    wv = val * weight
+    tmp = n * wv - state[1] * weight
+    n2 = n + weight
+    state[0] = n2
+    state[1] += wv
+    state[2] += tmp * tmp / (weight * n2 * n)
+
+
+@njit(cache=True, parallel=True)
+def _abof_linear(X, idx, sizes, no_pair):  # pragma: no cover - numba
+    """ABOF over the graph neighbourhoods, angles in input space; incremental over k.
+
+    Neighbour j enters with the pairs (i, j), i < j; neighbours at distance 0 (duplicates of p) enter no
+    pair. ``sizes``: (n_k, N), ascending along axis 0.
+    """
+    nk, n = sizes.shape
+    d = X.shape[1]
+    out = np.empty((nk, n))
+    for p in prange(n):
+        width = sizes[nk - 1, p]
+        diff = np.empty((width, d))
+        sq = np.empty(width)
+        state = np.zeros(3)
+        j = 0
+        for t in range(nk):
+            target = sizes[t, p]
+            while j < target:
+                o = idx[p, j]
+                s = 0.0
+                for u in range(d):
+                    v = X[o, u] - X[p, u]
+                    diff[j, u] = v
+                    s += v * v
+                sq[j] = s
+                if s > 0.0:
+                    for i in range(j):
+                        if sq[i] > 0.0:
+                            dot = 0.0
+                            for u in range(d):
+                                dot += diff[i, u] * diff[j, u]
+                            div = 1.0 / (sq[i] * s)
+                            _mv_put(state, dot * div, np.sqrt(div))
+                j += 1
+            if state[0] > 0.0:
+                out[t, p] = state[2] / state[0]
+            else:
+                out[t, p] = no_pair
+    return out
+
+
+@njit(cache=True)
+def _poly2(X, a, b):  # pragma: no cover - numba
+    s = 0.0
+    for u in range(X.shape[1]):
+        s += X[a, u] * X[b, u]
+    return s * s
+
+
+@njit(cache=True, parallel=True)
+def _abof_poly2(X, ks, no_pair):  # pragma: no cover - numba
+    """ELKI 0.7.1's FastABOD with the kernel K(x, y) = (x·y)²: neighbours searched by the kernel-space
+    squared distance K(A,A) + K(B,B) − 2K(A,B) among objects at positive kernel distance (ties included),
+    angles from kernel values. ``ks`` ascending."""
+    n = X.shape[0]
+    nk = ks.shape[0]
+    diag = np.empty(n)
+    for i in range(n):
+        diag[i] = _poly2(X, i, i)
+    out = np.empty((nk, n))
+    for a in prange(n):
+        simaa = diag[a]
+        sqd = np.empty(n)
+        sim = np.empty(n)
+        cnt = 0
+        cand = np.empty(n, dtype=np.int64)
+        for b in range(n):
+            if b == a:
+                continue
+            sab = _poly2(X, a, b)
+            v = simaa + diag[b] - sab - sab
+            if v > 0.0:
+                sqd[cnt] = v
+                sim[cnt] = sab
+                cand[cnt] = b
+                cnt += 1
+        if cnt == 0:
+            for t in range(nk):
+                out[t, a] = no_pair
+            continue
+        keys = sqd[:cnt]
+        order = np.argsort(keys, kind="mergesort")
+        # tie-extended sizes for each k
+        sizes = np.empty(nk, dtype=np.int64)
+        for t in range(nk):
+            kk = min(ks[t], cnt)
+            thr = keys[order[kk - 1]]
+            m = kk
+            while m < cnt and keys[order[m]] <= thr:
+                m += 1
+            sizes[t] = m
+        width = sizes[nk - 1]
+        nb = cand[:cnt][order[:width]]
+        nsq = keys[order[:width]]
+        nsim = sim[:cnt][order[:width]]
+        state = np.zeros(3)
+        j = 0
+        for t in range(nk):
+            while j < sizes[t]:
+                for i in range(j):
+                    num = _poly2(X, nb[i], nb[j]) - nsim[i] - nsim[j] + simaa
+                    div = 1.0 / (nsq[i] * nsq[j])
+                    _mv_put(state, num * div, np.sqrt(div))
+                j += 1
+            out[t, a] = state[2] / state[0] if state[0] > 0.0 else no_pair
+    return out
+
+
+def fastabod_scores(graph: Any, ks: int | Sequence[int], kernel: str = "linear") -> np.ndarray:
+    """Raw FastABOD scores (the angle-based outlier factor, **low = outlier**) for every k in ``ks``.
+
+    Parameters
+    ----------
+    graph : KNNGraph
+        Exact Euclidean kNN graph (:func:`odeval.neighbors.knn_graph`) with ``k_max >= max(ks)``.
+        With ``kernel="poly2"`` only ``graph.X`` is used (the neighbours are searched in kernel space).
+    ks : int or sequence of int
+        Neighbourhood sizes, each ≥ 3.
+    kernel : {"linear", "poly2"}
+        ``"linear"`` (default): the textbook FastABOD — Euclidean k nearest neighbours, angles in input
+        space. ``"poly2"``: ELKI 0.7.0/0.7.1's default, K(x, y) = (x·y)² for both the neighbour search and
+        the angles (used by Campos et al. 2016).
+
+    Returns
+    -------
+    ndarray of shape (len(ks), n_objects)
+        ABOF(p) ≥ 0, low = outlier (``FastABOD.score_all_k`` negates it). ``+inf`` where fewer than two
+        neighbours at positive distance remain, so that no angle is defined (see Notes).
+
+    Notes
+    -----
+    Kriegel et al. (2008), Definition 3 (ABOF) restricted to N = N_k(A) (FastABOD, Section 3.3)::
+
+        ABOF(A) = VAR_{B,C∈N, B≠C} ( ⟨B−A, C−A⟩ / (‖B−A‖² ‖C−A‖²) ),
+                  weighted by 1 / (‖B−A‖ ‖C−A‖),
+
+    over unordered pairs, weighted naive variance Σ w (v − v̄_w)² / Σ w (as in the paper and ELKI),
+    accumulated with West's weighted update. N_k(A) contains the objects tied at the k-distance. Neighbours
+    at distance 0 (exact duplicates of A) form no angle and are skipped — they still occupy neighbour slots
+    (the project's k convention; ELKI 0.7.5's linear-kernel path does the same). With one pair left the
+    variance is 0. With no pair (fewer than two neighbours at positive distance, i.e. at least k − 1
+    duplicates of A) the paper's ABOF is undefined; we return +inf (maximally inlying), never NaN, where
+    ELKI returns NaN.
+
+    ELKI 0.7.1 (``kernel="poly2"``) uses K(x, y) = (x·y)²: the squared distance in feature space is
+    K(A,A) + K(B,B) − 2K(A,B), objects at kernel distance 0 (duplicates, and also −A) are *excluded from the
+    search*, so the k neighbours are the k nearest at positive kernel distance (ties included), and the
+    angle term is (K(B,C) − K(A,B) − K(A,C) + K(A,A)) / (sqd(A,B)·sqd(A,C)). This variant is not translation
+    invariant.
+
+    References
+    ----------
+    H.-P. Kriegel, M. Schubert, A. Zimek. Angle-based outlier detection in high-dimensional data.
+    KDD 2008, pp. 444–452.
+    """
+    return FastABOD(kernel=kernel).raw_scores_all_k(graph, ks)
+
+
+@register
+class FastABOD(Detector):
+    """Fast angle-based outlier detection (Kriegel et al. 2008); see :func:`fastabod_scores`."""
+
+    info = MethodInfo(
+        name="FastABOD",
+        min_k=3,
+        inverted=True,
+        inlier_value=None,
+        score_range=(0.0, np.inf),
+        reference="H.-P. Kriegel, M. Schubert, A. Zimek. Angle-based outlier detection in high-dimensional "
+        "data. KDD 2008.",
+    )
+
+    def __init__(self, kernel: str = "linear") -> None:
+        if kernel not in _KERNELS:
+            raise ValueError(f"FastABOD: unknown kernel {kernel!r}; choose one of {', '.join(_KERNELS)}")
+        self.kernel = kernel
+
+    def params(self) -> dict[str, Any]:
+        return {"kernel": self.kernel}
+
+    def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
+        X = np.ascontiguousarray(graph.X, dtype=np.float64)
+        if self.kernel == "poly2":
+            arr = check_ks(ks, int(graph.n_objects), self.info)
+            uniq, inverse = np.unique(arr, return_inverse=True)
+            return _abof_poly2(X, uniq, _NO_PAIR_VALUE)[inverse.reshape(-1)]
+        if not _is_euclidean(graph):
+            raise ValueError(f"FastABOD: the linear kernel needs a Euclidean kNN graph (angles are Euclidean), "
+                             f"got metric {getattr(graph.metric, 'name', graph.metric)!r}")
+        _, uniq, inverse = _prepare_ks(graph, ks, self.info)
+        sizes = _neighbourhood_sizes(graph, uniq)
+        idx = np.ascontiguousarray(graph.indices, dtype=np.int64)
+        return _abof_linear(X, idx, sizes, _NO_PAIR_VALUE)[inverse]

@@ -1,0 +1,210 @@
+"""INFLO: the influenced outlierness (Jin, Tung, Han and Wang 2006)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from numba import njit, prange
+
+from odeval.detectors.base import Detector, MethodInfo, register
+from odeval.detectors.ldof import _neighbourhood_sizes, _prepare_ks
+
+__all__ = ["INFLO", "inflo_scores"]
+
+_VARIANTS = ("paper", "elki-0.7.1")
+
+
+@njit(cache=True, parallel=True)
+def _reverse_positions(idx, width):  # pragma: no cover - numba
+    """rev[p, j] = position of p in the neighbour row of o = idx[p, j] (searched among the first width[o]
+    entries), -1 if absent. Then p ∈ N_k(o) ⇔ 0 ≤ rev[p, j] < |N_k(o)|."""
+    n = idx.shape[0]
+    rev = np.full((n, idx.shape[1]), -1, dtype=np.int64)
+    for p in prange(n):
+        for j in range(width[p]):
+            o = idx[p, j]
+            for i in range(width[o]):
+                if idx[o, i] == p:
+                    rev[p, j] = i
+                    break
+    return rev
+
+
+@njit(cache=True)
+def _inflo_paper_one_k(idx, rev, size, kd, m, out):  # pragma: no cover - numba
+    """Published INFLO at one k; see :func:`inflo_scores`. ``out`` (N,) is filled."""
+    n = idx.shape[0]
+    # Σ density and count over RkNN(p) \ kNN(p): o contributes to q ∈ N_k(o) unless q's kNN holds o
+    rsum = np.zeros(n)
+    rcnt = np.zeros(n, dtype=np.int64)
+    rzero = np.zeros(n, dtype=np.bool_)
+    for o in range(n):
+        for j in range(size[o]):
+            q = idx[o, j]
+            r = rev[o, j]
+            if r >= 0 and r < size[q]:
+                continue  # o ∈ kNN(q) as well: counted once, from the kNN side
+            rcnt[q] += 1
+            if kd[o] > 0.0:
+                rsum[q] += 1.0 / kd[o]
+            else:
+                rzero[q] = True
+    for p in range(n):
+        s = size[p]
+        mutual = 0
+        zero = rzero[p]
+        dens = 0.0
+        for j in range(s):
+            o = idx[p, j]
+            r = rev[p, j]
+            if r >= 0 and r < size[o]:
+                mutual += 1
+            if kd[o] > 0.0:
+                dens += 1.0 / kd[o]
+            else:
+                zero = True
+        if 1 + mutual >= m * (s + 1) or kd[p] == 0.0:
+            out[p] = 1.0
+            continue
+        if zero:
+            out[p] = np.inf
+            continue
+        total = (dens + rsum[p]) * kd[p]
+        c = s + rcnt[p]
+        out[p] = 1.0 if total == 0.0 else total / c
+
+
+@njit(cache=True)
+def _inflo_elki071_one_k(idx, rev, size, kd, m, out):  # pragma: no cover - numba
+    """ELKI 0.7.0/0.7.1 ``lof.INFLO`` at one k, object order as in the file; see :func:`inflo_scores`."""
+    n = idx.shape[0]
+    den = np.empty(n)
+    for p in range(n):
+        den[p] = 1.0 / kd[p] if kd[p] > 0.0 else np.inf
+    rsum = np.zeros(n)
+    rcnt = np.zeros(n, dtype=np.int64)
+    pruned = np.zeros(n, dtype=np.bool_)
+    for p in range(n):
+        count = rcnt[p]
+        for j in range(size[p]):
+            o = idx[p, j]
+            r = rev[p, j]
+            if r >= 0 and r < size[o]:
+                rsum[o] += den[p]
+                rcnt[o] += 1
+                rsum[p] += den[o]
+                rcnt[p] += 1
+                count += 1
+        if count >= (size[p] + 1) * m:
+            pruned[p] = True
+    for p in range(n):
+        if pruned[p]:
+            out[p] = 1.0
+            continue
+        s = 0.0
+        for j in range(size[p]):
+            s += den[idx[p, j]]
+        s += rsum[p]
+        c = size[p] + rcnt[p]
+        dp = den[p]
+        if dp > 0.0:
+            out[p] = s / (c * dp) if dp < np.inf else 1.0
+        else:
+            out[p] = 1.0 if s == 0.0 else np.inf
+
+
+@njit(cache=True, parallel=True)
+def _inflo_all_k(idx, rev, sizes, kds, m, elki):  # pragma: no cover - numba
+    nk, n = sizes.shape
+    out = np.empty((nk, n))
+    for t in prange(nk):
+        if elki:
+            _inflo_elki071_one_k(idx, rev, sizes[t], kds[t], m, out[t])
+        else:
+            _inflo_paper_one_k(idx, rev, sizes[t], kds[t], m, out[t])
+    return out
+
+
+def inflo_scores(graph: Any, ks: int | Sequence[int], m: float = 1.0, variant: str = "paper") -> np.ndarray:
+    """INFLO scores of all objects for every k in ``ks``, from one kNN graph.
+
+    Parameters
+    ----------
+    graph : KNNGraph
+        Exact kNN graph (:func:`odeval.neighbors.knn_graph`) with ``k_max >= max(ks)``.
+    ks : int or sequence of int
+        Neighbourhood sizes, each ≥ 1.
+    m : float, default 1.0
+        Pruning threshold of the two-way search (> 0); see Notes.
+    variant : {"paper", "elki-0.7.1"}
+        ``"paper"`` (default): the published INFLO. ``"elki-0.7.1"``: ELKI 0.7.0/0.7.1's ``lof.INFLO`` (used by
+        Campos et al. 2016), which is a different method (see Notes).
+
+    Returns
+    -------
+    ndarray of shape (len(ks), n_objects)
+        Higher = more outlying; 1.0 is the inlier baseline.
+
+    Notes
+    -----
+    Jin et al. (2006), Definitions 4–6, with kNN(p) = N_k(p) (ties at the k-distance and duplicates
+    included), RkNN(p) = {q : p ∈ N_k(q)} and den(o) = 1 / kdist_k(o)::
+
+        IS_k(p)  = kNN(p) ∪ RkNN(p)            (a set; p itself is never in it)
+        INFLO(p) = (Σ_{o∈IS_k(p)} den(o) / |IS_k(p)|) / den(p)
+
+    Pruning (the paper's two-way search, Section 3.2, in the form of ELKI ≥ 0.7.5): if
+    1 + |kNN(p) ∩ RkNN(p)| ≥ m · (|kNN(p)| + 1) — with m = 1: every neighbour of p has p among its own
+    neighbours — p lies inside a cluster and INFLO(p) = 1. Zero k-distances (duplicates): INFLO(p) = 1 if
+    kdist(p) = 0 (as ELKI 0.7.5), else ∞ if some o ∈ IS_k(p) has kdist(o) = 0.
+
+    ELKI 0.7.0/0.7.1 (``variant="elki-0.7.1"``) implements something else: only *mutual* neighbours are
+    found, and they are appended twice to a reverse list, so the "influence space" is the multiset
+    kNN(p) ⊎ 2×(kNN(p) ∩ RkNN(p)): mutual neighbours weigh 3, reverse-only neighbours never enter. Its
+    pruning counts mutual pairs found by objects processed earlier plus p's own (so it depends on the
+    object order; objects are processed in index order here, as ELKI processes the file order) and
+    compares with m·(|N_k(p)| + 1). INFLO(p) = Σ den / (|S|·den(p)); den(p) = ∞ ⇒ 1; den(p) = 0 ⇒ 1 if
+    Σ = 0 else ∞.
+
+    References
+    ----------
+    W. Jin, A. K. H. Tung, J. Han, W. Wang. Ranking outliers using symmetric neighborhood relationship.
+    PAKDD 2006, LNCS 3918, pp. 577–593.
+    """
+    return INFLO(m=m, variant=variant).raw_scores_all_k(graph, ks)
+
+
+@register
+class INFLO(Detector):
+    """Influenced outlierness (Jin et al. 2006); see :func:`inflo_scores`."""
+
+    info = MethodInfo(
+        name="INFLO",
+        min_k=1,
+        inverted=False,
+        inlier_value=1.0,
+        score_range=(0.0, np.inf),
+        reference="W. Jin, A. K. H. Tung, J. Han, W. Wang. Ranking outliers using symmetric neighborhood "
+        "relationship. PAKDD 2006.",
+    )
+
+    def __init__(self, m: float = 1.0, variant: str = "paper") -> None:
+        if variant not in _VARIANTS:
+            raise ValueError(f"INFLO: unknown variant {variant!r}; choose one of {', '.join(_VARIANTS)}")
+        if isinstance(m, bool) or not isinstance(m, int | float | np.integer | np.floating) or not m > 0:
+            raise ValueError(f"INFLO: pruning threshold m must be a number > 0, got {m!r}")
+        self.m = float(m)
+        self.variant = variant
+
+    def params(self) -> dict[str, Any]:
+        return {"m": self.m, "variant": self.variant}
+
+    def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
+        _, uniq, inverse = _prepare_ks(graph, ks, self.info)
+        sizes = _neighbourhood_sizes(graph, uniq)
+        kds = np.stack([np.asarray(graph.kdist(int(k)), dtype=np.float64) for k in uniq])
+        idx = np.ascontiguousarray(graph.indices, dtype=np.int64)
+        rev = _reverse_positions(idx, np.ascontiguousarray(sizes[-1]))
+        return _inflo_all_k(idx, rev, sizes, kds, self.m, self.variant == "elki-0.7.1")[inverse]

@@ -1,0 +1,165 @@
+"""KDEOS: kernel density estimation outlier score (Schubert, Zimek, Kriegel 2014).
+
+Implements ELKI's ``lof/KDEOS.java`` with ``kmin = kmax = k`` and the Gaussian kernel, as used by Campos et
+al. (``shared/docs/elki-0.7.1-semantics.md`` §1.9, §0.6). All requested k are computed from one
+:class:`~odeval.neighbors.KNNGraph`; the k values are processed in parallel (numba), each with its own density
+array.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from numba import njit, prange
+
+from odeval.detectors.base import Detector, MethodInfo, check_ks, register
+
+__all__ = ["KDEOS"]
+
+_VARIANTS = ("paper", "elki-0.7.1")
+#: Canonical bandwidth of the Gaussian kernel, (1/(4π))^(1/10) (ELKI ``GaussianKernelDensityFunction``).
+GAUSSIAN_CANONICAL_BANDWIDTH = (1.0 / (4.0 * math.pi)) ** 0.1
+_GSCALE = 1.0 / math.sqrt(2.0 * math.pi)
+_CUTOFF = 1e-20
+_SQRT2 = math.sqrt(2.0)
+
+
+@njit(cache=True, inline="always")
+def _powi(x, p):  # pragma: no cover - numba
+    """x**p for an integer p ≥ 0 by repeated squaring."""
+    r = 1.0
+    b = x
+    while p > 0:
+        if p & 1:
+            r *= b
+        b *= b
+        p >>= 1
+    return r
+
+
+@njit(cache=True, parallel=True)
+def _kdeos_all_k(D, I, S, ks, scale, iminbw, dim, gscale, cutoff, elki):  # pragma: no cover - numba
+    N = D.shape[0]
+    T = ks.shape[0]
+    out = np.empty((T, N))
+    for t in prange(T):
+        k = ks[t]
+        dens = np.zeros(N)
+        # density step: every p spreads a kernel with its own bandwidth onto its list L = {p} ∪ N_k(p)
+        for p in range(N):
+            s = 0.0  # first k list entries: p itself (0) and its k−1 nearest neighbours
+            for j in range(k - 1):
+                s += D[p, j]
+            ibw = min(k / (s * scale), iminbw)
+            sca = _powi(ibw, dim)
+            point = not (sca < np.inf) or np.isinf(ibw)
+            n = S[p, k - 1]
+            for j in range(-1, n):
+                d = 0.0 if j < 0 else D[p, j]
+                q = p if j < 0 else I[p, j]
+                if point:
+                    v = 1.0 if d == 0.0 else 0.0
+                else:
+                    u = d * ibw
+                    v = sca * (gscale * math.exp(-0.5 * u * u))
+                dens[q] += v
+                if v < cutoff:
+                    break
+        # score step: z-score of dens(p) against its comparison set C ∋ p
+        for p in range(N):
+            if elki:
+                m = S[p, k - 2] if k >= 2 else 0
+            else:
+                m = S[p, k - 1]
+            cnt = 0.0
+            mean = 0.0
+            m2 = 0.0
+            for j in range(-1, m):  # Welford updates in list order (ELKI's MeanVariance)
+                x = dens[p] if j < 0 else dens[I[p, j]]
+                cnt += 1.0
+                delta = x - mean
+                mean += delta / cnt
+                m2 += delta * (x - mean)
+            z = 0.0
+            if cnt > 1.0:
+                sd = math.sqrt(m2 / (cnt - 1.0))
+                if sd > 0.0:
+                    z = (mean - dens[p]) / sd
+            out[t, p] = 0.5 * math.erfc(-z / math.sqrt(2.0))
+    return out
+
+
+@register
+class KDEOS(Detector):
+    """KDEOS with ``kmin = kmax = k`` and a Gaussian kernel.
+
+    Density step (kernels centred at each p, with p's own bandwidth, spread onto p's list
+    L(p) = {p} ∪ N_k(p), ties included):
+
+    * ``h_p = s · (Σ of the first k entries of L(p)) / k`` — the first entry is p itself at distance 0, so
+      the mean runs over p's k−1 nearest neighbours divided by k (ELKI); ``s = scale · (1/(4π))^(1/10)``;
+      with ``min_bandwidth > 0`` the bandwidth is at least ``min_bandwidth · s``;
+    * ``dens(q) += h_p^(−idim) · φ(d(p, q) / h_p)`` for q ∈ L(p) in order, stopping after the first
+      contribution below 1e-20; a zero bandwidth gives a point mass (1 at distance 0, 0 elsewhere).
+
+    Score step: ``z(p) = (mean_{q∈C} dens(q) − dens(p)) / sd_{q∈C}(dens)`` (sample standard deviation;
+    z = 0 if it is 0), ``KDEOS(p) = Φ(z(p))`` ∈ [0, 1], with the comparison set C = {p} ∪ N_k(p).
+
+    Parameters
+    ----------
+    scale : float, default 0.5
+        Bandwidth multiplier, relative to the Gaussian kernel's canonical bandwidth (ELKI
+        ``-kdeos.kernel.scale``; 0.5 in ELKI 0.7.1's CLI and ``ComputeKNNOutlierScores``).
+    idim : int, default 2
+        Dimensionality of the kernel normalisation ``h^(−idim)``; −1 = the data dimensionality. 2 is the
+        value of ``ComputeKNNOutlierScores`` 0.7.1 (the Campos et al. study); the 0.7.1 CLI default is −1.
+    min_bandwidth : float, default 0.0
+        Lower bound of the bandwidth in units of ``s`` (ELKI ``-kdeos.kernel.minbw``); 0 = none.
+    variant : {"paper", "elki-0.7.1"}, default "paper"
+        The comparison set C. ``"paper"``: {p} ∪ N_k(p), the list the densities were spread over (as the
+        publication and ELKI ≥ 0.7.5). ``"elki-0.7.1"``: ELKI 0.7.1's {p} ∪ N_{k−1}(p) (its k-list including
+        p), so at k = 2 the score takes only two values.
+
+    Notes
+    -----
+    ``min_k = 2``: at k = 1 the bandwidth is 0 for every object. Never NaN: objects whose comparison set
+    has zero spread get z = 0, i.e. 0.5.
+
+    References
+    ----------
+    Schubert, E., Zimek, A., Kriegel, H.-P. (2014). Generalized outlier detection with flexible kernel
+    density estimates. SDM, 542–550.
+    """
+
+    info = MethodInfo(name="KDEOS", min_k=2, inverted=False, inlier_value=0.5, score_range=(0.0, 1.0),
+                      reference="Schubert, Zimek, Kriegel (2014), SDM")
+
+    def __init__(self, scale: float = 0.5, idim: int = 2, min_bandwidth: float = 0.0,
+                 variant: str = "paper") -> None:
+        if not (isinstance(scale, int | float) and np.isfinite(scale) and scale > 0):
+            raise ValueError(f"KDEOS: scale must be a finite number > 0, got {scale!r}")
+        if isinstance(idim, bool) or not isinstance(idim, int | np.integer) or idim < -1:
+            raise ValueError(f"KDEOS: idim must be an integer ≥ 0, or −1 for the data dimensionality; got {idim!r}")
+        if not (isinstance(min_bandwidth, int | float) and np.isfinite(min_bandwidth) and min_bandwidth >= 0):
+            raise ValueError(f"KDEOS: min_bandwidth must be a finite number ≥ 0, got {min_bandwidth!r}")
+        if variant not in _VARIANTS:
+            raise ValueError(f"KDEOS: unknown variant {variant!r}; choose one of {', '.join(_VARIANTS)}")
+        self.scale = float(scale)
+        self.idim = int(idim)
+        self.min_bandwidth = float(min_bandwidth)
+        self.variant = variant
+
+    def params(self) -> dict[str, Any]:
+        return {"scale": self.scale, "idim": self.idim, "min_bandwidth": self.min_bandwidth,
+                "variant": self.variant}
+
+    def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
+        ks_arr = check_ks(ks, graph.n_objects, self.info, graph.k_max)
+        s = self.scale * GAUSSIAN_CANONICAL_BANDWIDTH
+        iminbw = 1.0 / (self.min_bandwidth * s) if self.min_bandwidth > 0 else np.inf
+        dim = self.idim if self.idim >= 0 else int(graph.X.shape[1])
+        return _kdeos_all_k(graph.distances, graph.indices, graph.neighborhood_sizes(), ks_arr, s, iminbw, dim,
+                            _GSCALE, _CUTOFF, self.variant == "elki-0.7.1")

@@ -1,0 +1,66 @@
+"""kNN and kNNW: distance-based outlier scores from the k nearest neighbours.
+
+* kNN (Ramaswamy, Rastogi and Shim 2000): the distance to the k-th nearest neighbour.
+* kNNW (Angiulli and Pizzuti 2002, "weight"): the sum of the distances to the k nearest neighbours.
+
+Semantics as ELKI 0.7.1 (``KNNOutlier``, ``KNNWeightOutlier``; ``shared/docs/elki-0.7.1-semantics.md`` §1.1,
+§1.2): k excludes the query point, exact duplicates are neighbours at distance 0. Both are tie-independent.
+All k come from one :class:`~odeval.neighbors.KNNGraph`: kNN reads column k−1 of the sorted distances, kNNW a
+running (left-to-right) sum along the rows, the summation order of ELKI.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from odeval.detectors.base import Detector, MethodInfo, check_ks, register
+
+__all__ = ["KNN", "KNNW"]
+
+
+@register
+class KNN(Detector):
+    """kNN outlier score: distance to the k-th nearest other object.
+
+    ``score(p) = k-dist(p)`` (ties do not matter). Higher = more outlying; 0 for an object with at least k
+    exact duplicates.
+
+    References
+    ----------
+    Ramaswamy, S., Rastogi, R., Shim, K. (2000). Efficient algorithms for mining outliers from large data
+    sets. SIGMOD, 427–438 (the score D^k(p), Section 2).
+    """
+
+    info = MethodInfo(name="KNN", min_k=1, inverted=False, inlier_value=0.0, score_range=(0.0, np.inf),
+                      reference="Ramaswamy, Rastogi, Shim (2000), SIGMOD")
+
+    def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
+        ks_arr = check_ks(ks, graph.n_objects, self.info, graph.k_max)
+        return np.ascontiguousarray(graph.distances[:, ks_arr - 1].T)
+
+
+@register
+class KNNW(Detector):
+    """kNNW outlier score ("weight"): the sum of the distances to the k nearest other objects.
+
+    ``score(p) = Σ_{i=1..k} d(p, o_i)`` over the first k entries of p's sorted neighbour list (no tie
+    extension; the sum does not depend on which tied objects are taken). Summed left to right, as
+    ELKI's ``KNNWeightOutlier``.
+
+    References
+    ----------
+    Angiulli, F., Pizzuti, C. (2002). Fast outlier detection in high dimensional spaces. PKDD, 15–27
+    (the weight w_k(p), Definition 2).
+    """
+
+    info = MethodInfo(name="KNNW", min_k=1, inverted=False, inlier_value=0.0, score_range=(0.0, np.inf),
+                      reference="Angiulli, Pizzuti (2002), PKDD")
+
+    def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
+        ks_arr = check_ks(ks, graph.n_objects, self.info, graph.k_max)
+        kmax = int(ks_arr.max())
+        running = np.cumsum(graph.distances[:, :kmax], axis=1)  # sequential left-to-right accumulation
+        return np.ascontiguousarray(running[:, ks_arr - 1].T)

@@ -1,0 +1,218 @@
+"""LDOF: the local distance-based outlier factor (Zhang, Hutter and Jin 2009).
+
+Also home of the private helpers shared by the detectors that need distances *among* the neighbours of a
+point (LDOF, COF): the tie-extended neighbourhood sizes for all requested k, and blocks of pairwise distances
+among ``{p} ∪ N(p)`` computed in the graph's own arithmetic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from numba import njit, prange
+
+from odeval.detectors.base import Detector, MethodInfo, check_ks, register
+
+__all__ = ["LDOF", "ldof_scores"]
+
+# Upper bound on the number of float64 entries of one block of neighbour-pair distances (≈ 32 MB).
+_BLOCK_BUDGET = 4_000_000
+
+
+# ---------------------------------------------------------------------------------------------------------
+# shared helpers (private; used by cof.py as well)
+
+
+def _metric_name(graph: Any) -> str:
+    metric = graph.metric
+    return str(getattr(metric, "name", metric)).lower()
+
+
+def _is_euclidean(graph: Any) -> bool:
+    return _metric_name(graph) in ("euclidean", "l2")
+
+
+def _prepare_ks(graph: Any, ks: int | Sequence[int], info: MethodInfo) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Validate ``ks`` against the graph; return (ks, sorted unique ks, position of each k in the unique ks)."""
+    n = int(graph.n_objects)
+    arr = check_ks(ks, n, info, int(graph.k_max))
+    uniq, inverse = np.unique(arr, return_inverse=True)
+    return arr, uniq, inverse.reshape(-1)
+
+
+def _neighbourhood_sizes(graph: Any, ks: np.ndarray) -> np.ndarray:
+    """|N_k(p)| (ties included) for every k in ``ks`` (ascending) and every object: shape (len(ks), N)."""
+    return np.stack([np.asarray(graph.neighborhood_size(int(k)), dtype=np.int64) for k in ks])
+
+
+@njit(cache=True, parallel=True)
+def _euclidean_blocks(X, dist, idx, rows, width, out):  # pragma: no cover - numba
+    """out[c, i, j] = Euclidean distance between members i and j of {p} ∪ N(p), p = rows[c].
+
+    Member 0 is p, member i ≥ 1 is ``idx[p, i-1]``. Row 0 is copied from the graph (``dist``); the other
+    entries are sqrt(Σ (x_t − y_t)²) summed in attribute order, the graph's own arithmetic.
+    """
+    d = X.shape[1]
+    for c in prange(rows.shape[0]):
+        p = rows[c]
+        out[c, 0, 0] = 0.0
+        for j in range(1, width + 1):
+            out[c, 0, j] = dist[p, j - 1]
+            out[c, j, 0] = dist[p, j - 1]
+        for i in range(1, width + 1):
+            a = idx[p, i - 1]
+            out[c, i, i] = 0.0
+            for j in range(i + 1, width + 1):
+                b = idx[p, j - 1]
+                if a < 0 or b < 0:
+                    v = np.inf
+                else:
+                    s = 0.0
+                    for t in range(d):
+                        diff = X[a, t] - X[b, t]
+                        s += diff * diff
+                    v = np.sqrt(s)
+                out[c, i, j] = v
+                out[c, j, i] = v
+
+
+def _generic_blocks(graph: Any, rows: np.ndarray, width: int) -> np.ndarray:
+    """Same as :func:`_euclidean_blocks` for any metric, through ``graph.distance_between``."""
+    dist, idx = graph.distances, graph.indices
+    out = np.zeros((rows.size, width + 1, width + 1))
+    iu, ju = np.triu_indices(width, k=1)
+    for c, p in enumerate(rows):
+        out[c, 0, 1:] = dist[p, :width]
+        out[c, 1:, 0] = dist[p, :width]
+        members = idx[p, :width]
+        valid = (members[iu] >= 0) & (members[ju] >= 0)
+        vals = np.full(iu.size, np.inf)
+        if valid.any():
+            vals[valid] = np.asarray(graph.distance_between(members[iu][valid], members[ju][valid]), dtype=np.float64)
+        out[c, 1 + iu, 1 + ju] = vals
+        out[c, 1 + ju, 1 + iu] = vals
+    return out
+
+
+def _iter_blocks(graph: Any, width_per_row: np.ndarray):
+    """Yield (rows, block) chunks covering all objects; block[c] holds the pairwise distances among
+    {p} ∪ (the first ``width`` graph neighbours of p), ``width`` = max of ``width_per_row`` over the chunk."""
+    n = int(graph.n_objects)
+    X = np.ascontiguousarray(graph.X, dtype=np.float64)
+    dist = np.ascontiguousarray(graph.distances, dtype=np.float64)
+    idx = np.ascontiguousarray(graph.indices, dtype=np.int64)
+    euclid = _is_euclidean(graph)
+    start = 0
+    while start < n:
+        w = int(width_per_row[start])
+        stop = start + 1
+        # grow the chunk while the block stays within the budget
+        while stop < n:
+            w2 = max(w, int(width_per_row[stop]))
+            if (stop + 1 - start) * (w2 + 1) ** 2 > _BLOCK_BUDGET:
+                break
+            w = w2
+            stop += 1
+        rows = np.arange(start, stop, dtype=np.int64)
+        if euclid:
+            block = np.empty((rows.size, w + 1, w + 1))
+            _euclidean_blocks(X, dist, idx, rows, w, block)
+        else:
+            block = _generic_blocks(graph, rows, w)
+        yield rows, block
+        start = stop
+
+
+# ---------------------------------------------------------------------------------------------------------
+# LDOF
+
+
+@njit(cache=True, parallel=True)
+def _ldof_chunk(block, sizes):  # pragma: no cover - numba
+    """LDOF for the chunk's objects and all k (sizes: (n_k, chunk), ascending along axis 0).
+
+    Incremental over k: when the neighbourhood grows from n to n' members, only the distances of the new
+    members to p and to the earlier members are added (O(n') per new member).
+    """
+    nk, m = sizes.shape
+    out = np.empty((nk, m))
+    for c in prange(m):
+        dsum = 0.0
+        psum = 0.0
+        j = 0  # members 1..j of the block are in the running sums
+        for t in range(nk):
+            target = sizes[t, c]
+            while j < target:
+                j += 1
+                dsum += block[c, 0, j]
+                for i in range(1, j):
+                    psum += block[c, i, j]
+            n = target
+            npairs = n * (n - 1) / 2.0
+            if npairs <= 0.0:
+                out[t, c] = 1.0
+                continue
+            dbar = dsum / n
+            Dbar = psum / npairs
+            val = dbar / Dbar if Dbar != 0.0 else np.inf
+            out[t, c] = val if np.isfinite(val) else 1.0
+    return out
+
+
+def ldof_scores(graph: Any, ks: int | Sequence[int]) -> np.ndarray:
+    """LDOF scores of all objects for every k in ``ks``, from one kNN graph.
+
+    Parameters
+    ----------
+    graph : KNNGraph
+        Exact kNN graph (:func:`odeval.neighbors.knn_graph`) with ``k_max >= max(ks)``.
+    ks : int or sequence of int
+        Neighbourhood sizes, each ≥ 2.
+
+    Returns
+    -------
+    ndarray of shape (len(ks), n_objects)
+        LDOF(p) = d̄(p) / D̄(p); higher = more outlying, 1.0 where the ratio is NaN or infinite.
+
+    Notes
+    -----
+    Zhang, Hutter and Jin (2009), Definitions 1–3: with N = N_k(p),
+
+        d̄(p) = (1/|N|) Σ_{o∈N} d(p, o),    D̄(p) = 1/(|N|(|N|−1)) Σ_{o≠o'∈N} d(o, o'),
+        LDOF(p) = d̄(p) / D̄(p).
+
+    N_k(p) contains every object tied at the k-distance (|N| ≥ k) and exact duplicates of p (distance 0),
+    as in ELKI 0.7.1 (``lof.LDOF``). Where the ratio is undefined — D̄(p) = 0, i.e. all neighbours coincide —
+    the score is 1.0 (ELKI's rule for NaN and ∞; the paper does not treat the case).
+
+    References
+    ----------
+    K. Zhang, M. Hutter, H. Jin. A new local distance-based outlier detection approach for scattered
+    real-world data. PAKDD 2009, LNCS 5476, pp. 813–822.
+    """
+    return LDOF().raw_scores_all_k(graph, ks)
+
+
+@register
+class LDOF(Detector):
+    """Local distance-based outlier factor (Zhang et al. 2009); see :func:`ldof_scores`."""
+
+    info = MethodInfo(
+        name="LDOF",
+        min_k=2,
+        inverted=False,
+        inlier_value=1.0,
+        score_range=(0.0, np.inf),
+        reference="K. Zhang, M. Hutter, H. Jin. A new local distance-based outlier detection approach for "
+        "scattered real-world data. PAKDD 2009.",
+    )
+
+    def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
+        _, uniq, inverse = _prepare_ks(graph, ks, self.info)
+        sizes = _neighbourhood_sizes(graph, uniq)
+        out = np.empty((uniq.size, int(graph.n_objects)))
+        for rows, block in _iter_blocks(graph, sizes[-1]):
+            out[:, rows] = _ldof_chunk(block, np.ascontiguousarray(sizes[:, rows]))
+        return out[inverse]

@@ -1,0 +1,41 @@
+"""ODIN: outlier detection using the in-degree of the kNN graph (Hautamäki, Kärkkäinen, Fränti 2004).
+
+Semantics as ELKI 0.7.1 (``distance/ODIN.java``; ``shared/docs/elki-0.7.1-semantics.md`` §1.7): the
+in-degree counts the objects q ≠ p whose tie-extended neighbourhood N_k(q) contains p, scaled by 1/k.
+All k come from one pass over the graph (:func:`odeval.neighbors.in_degrees_all_k`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from odeval.detectors.base import Detector, MethodInfo, check_ks, register
+from odeval.neighbors import in_degrees_all_k
+
+__all__ = ["ODIN"]
+
+
+@register
+class ODIN(Detector):
+    """ODIN: in-degree of the kNN graph, ``ODIN_k(p) = |{q ≠ p : p ∈ N_k(q)}| / k``.
+
+    **Low = outlier** (``info.inverted``); :meth:`score_all_k` returns the negated value. N_k(q) includes
+    the objects tied at q's k-distance and q's exact duplicates. Scores are multiples of 1/k, so there are
+    many ties. The 1/k scaling (ELKI's) does not change rankings; the average raw score is ≈ 1.
+
+    References
+    ----------
+    Hautamäki, V., Kärkkäinen, I., Fränti, P. (2004). Outlier detection using k-nearest neighbour graph.
+    ICPR, 430–433.
+    """
+
+    info = MethodInfo(name="ODIN", min_k=1, inverted=True, inlier_value=None, score_range=(0.0, np.inf),
+                      reference="Hautamäki, Kärkkäinen, Fränti (2004), ICPR")
+
+    def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
+        ks_arr = check_ks(ks, graph.n_objects, self.info, graph.k_max)
+        deg = in_degrees_all_k(graph, ks_arr)
+        return deg / ks_arr[:, None].astype(np.float64)

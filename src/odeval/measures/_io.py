@@ -1,0 +1,125 @@
+"""Reading score and label vectors from files for ``odeval evaluate``."""
+
+from __future__ import annotations
+
+import csv
+import os
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["read_vector"]
+
+_TRUE = frozenset({"1", "1.0", "true", "yes"})
+_FALSE = frozenset({"0", "0.0", "false", "no"})
+
+
+def _is_number(tok: str) -> bool:
+    try:
+        float(tok)
+    except ValueError:
+        return False
+    return True
+
+
+def read_vector(path: str | os.PathLike[str], *, what: str = "scores", column: str | None = None) -> np.ndarray:
+    """Read one vector (scores or labels) from ``path``.
+
+    * ``.npy``: a 1-d array, or 2-d with one column (or ``column`` as a 0-based index).
+    * any other file: text with one value per line, or a CSV table (comma, semicolon or tab separated) with an
+      optional header line; a table with several columns needs ``column`` (a header name or a 0-based index).
+      Blank lines and lines starting with ``#`` are skipped.
+
+    For ``what="labels"`` the values must be 0/1 (or true/false, yes/no); the result is bool.
+    For scores, the result is float64; NaN or infinite values raise, naming the line.
+
+    Raises
+    ------
+    ValueError
+        Naming the file, and the line and column where applicable.
+    """
+    path = Path(path)
+    if path.suffix.lower() == ".npy":
+        return _from_npy(path, what, column)
+    with open(path, newline="", encoding="utf-8") as fh:
+        text = fh.read()
+    lines = [
+        (i, ln) for i, ln in enumerate(text.splitlines(), start=1) if ln.strip() and not ln.lstrip().startswith("#")
+    ]
+    if not lines:
+        raise ValueError(f"{path}: no {what} found (the file is empty)")
+    first = lines[0][1]
+    delim = next((d for d in (",", ";", "\t") if d in first), None)
+    rows = (
+        [(i, [c.strip() for c in next(csv.reader([ln], delimiter=delim))]) for i, ln in lines]
+        if delim
+        else [(i, ln.split()) for i, ln in lines]
+    )
+    header = None
+    if not all(_is_number(c) for c in rows[0][1]) and not (
+        what == "labels" and all(c.lower() in _TRUE | _FALSE for c in rows[0][1])
+    ):
+        header = rows[0][1]
+        rows = rows[1:]
+    width = len(header) if header else len(rows[0][1]) if rows else 0
+    col = _column_index(path, header, width, column)
+    values: list[str] = []
+    for lineno, cells in rows:
+        if len(cells) != width:
+            raise ValueError(f"{path}, line {lineno}: expected {width} column(s), found {len(cells)}")
+        values.append(cells[col])
+    if not values:
+        raise ValueError(f"{path}: no {what} found (only a header line)")
+    linenos = [i for i, _ in rows]
+    if what == "labels":
+        out = np.empty(len(values), dtype=bool)
+        for k, v in enumerate(values):
+            low = v.lower()
+            if low in _TRUE:
+                out[k] = True
+            elif low in _FALSE:
+                out[k] = False
+            else:
+                raise ValueError(f"{path}, line {linenos[k]}: label {v!r} is not 0/1 (or true/false, yes/no)")
+        return out
+    out = np.empty(len(values), dtype=np.float64)
+    for k, v in enumerate(values):
+        try:
+            out[k] = float(v)
+        except ValueError:
+            raise ValueError(f"{path}, line {linenos[k]}: score {v!r} is not a number") from None
+        if not np.isfinite(out[k]):
+            raise ValueError(f"{path}, line {linenos[k]}: score {v!r} is not finite")
+    return out
+
+
+def _column_index(path: Path, header: list[str] | None, width: int, column: str | None) -> int:
+    if column is None:
+        if width != 1:
+            names = f" ({', '.join(header)})" if header else ""
+            raise ValueError(f"{path}: {width} columns{names}; choose one with --column (name or 0-based index)")
+        return 0
+    if header and column in header:
+        return header.index(column)
+    if column.isdigit() and int(column) < width:
+        return int(column)
+    raise ValueError(f"{path}: no column {column!r} (columns: {', '.join(header) if header else width})")
+
+
+def _from_npy(path: Path, what: str, column: str | None) -> np.ndarray:
+    arr = np.load(path, allow_pickle=False)
+    if arr.ndim == 2:
+        if column is not None:
+            if not column.isdigit() or int(column) >= arr.shape[1]:
+                raise ValueError(f"{path}: no column {column!r} in an array of shape {arr.shape}")
+            arr = arr[:, int(column)]
+        elif arr.shape[1] == 1:
+            arr = arr[:, 0]
+    if arr.ndim != 1:
+        raise ValueError(f"{path}: expected a 1-d array of {what}, got shape {arr.shape}")
+    if what == "labels":
+        return arr
+    bad = ~np.isfinite(arr.astype(np.float64))
+    if bad.any():
+        raise ValueError(f"{path}: {what} contain NaN or infinite values at index {int(np.flatnonzero(bad)[0])}")
+    return arr.astype(np.float64)

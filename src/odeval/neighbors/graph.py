@@ -1,0 +1,261 @@
+"""The exact k-nearest-neighbour graph shared by all detectors: :class:`KNNGraph` and :func:`knn_graph`.
+
+One exact kNN computation per dataset, for the largest k needed (``k_max``), with every object tied at the
+k_max-distance included. All detectors then read any k ≤ k_max from it. Semantics follow ELKI 0.7.1
+(``../shared/docs/elki-0.7.1-semantics.md`` §0.1, §0.2, §1.0b):
+
+* k counts neighbours *other than* the query point; the query point itself is excluded by index;
+* exact duplicates of the query point are ordinary neighbours at distance 0;
+* rows are sorted by (distance, index); all objects tied with the k-distance belong to N_k(p);
+* for the Euclidean metric, ties are decided on squared distances and the final distances are
+  ``sqrt(Σ (x_j - y_j)²)`` summed in attribute order — never ``‖x‖² + ‖y‖² − 2x·y`` — so duplicates are
+  exactly 0 and the values are bit-identical to ELKI's ``EuclideanDistanceFunction``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from odeval._validation import check_data_matrix, check_k
+from odeval.neighbors import _kernels
+from odeval.neighbors._metrics import Metric, resolve_metric
+
+__all__ = ["KNNGraph", "knn_graph"]
+
+# Entries of a block of full distance rows (block rows × N) for cdist metrics: 2**23 float64 = 64 MiB.
+_DEFAULT_BLOCK_ENTRIES = 2**23
+_MAX_ABS_VALUE = 1e150  # squares of larger coordinate differences overflow float64
+
+
+@dataclass(eq=False)
+class KNNGraph:
+    """Exact kNN lists (+ ties) of every object, for all k ≤ ``k_max``.
+
+    Attributes
+    ----------
+    distances : ndarray of shape (N, W), float64
+        Row p: distances to p's neighbours sorted by (distance, index), p itself excluded, padded with
+        ``+inf``. ``W >= k_max`` covers the ties at every row's k_max-distance.
+    indices : ndarray of shape (N, W), int64
+        The neighbours' object indices, padded with -1.
+    k_max : int
+        The largest k the graph serves.
+    metric : str
+        The metric's label (e.g. ``"euclidean"``, ``"minkowski(p=3)"``).
+    X : ndarray of shape (N, d), float64
+        The data matrix the graph was built from.
+    n_objects : int
+        N.
+    counts : ndarray of shape (N,), int64
+        Number of real (non-padding) entries per row, ``= neighborhood_size(k_max)``.
+    """
+
+    distances: np.ndarray
+    indices: np.ndarray
+    k_max: int
+    metric: str
+    X: np.ndarray
+    keys: np.ndarray = field(repr=False)
+    metric_spec: Metric = field(repr=False)
+    backend: str = "exact"
+    _sizes: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def n_objects(self) -> int:
+        return int(self.distances.shape[0])
+
+    @property
+    def counts(self) -> np.ndarray:
+        return self.neighborhood_sizes()[:, self.k_max - 1]
+
+    def _check_k(self, k: int) -> int:
+        k = check_k(k, self.n_objects, name="k")
+        if k > self.k_max:
+            raise ValueError(f"k={k} exceeds the graph's k_max={self.k_max}; build the graph for the largest k "
+                             "you need")
+        return k
+
+    def kdist(self, k: int) -> np.ndarray:
+        """Distance of every object to its k-th nearest other object, shape (N,)."""
+        k = self._check_k(k)
+        return self.distances[:, k - 1].copy()
+
+    def neighborhood_sizes(self) -> np.ndarray:
+        """``|N_k(p)|`` for all p and k = 1..k_max, shape (N, k_max), int64 (column k−1 is k).
+
+        N_k(p) = all objects other than p within p's k-distance (ties included; Euclidean ties are decided
+        on squared distances). Computed once and cached.
+        """
+        if self._sizes is None:
+            self._sizes = _kernels.tie_group_ends(self.keys, self.k_max)
+        return self._sizes
+
+    def neighborhood_size(self, k: int) -> np.ndarray:
+        """``|N_k(p)|`` for every object p, shape (N,), int64: ≥ k, larger when ties at the k-distance."""
+        k = self._check_k(k)
+        return self.neighborhood_sizes()[:, k - 1].copy()
+
+    def neighbors(self, p: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """(indices, distances) of N_k(p), ties included, sorted by (distance, index)."""
+        k = self._check_k(k)
+        if not 0 <= p < self.n_objects:
+            raise ValueError(f"object index {p} out of range 0..{self.n_objects - 1}")
+        n = int(self.neighborhood_sizes()[p, k - 1])
+        return self.indices[p, :n].copy(), self.distances[p, :n].copy()
+
+    def distance_between(self, a: Any, b: Any) -> np.ndarray:
+        """Exact distances between objects ``a[i]`` and ``b[i]`` (elementwise; broadcast), same metric and
+        arithmetic as the graph."""
+        a_arr, b_arr = np.broadcast_arrays(np.asarray(a), np.asarray(b))
+        shape = a_arr.shape
+        a_flat = a_arr.ravel()
+        b_flat = b_arr.ravel()
+        for name, arr in (("a", a_flat), ("b", b_flat)):
+            if arr.size and not np.issubdtype(arr.dtype, np.integer):
+                raise ValueError(f"distance_between: {name} must hold integer object indices, got {arr.dtype}")
+            if arr.size and (arr.min() < 0 or arr.max() >= self.n_objects):
+                raise ValueError(f"distance_between: {name} holds indices outside 0..{self.n_objects - 1}")
+        a_flat = a_flat.astype(np.int64)
+        b_flat = b_flat.astype(np.int64)
+        code = _NUMBA_METRICS.get(self.metric_spec.name)
+        if code is not None:
+            out = _kernels.pair_distances(self.X, a_flat, b_flat, code)
+        else:
+            out = np.empty(a_flat.size)
+            order = np.argsort(a_flat, kind="stable")
+            sa = a_flat[order]
+            bounds = np.flatnonzero(np.diff(sa)) + 1
+            for grp in np.split(order, bounds):
+                if grp.size:
+                    i = a_flat[grp[0]]
+                    out[grp] = self.metric_spec.pairwise(self.X[i:i + 1], self.X[b_flat[grp]])[0]
+        return out.reshape(shape)
+
+    def memory_bytes(self) -> int:
+        """Bytes held by the graph's arrays (excluding X)."""
+        total = self.distances.nbytes + self.indices.nbytes + self.keys.nbytes
+        if self._sizes is not None:
+            total += self._sizes.nbytes
+        return int(total)
+
+
+def _block_rows(n: int, chunk_size: int | None) -> int:
+    if chunk_size is None:
+        return max(1, min(n, _DEFAULT_BLOCK_ENTRIES // n))
+    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int | np.integer) or chunk_size < 1:
+        raise ValueError(f"chunk_size must be a positive integer (query rows per block), got {chunk_size!r}")
+    return int(min(chunk_size, n))
+
+
+def _select_rows(X: np.ndarray, spec: Metric, rows: np.ndarray, k_max: int, block: int):
+    """kNN (+ ties) of the query rows ``rows`` from full distance rows, block by block."""
+    out = []
+    code = _NUMBA_METRICS.get(spec.name)
+    for s in range(0, rows.size, block):
+        r = rows[s:s + block]
+        D = _kernels.direct_keys(X, r, code) if code is not None else spec.pairwise(X[r], X)
+        cap = k_max + 8
+        while True:
+            keys = np.full((r.size, cap), np.inf)
+            idx = np.full((r.size, cap), -1, dtype=np.int64)
+            cnt = np.zeros(r.size, dtype=np.int64)
+            _kernels.select_block(D, r, k_max, cap, keys, idx, cnt)
+            if cnt.max() <= cap:
+                break
+            cap = int(cnt.max())
+        out.append((r, keys, idx, cnt))
+    return out
+
+
+_NUMBA_METRICS = {"euclidean": _kernels.EUCLIDEAN, "cityblock": _kernels.CITYBLOCK, "chebyshev": _kernels.CHEBYSHEV}
+
+
+def knn_graph(
+    X: Any,
+    k_max: int,
+    metric: str = "euclidean",
+    backend: str = "exact",
+    *,
+    p: float | None = None,
+    metric_params: dict[str, Any] | None = None,
+    chunk_size: int | None = None,
+) -> KNNGraph:
+    """Exact k-nearest-neighbour lists of every object, ties at the k_max-distance included.
+
+    Parameters
+    ----------
+    X : array-like of shape (N, d)
+        Numeric data without NaN/inf.
+    k_max : int
+        Largest k needed, ``1 <= k_max <= N - 1`` (k counts neighbours other than the query point).
+    metric : str, default "euclidean"
+        ``"euclidean"``, ``"manhattan"``, ``"chebyshev"``, ``"minkowski"`` (with ``p``), ``"cosine"`` or
+        another real-valued scipy/scikit-learn metric name; see :func:`odeval.neighbors.resolve_metric`.
+    backend : {"exact"}, default "exact"
+        Only the exact search is implemented.
+    p : float, optional
+        Minkowski exponent.
+    metric_params : dict, optional
+        Extra keyword arguments of the metric.
+    chunk_size : int, optional
+        Query rows per block. The working memory is ``chunk_size × N`` floats; by default chosen so that it
+        stays at 64 MiB. The result does not depend on it.
+
+    Returns
+    -------
+    KNNGraph
+
+    Notes
+    -----
+    Euclidean, Manhattan and Chebyshev distances are computed exactly, from coordinate differences, by a
+    numba kernel: query rows are processed in groups of 64 (``chunk_size`` if smaller) against all objects,
+    keeping per query a heap of the k_max smallest keys and the candidates tied with it, so the working
+    memory is O(N · k_max); all other metrics are evaluated block by block with scipy's ``cdist``
+    (``chunk_size`` rows × N at a time). The dot-product expansion is never used, so exact duplicates are
+    at distance exactly 0 and Euclidean values are bit-identical to ELKI's ``EuclideanDistanceFunction``
+    (ties decided on the squared distance, as ELKI's kNN heap does). Rows with more tied candidates than
+    the kernel's buffer holds (massive ties) are recomputed from their full distance row. The result does
+    not depend on ``chunk_size``.
+    """
+    X = check_data_matrix(X, min_rows=2)
+    n = X.shape[0]
+    k_max = check_k(k_max, n, name="k_max")
+    if backend != "exact":
+        raise ValueError(f"unknown backend {backend!r}; available: 'exact'")
+    spec = resolve_metric(metric, p=p, metric_params=metric_params)
+    block = _block_rows(n, chunk_size)
+
+    if spec.name == "euclidean":
+        big = float(np.abs(X).max())
+        if big > _MAX_ABS_VALUE:
+            raise ValueError(f"X holds values up to {big:.3g} in magnitude; squared Euclidean distances would "
+                             "overflow float64 — rescale the data")
+    code = _NUMBA_METRICS.get(spec.name)
+    if code is not None:
+        cap = k_max + 8
+        keys = np.full((n, cap), np.inf)
+        idx = np.full((n, cap), -1, dtype=np.int64)
+        cnt = np.zeros(n, dtype=np.int64)
+        qb = min(64, max(1, block))
+        _kernels.direct_knn(X, k_max, code, qb, cap, 4 * k_max + 64, keys, idx, cnt)
+        redo = (cnt < 0) | (cnt > cap)
+        done = np.flatnonzero(~redo)
+        parts = [(done, keys[done], idx[done], cnt[done])]
+        if redo.any():  # rows with massive ties
+            parts += _select_rows(X, spec, np.flatnonzero(redo), k_max, block)
+    else:
+        parts = _select_rows(X, spec, np.arange(n, dtype=np.int64), k_max, block)
+
+    width = max(int(c.max()) for _, _, _, c in parts if c.size)
+    all_keys = np.full((n, width), np.inf)
+    all_idx = np.full((n, width), -1, dtype=np.int64)
+    for rows, keys, idx, _ in parts:
+        w = min(width, keys.shape[1])
+        all_keys[rows, :w] = keys[:, :w]
+        all_idx[rows, :w] = idx[:, :w]
+    distances = spec.key_to_distance(all_keys)
+    return KNNGraph(distances=distances, indices=all_idx, k_max=k_max, metric=spec.label, X=X, keys=all_keys,
+                    metric_spec=spec, backend=backend)

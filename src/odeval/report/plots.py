@@ -1,0 +1,418 @@
+"""The figures of Campos et al. (2016), §5, drawn from analysis DataFrames.
+
+Each function returns a :class:`matplotlib.figure.Figure` built with the object-oriented API on the Agg
+canvas — pyplot and the global backend are never touched, so the functions are safe in scripts, servers
+and notebooks alike (``fig.savefig(path)`` to write it). matplotlib is imported lazily: install the
+``plot`` extra (``pip install 'odeval[plot]'``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.figure import Figure
+
+__all__ = [
+    "method_colors",
+    "plot_best_per_dataset",
+    "plot_binned_ranks_heatmap",
+    "plot_critical_difference",
+    "plot_diversity_difficulty",
+    "plot_measure_vs_k",
+    "plot_performance_bars",
+    "plot_performance_vs_dimensionality",
+    "plot_permutation_test",
+]
+
+_STAT_LABELS = {"best": "best k", "window_mean": "best k ± 5", "mean_over_k": "mean over k"}
+
+
+def _plain_text(fn):
+    """Run a plot function with mathtext off, so names containing ``$`` print literally."""
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        import matplotlib
+
+        with matplotlib.rc_context({"text.parse_math": False}):
+            return fn(*args, **kwargs)
+
+    return wrapper
+
+
+def _figure(width: float, height: float) -> Figure:
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError("odeval's plots need matplotlib: pip install 'odeval[plot]'") from exc
+    fig = Figure(figsize=(width, height), layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def method_colors(configs: Sequence[str]) -> dict[str, Any]:
+    """A stable colour per method configuration (sorted names → tab10/tab20 colours)."""
+    from matplotlib import colormaps
+
+    names = sorted({str(c) for c in configs})
+    cmap = colormaps["tab10" if len(names) <= 10 else "tab20"]
+    return {n: cmap(i % cmap.N) for i, n in enumerate(names)}
+
+
+def _need(frame: pd.DataFrame, cols: Sequence[str], what: str) -> None:
+    missing = [c for c in cols if c not in frame.columns]
+    if missing:
+        raise ValueError(f"{what}: the frame lacks column(s) {missing}")
+
+
+@_plain_text
+def plot_measure_vs_k(
+    runs: pd.DataFrame, dataset: str, measure: str = "roc_auc", summary: pd.DataFrame | None = None
+) -> Figure:
+    """Measure vs k for each method on one dataset variant (Campos et al. 2016, Fig. 1).
+
+    Parameters
+    ----------
+    runs : DataFrame
+        ``runs`` rows (successful ones are used); the ``config`` label is derived as in the analysis.
+    dataset : str
+        The variant name.
+    measure : str
+    summary : DataFrame, optional
+        Output of :func:`odeval.analysis.per_variant_summary`; when given, each method's best k is marked.
+    """
+    from odeval.analysis import check_runs_frame
+
+    frame = check_runs_frame(runs)
+    _need(frame, [measure], "plot_measure_vs_k")
+    sub = frame[frame["dataset"] == dataset]
+    if sub.empty:
+        raise ValueError(f"plot_measure_vs_k: no successful run for dataset {dataset!r}")
+    colors = method_colors(frame["config"].unique())
+    fig = _figure(7.0, 4.2)
+    ax = fig.add_subplot()
+    for cfg, grp in sub.groupby("config", sort=True):
+        grp = grp.sort_values("k")
+        ax.plot(grp["k"], grp[measure], label=cfg, color=colors[cfg], lw=1.6)
+        if summary is not None:
+            sel = (summary["dataset"] == dataset) & (summary["config"] == cfg) & (summary["measure"] == measure)
+            row = summary[sel]
+            if len(row) and pd.notna(row["best_k"].iloc[0]):
+                ax.plot([row["best_k"].iloc[0]], [row["best"].iloc[0]], "o", color=colors[cfg], ms=5)
+    ax.set_xlabel("k (neighbours)")
+    ax.set_ylabel(measure)
+    ax.set_title(f"{dataset}: {measure} vs k", fontsize=11)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, ncols=2 if sub["config"].nunique() > 6 else 1, loc="best", frameon=False)
+    return fig
+
+
+@_plain_text
+def plot_performance_bars(
+    aggregate: pd.DataFrame, measure: str = "roc_auc", order: Sequence[str] | None = None
+) -> Figure:
+    """Bars of best-k, window (best k ± 5) and mean-over-k performance with standard errors (Fig. 2).
+
+    Parameters
+    ----------
+    aggregate : DataFrame
+        Output of :func:`odeval.analysis.aggregate_datasets` (or ``aggregate_variants`` filtered to one
+        group): columns ``config``, ``measure``, ``best``, ``window_mean``, ``mean_over_k`` and ``*_se``.
+    order : sequence of str, optional
+        Method order; default by decreasing best-k performance.
+    """
+    _need(aggregate, ["config", "measure", "best", "window_mean", "mean_over_k"], "plot_performance_bars")
+    sub = aggregate[aggregate["measure"] == measure].set_index("config")
+    if sub.empty:
+        raise ValueError(f"plot_performance_bars: no row for measure {measure!r}")
+    order = list(order) if order is not None else list(sub.sort_values("best", ascending=False).index)
+    sub = sub.loc[order]
+    x = np.arange(len(order))
+    width = 0.27
+    fig = _figure(max(6.0, 0.75 * len(order) + 2.5), 4.0)
+    ax = fig.add_subplot()
+    shades = {"best": "#1f4e79", "window_mean": "#4f8fc0", "mean_over_k": "#a9cbe8"}
+    for i, stat in enumerate(("best", "window_mean", "mean_over_k")):
+        se = sub[f"{stat}_se"].to_numpy(dtype=float) if f"{stat}_se" in sub.columns else None
+        ax.bar(x + (i - 1) * width, sub[stat].to_numpy(dtype=float), width, yerr=se, capsize=2,
+               label=_STAT_LABELS[stat], color=shades[stat], error_kw={"lw": 0.8})
+    lo = np.nanmin(sub[["best", "window_mean", "mean_over_k"]].to_numpy(dtype=float))
+    ax.set_ylim(max(0.0, lo - 0.1) if np.isfinite(lo) else 0.0, None)
+    ax.set_xticks(x, order, rotation=30 if len(order) > 6 else 0, ha="right" if len(order) > 6 else "center")
+    ax.set_ylabel(measure)
+    ax.set_title(f"{measure}: best k, best k ± 5 and mean over k (± s.e.)", fontsize=11)
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=8, frameon=False, ncols=3, loc="upper right")
+    return fig
+
+
+@_plain_text
+def plot_best_per_dataset(summary: pd.DataFrame, measure: str = "roc_auc", by: str = "base_dataset") -> Figure:
+    """Best-k performance of every method per dataset, datasets sorted by their best method (Fig. 3).
+
+    Each method's value is averaged over the variants of a base dataset (``by="base_dataset"``); the grey
+    bar spans the methods' range and the black tick marks the best method.
+    """
+    _need(summary, ["config", "measure", "best", by], "plot_best_per_dataset")
+    sub = summary[summary["measure"] == measure]
+    if sub.empty:
+        raise ValueError(f"plot_best_per_dataset: no row for measure {measure!r}")
+    wide = sub.pivot_table(index=by, columns="config", values="best", aggfunc="mean")
+    wide = wide.loc[wide.max(axis=1).sort_values().index]
+    colors = method_colors(wide.columns)
+    fig = _figure(7.0, max(3.0, 0.32 * len(wide) + 1.3))
+    ax = fig.add_subplot()
+    y = np.arange(len(wide))
+    ax.hlines(y, wide.min(axis=1), wide.max(axis=1), color="0.8", lw=5, zorder=1)
+    for cfg in wide.columns:
+        ax.scatter(wide[cfg], y, s=22, color=colors[cfg], label=cfg, zorder=2, edgecolor="white", lw=0.5)
+    ax.scatter(wide.max(axis=1), y, marker="|", s=120, color="black", zorder=3)
+    ax.set_yticks(y, [str(i) for i in wide.index], fontsize=8)
+    ax.set_xlabel(f"{measure} at best k")
+    ax.set_title(f"Best {measure} per dataset", fontsize=11)
+    ax.grid(axis="x", alpha=0.3)
+    ax.legend(fontsize=7, frameon=False, loc="lower right", ncols=2 if wide.shape[1] > 6 else 1)
+    return fig
+
+
+@_plain_text
+def plot_performance_vs_dimensionality(summary: pd.DataFrame, measure: str = "roc_auc") -> Figure:
+    """Best-k performance vs number of attributes, one line per method (Fig. 4).
+
+    Values are averaged over the variants of each base dataset; the x axis is logarithmic.
+    """
+    _need(summary, ["config", "measure", "best", "base_dataset", "n_attributes"], "plot_performance_vs_dimensionality")
+    sub = summary[summary["measure"] == measure]
+    if sub.empty:
+        raise ValueError(f"plot_performance_vs_dimensionality: no row for measure {measure!r}")
+    per = sub.groupby(["base_dataset", "config"], as_index=False).agg(best=("best", "mean"), d=("n_attributes", "mean"))
+    colors = method_colors(per["config"].unique())
+    fig = _figure(7.0, 4.2)
+    ax = fig.add_subplot()
+    for cfg, grp in per.groupby("config", sort=True):
+        grp = grp.sort_values("d")
+        ax.plot(grp["d"], grp["best"], "o-", ms=4, lw=1, color=colors[cfg], label=cfg, alpha=0.9)
+    dims = per.groupby("base_dataset")["d"].first().sort_values()
+    from matplotlib.ticker import NullFormatter, NullLocator
+
+    ax.set_xscale("log")
+    ticks = np.unique(dims.to_numpy())
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xticks(ticks, [f"{t:g}" for t in ticks], fontsize=7)
+    top = ax.secondary_xaxis("top")
+    top.xaxis.set_minor_locator(NullLocator())
+    top.set_xticks(dims.to_numpy(), [str(n) for n in dims.index], rotation=45, fontsize=6, ha="left")
+    top.tick_params(length=2)
+    ax.set_xlabel("number of attributes (log scale)")
+    ax.set_ylabel(f"{measure} at best k")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, frameon=False, ncols=2 if per["config"].nunique() > 6 else 1)
+    return fig
+
+
+@_plain_text
+def plot_binned_ranks_heatmap(binned: pd.DataFrame, dataset: str, n_bins: int = 10) -> Figure:
+    """Heat map of the binned ranks of the true outliers, methods × outliers, for one variant (Fig. 5).
+
+    Outliers are sorted by their mean bin (easiest left); colour 1 (found in the top |O|) to ``n_bins``.
+    """
+    _need(binned, ["dataset", "config", "object", "bin"], "plot_binned_ranks_heatmap")
+    sub = binned[binned["dataset"] == dataset]
+    if sub.empty:
+        raise ValueError(f"plot_binned_ranks_heatmap: no binned ranks for dataset {dataset!r}")
+    wide = sub.pivot_table(index="config", columns="object", values="bin", aggfunc="first")
+    wide = wide[wide.mean(axis=0).sort_values(kind="stable").index]
+    wide = wide.loc[wide.mean(axis=1).sort_values(kind="stable").index]
+    n_out = wide.shape[1]
+    fig = _figure(min(11.0, max(5.0, 0.22 * n_out + 2.8)), max(2.4, 0.3 * wide.shape[0] + 1.4))
+    ax = fig.add_subplot()
+    from matplotlib import colormaps
+
+    im = ax.imshow(wide.to_numpy(dtype=float), aspect="auto", cmap=colormaps["viridis_r"].resampled(n_bins),
+                   vmin=0.5, vmax=n_bins + 0.5, interpolation="nearest")
+    ax.set_yticks(np.arange(wide.shape[0]), [str(c) for c in wide.index], fontsize=8)
+    if n_out <= 40:
+        ax.set_xticks(np.arange(n_out), [str(o) for o in wide.columns], fontsize=6, rotation=90)
+    else:
+        ax.set_xticks([])
+    ax.set_xlabel("true outliers (object index), easiest first")
+    ax.set_title(f"{dataset}: binned rank ⌈rank/|O|⌉ at best k", fontsize=10)
+    cb = fig.colorbar(im, ax=ax, ticks=np.arange(1, n_bins + 1), fraction=0.05, pad=0.02)
+    cb.set_label("bin", fontsize=8)
+    cb.ax.tick_params(labelsize=7)
+    return fig
+
+
+def _ellipse(ax: Any, x: np.ndarray, y: np.ndarray, color: Any, level: float = 0.95) -> None:
+    """Draw the ``level`` normal data ellipse of the points (needs ≥ 3 points and a non-singular covariance)."""
+    from matplotlib.patches import Ellipse
+    from scipy.stats import chi2
+
+    if x.size < 3:
+        return
+    cov = np.cov(x, y)
+    if not np.all(np.isfinite(cov)):
+        return
+    vals, vecs = np.linalg.eigh(cov)
+    vals = np.maximum(vals, 0.0)
+    if vals.max() <= 0:
+        return
+    scale = chi2.ppf(level, 2)
+    angle = np.degrees(np.arctan2(vecs[1, -1], vecs[0, -1]))
+    ax.add_patch(Ellipse((x.mean(), y.mean()), 2 * np.sqrt(scale * vals[-1]), 2 * np.sqrt(scale * vals[0]),
+                         angle=angle, facecolor=color, alpha=0.12, edgecolor=color, lw=1))
+
+
+@_plain_text
+def plot_diversity_difficulty(
+    characteristics: pd.DataFrame,
+    datasets: pd.DataFrame | None = None,
+    baselines: pd.DataFrame | None = None,
+    label_points: bool = False,
+) -> Figure:
+    """Diversity vs difficulty per dataset variant, with 95 % ellipses per base dataset and random baselines (Fig. 6).
+
+    Parameters
+    ----------
+    characteristics : DataFrame
+        Output of :func:`odeval.analysis.difficulty_diversity` (``dataset``, ``difficulty``, ``diversity``).
+    datasets : DataFrame, optional
+        ``dataset`` → ``base_dataset`` mapping (e.g. :func:`odeval.analysis.dataset_table`); without it each
+        variant is its own base dataset.
+    baselines : DataFrame, optional
+        Output of :func:`odeval.analysis.dataset_baselines`; each variant's independent (×) and identical (+)
+        random-ranker means are drawn in grey.
+    label_points : bool
+        Write the base dataset name next to its centroid.
+    """
+    _need(characteristics, ["dataset", "difficulty", "diversity"], "plot_diversity_difficulty")
+    ch = characteristics.copy()
+    if datasets is not None and "base_dataset" in datasets.columns:
+        ch = ch.merge(datasets[["dataset", "base_dataset"]].drop_duplicates("dataset"), on="dataset", how="left")
+        ch["base_dataset"] = ch["base_dataset"].fillna(ch["dataset"])
+    else:
+        ch["base_dataset"] = ch["dataset"]
+    colors = method_colors(ch["base_dataset"].unique())
+    fig = _figure(7.5, 5.0)
+    ax = fig.add_subplot()
+    if baselines is not None and len(baselines):
+        for base, marker in (("independent", "x"), ("identical", "+")):
+            b = baselines[baselines["baseline"] == base]
+            ax.scatter(b["difficulty"], b["diversity"], marker=marker, color="0.55", s=22, lw=0.8,
+                       label=f"random rankers ({base})", zorder=1)
+    for base, grp in ch.groupby("base_dataset", sort=True):
+        x, y = grp["difficulty"].to_numpy(float), grp["diversity"].to_numpy(float)
+        ax.scatter(x, y, s=18, color=colors[base], label=str(base), zorder=3, edgecolor="white", lw=0.4)
+        _ellipse(ax, x, y, colors[base])
+        if label_points:
+            ax.annotate(str(base), (x.mean(), y.mean()), fontsize=7, color=colors[base], xytext=(3, 3),
+                        textcoords="offset points")
+    ax.set_xlabel("difficulty (mean binned rank of the outliers; 1 = easy)")
+    ax.set_ylabel("diversity (RMS of the sd of bins across methods)")
+    ax.set_xlim(0.8, max(10.2, float(ax.get_xlim()[1])))
+    ax.set_ylim(-0.1, None)
+    ax.grid(alpha=0.3)
+    n_leg = ch["base_dataset"].nunique() + (2 if baselines is not None else 0)
+    ax.legend(fontsize=7, frameon=False, loc="center left", bbox_to_anchor=(1.01, 0.5), ncols=1 if n_leg <= 18 else 2)
+    return fig
+
+
+@_plain_text
+def plot_permutation_test(distribution: pd.DataFrame, datasets: Sequence[str] | None = None) -> Figure:
+    """Box plots of the difficulty under permuted labels, with the observed difficulty in red (Fig. 7).
+
+    Parameters
+    ----------
+    distribution : DataFrame
+        Concatenated :func:`odeval.analysis.label_permutation_test` outputs (with a ``dataset`` column).
+    """
+    _need(distribution, ["dataset", "difficulty", "observed_difficulty"], "plot_permutation_test")
+    names = list(datasets) if datasets is not None else sorted(distribution["dataset"].unique())
+    data = [distribution.loc[distribution["dataset"] == n, "difficulty"].to_numpy(float) for n in names]
+    obs = [float(distribution.loc[distribution["dataset"] == n, "observed_difficulty"].iloc[0]) for n in names]
+    fig = _figure(7.0, max(2.8, 0.35 * len(names) + 1.5))
+    ax = fig.add_subplot()
+    y = np.arange(1, len(names) + 1)
+    style = {"positions": y, "widths": 0.6, "showfliers": False, "patch_artist": True,
+             "boxprops": {"facecolor": "#dde7f1", "edgecolor": "#4f6f8f"}, "medianprops": {"color": "#1f4e79"},
+             "whiskerprops": {"color": "#4f6f8f"}, "capprops": {"color": "#4f6f8f"}}
+    try:
+        ax.boxplot(data, orientation="horizontal", **style)
+    except TypeError:  # matplotlib < 3.10
+        ax.boxplot(data, vert=False, **style)
+    ax.scatter(obs, y, color="#c0392b", marker="D", s=26, zorder=3, label="observed labels")
+    ax.set_yticks(y, names, fontsize=7)
+    ax.set_xlabel("difficulty (mean binned rank)")
+    ax.set_title("Observed vs permuted-label difficulty", fontsize=11)
+    ax.grid(axis="x", alpha=0.3)
+    ax.legend(fontsize=8, frameon=False, loc="lower right")
+    return fig
+
+
+@_plain_text
+def plot_critical_difference(
+    ranks: pd.DataFrame, cd: float, alpha_label: str = "α = 0.05"
+) -> Figure:
+    """Critical-difference diagram of the Nemenyi test (Demšar 2006, Fig. 1).
+
+    Methods are placed on the axis of average ranks (1 = best, on the left); thick bars join groups of
+    methods whose average ranks differ by at most ``cd`` (no significant difference).
+
+    Parameters
+    ----------
+    ranks : DataFrame
+        Output of :func:`odeval.analysis.average_ranks` (``config``, ``mean_rank``).
+    cd : float
+        Critical difference, :func:`odeval.analysis.nemenyi_critical_difference`.
+    """
+    _need(ranks, ["config", "mean_rank"], "plot_critical_difference")
+    r = ranks.sort_values(["mean_rank", "config"], kind="stable").reset_index(drop=True)
+    names = [str(n) for n in r["config"]]
+    vals = r["mean_rank"].to_numpy(float)
+    k = len(names)
+    lo, hi = 1, max(k, int(np.ceil(vals.max())))
+    half = (k + 1) // 2
+    n_rows = max(half, k - half)
+    fig = _figure(8.0, 1.3 + 0.3 * n_rows + 0.1 * k)
+    ax = fig.add_subplot()
+    ax.set_xlim(lo - 0.6, hi + 0.6)
+    ax.axis("off")
+    ax.hlines(0, lo, hi, color="black", lw=1)
+    for t in range(lo, hi + 1):
+        ax.vlines(t, 0, 0.15, color="black", lw=1)
+        ax.text(t, 0.25, str(t), ha="center", va="bottom", fontsize=8)
+    # CD scale bar
+    ax.hlines(1.15, lo, lo + cd, color="black", lw=1)
+    ax.vlines([lo, lo + cd], 1.05, 1.25, color="black", lw=1)
+    ax.text(lo + cd / 2, 1.3, f"CD = {cd:.3f} ({alpha_label})", ha="center", va="bottom", fontsize=8)
+    # cliques: maximal runs of consecutive methods within cd (no significant difference inside)
+    cliques: list[tuple[int, int]] = []
+    for i in range(k):
+        j = i
+        while j + 1 < k and vals[j + 1] - vals[i] <= cd:
+            j += 1
+        if j > i and not any(a <= i and j <= b for a, b in cliques):
+            cliques.append((i, j))
+    for n, (i, j) in enumerate(cliques):
+        y = -0.3 - 0.2 * n
+        ax.hlines(y, vals[i] - 0.04, vals[j] + 0.04, color="#c0392b", lw=3, zorder=3)
+    # methods: best half on the left, the rest on the right, below the clique bars
+    top = -0.5 - 0.2 * len(cliques)
+    text_left, text_right = lo - 0.5, hi + 0.5
+    for i, (name, v) in enumerate(zip(names, vals, strict=True)):
+        left = i < half
+        row = top - (i if left else k - 1 - i) * 0.8
+        ax.vlines(v, row, 0, color="0.3", lw=0.8)
+        ax.hlines(row, text_left if left else v, v if left else text_right, color="0.3", lw=0.8)
+        ax.text(text_left if left else text_right, row + 0.06, f"{name} ({v:.2f})", ha="left" if left else "right",
+                va="bottom", fontsize=8)
+    ax.set_ylim(top - (n_rows - 1) * 0.8 - 0.4, 1.7)
+    return fig

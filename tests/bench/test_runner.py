@@ -1,0 +1,149 @@
+"""The study runner against a real DuckDB store: resume, failures, determinism, kill -9, Dask."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from odeval.bench import ResultStore, load_study, run_study
+from odeval.measures import MEASURES, evaluate
+
+MEASURE_COLS = list(MEASURES)
+
+
+def comparable(store_path: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Store content without what legitimately differs between runs (timings)."""
+    with ResultStore(store_path, read_only=True) as rs:
+        runs = rs.runs().drop(columns=["runtime_s"]).reset_index(drop=True)
+        ranks = rs.outlier_ranks().reset_index(drop=True)
+    return runs, ranks
+
+
+def test_run_resume_and_extend(toy_study, tmp_path, study_file):
+    store = tmp_path / "r.duckdb"
+    summary = run_study(load_study(toy_study), store, workers=1, progress="none")
+    assert summary.total_units == 6 and summary.ok == 6 and not summary.failed
+    with ResultStore(store, read_only=True) as rs:
+        runs, units = rs.runs(), rs.units()
+    # kNN and LOF: k = 1..12; LDOF: k = 2..8 (k = 1 is skipped with a recorded reason)
+    assert len(runs) == 2 * (12 + 12 + 7)
+    ldof = units[units.method == "LDOF"].iloc[0]
+    assert "k ≥ 2" in ldof.skipped
+    # the stored numbers are exactly what the measures give on the detector's scores
+    from odeval.data import load_dataset
+    from odeval.detectors import get_detector
+
+    ds = load_dataset(tmp_path / "data" / "toy_b.npz")
+    s = get_detector("LOF").score(ds.X, 7)
+    row = runs[(runs.dataset == "toy_b") & (runs.method == "LOF") & (runs.k == 7)].iloc[0]
+    ev = evaluate(ds.y, s)
+    for m in MEASURE_COLS:
+        assert row[m] == pytest.approx(ev[m], abs=1e-15), m
+
+    again = run_study(load_study(toy_study), store, workers=1, progress="none")
+    assert again.already_done == 6 and again.computed == 0
+
+    text = toy_study.read_text() + '\n[[methods]]\nname = "kNNW"\n'
+    study_file(toy_study, text)
+    more = run_study(load_study(toy_study), store, workers=1, progress="none")
+    assert more.already_done == 6 and more.ok == 2
+
+
+def test_failures_are_recorded_not_fatal(tmp_path, npz_dataset, study_file):
+    data = tmp_path / "data"
+    data.mkdir()
+    npz_dataset(data / "good.npz", 40, 3, 2, seed=3)
+    np.savez(data / "no_outliers.npz", X=np.random.default_rng(0).normal(size=(30, 2)), y=np.zeros(30))
+    study = study_file(tmp_path / "s.toml", '[study]\nk = "1..5"\n[[datasets]]\nglob = "data/*.npz"\n'
+                                             '[[methods]]\nname = "kNN"\n[[methods]]\nname = "LOF"\n')
+    summary = run_study(load_study(study), tmp_path / "r.duckdb", workers=1, progress="none")
+    assert summary.ok == 2 and len(summary.failed) == 2
+    assert all(f["dataset"] == "no_outliers" for f in summary.failed)
+    assert all("no outlier" in f["error"] for f in summary.failed)
+    with ResultStore(tmp_path / "r.duckdb", read_only=True) as rs:
+        units = rs.units()
+    assert sorted(units.status) == ["error", "error", "ok", "ok"]
+
+
+def test_cli_exit_codes(toy_study, tmp_path, study_file):
+    from click.testing import CliRunner
+
+    from odeval.cli import main
+
+    res = CliRunner().invoke(main, ["study", "run", str(toy_study), "--workers", "1", "--quiet"])
+    assert res.exit_code == 0, res.output
+    assert (toy_study.parent / "results.duckdb").exists()
+    out = tmp_path / "runs.csv"
+    res = CliRunner().invoke(main, ["results", "export", str(toy_study.parent / "results.duckdb"),
+                                    "--format", "csv", "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    assert len(pd.read_csv(out)) == 2 * (12 + 12 + 7)
+    bad = study_file(tmp_path / "bad.toml", '[[datasets]]\npath = "nope.npz"\n[[methods]]\nname = "LOFF"\n')
+    res = CliRunner().invoke(main, ["study", "run", str(bad)])
+    assert res.exit_code == 2 and "nope.npz" in res.output and "LOFF" in res.output
+
+
+@pytest.mark.slow
+def test_same_results_with_two_worker_processes(toy_study, tmp_path):
+    run_study(load_study(toy_study), tmp_path / "serial.duckdb", workers=1, progress="none")
+    run_study(load_study(toy_study), tmp_path / "pool.duckdb", workers=2, progress="none")
+    for a, b in zip(comparable(tmp_path / "serial.duckdb"), comparable(tmp_path / "pool.duckdb"), strict=True):
+        pd.testing.assert_frame_equal(a, b)
+
+
+@pytest.mark.slow
+def test_kill_9_mid_write_loses_nothing_finished(tmp_path, npz_dataset, study_file):
+    """A real subprocess is killed with SIGKILL while it is inside a unit's write transaction."""
+    data = tmp_path / "data"
+    data.mkdir()
+    for i in range(4):
+        npz_dataset(data / f"v{i}.npz", 50, 4, 2, seed=10 + i)
+    study = study_file(tmp_path / "s.toml", '[study]\nk = "1..6"\n[[datasets]]\nglob = "data/*.npz"\n'
+                                             '[[methods]]\nname = "kNN"\n[[methods]]\nname = "LOF"\n'
+                                             '[[methods]]\nname = "kNNW"\n')
+    store = tmp_path / "r.duckdb"
+    env = dict(os.environ, ODEVAL_TEST_PAUSE_IN_WRITE="3")  # the 3rd unit write pauses inside its transaction
+    proc = subprocess.Popen([sys.executable, "-m", "odeval.cli", "study", "run", str(study), "--store", str(store),
+                             "--workers", "1", "--quiet"], env=env, stderr=subprocess.PIPE, text=True)
+    seen = []
+    deadline = time.monotonic() + 240
+    for line in proc.stderr:  # committed units are logged after their transaction
+        seen.append(line)
+        if "pausing inside the write transaction" in line:
+            break
+        assert time.monotonic() < deadline, "the runner never reached the pause"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    committed = [ln for ln in seen if ln.startswith("[")]
+    assert len(committed) == 2
+    with ResultStore(store, read_only=True) as rs:
+        units, runs = rs.units(), rs.runs()
+    assert len(units) == 2  # the unit being written is absent, not half there
+    assert set(runs.unit_id) == set(units.unit_id)
+    assert (runs.groupby("unit_id").size() == 6).all()
+
+    summary = run_study(load_study(study), store, workers=1, progress="none")
+    assert summary.already_done == 2 and summary.ok == 10
+    run_study(load_study(study), tmp_path / "clean.duckdb", workers=1, progress="none")
+    for a, b in zip(comparable(store), comparable(tmp_path / "clean.duckdb"), strict=True):
+        pd.testing.assert_frame_equal(a, b)
+
+
+@pytest.mark.slow
+def test_dask_local_cluster_gives_the_same_store(toy_study, tmp_path):
+    distributed = pytest.importorskip("distributed")
+    run_study(load_study(toy_study), tmp_path / "local.duckdb", workers=1, progress="none")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cl:
+        summary = run_study(load_study(toy_study), tmp_path / "dask.duckdb", scheduler=cl.scheduler_address,
+                            progress="none")
+    assert summary.ok == 6
+    for a, b in zip(comparable(tmp_path / "local.duckdb"), comparable(tmp_path / "dask.duckdb"), strict=True):
+        pd.testing.assert_frame_equal(a, b)

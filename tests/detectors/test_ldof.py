@@ -1,0 +1,97 @@
+"""LDOF against a slow, obviously-correct per-k implementation of Zhang et al. (2009), Defs. 1–3."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from odeval.detectors import get_detector
+from odeval.detectors.ldof import LDOF, ldof_scores
+from odeval.neighbors import knn_graph
+
+
+def _sq(X, a, b):
+    return sum((float(x) - float(y)) ** 2 for x, y in zip(X[a], X[b], strict=True))
+
+
+def _neighbourhood(X, p, k):
+    """N_k(p): every other object within the k-distance (ties on squared distances, duplicates included)."""
+    others = sorted((q for q in range(len(X)) if q != p), key=lambda q: (_sq(X, p, q), q))
+    thr = _sq(X, p, others[k - 1])
+    return [q for q in others if _sq(X, p, q) <= thr]
+
+
+def reference_ldof(X, k):
+    out = np.empty(len(X))
+    for p in range(len(X)):
+        N = _neighbourhood(X, p, k)
+        dbar = sum(math.sqrt(_sq(X, p, o)) for o in N) / len(N)
+        pairs = list(itertools.combinations(N, 2))
+        Dbar = sum(math.sqrt(_sq(X, a, b)) for a, b in pairs) / len(pairs)
+        val = dbar / Dbar if Dbar > 0 else math.inf
+        out[p] = val if math.isfinite(val) else 1.0
+    return out
+
+
+def _datasets():
+    rng = np.random.default_rng(7)
+    grid = rng.integers(0, 4, size=(40, 2)).astype(float)  # many ties and exact duplicates
+    cont = rng.normal(size=(50, 3))
+    cont[5] = cont[6]
+    cont[7] = cont[6]
+    cont[20] = cont[21]
+    return {"grid": grid, "continuous": cont}
+
+
+@pytest.mark.parametrize("name", ["grid", "continuous"])
+def test_ldof_matches_reference_for_all_k(name):
+    X = _datasets()[name]
+    ks = [2, 3, 4, 7, 12]
+    got = ldof_scores(knn_graph(X, max(ks)), ks)
+    for t, k in enumerate(ks):
+        np.testing.assert_allclose(got[t], reference_ldof(X, k), rtol=1e-12, atol=0)
+    assert np.isfinite(got).all()
+
+
+def test_ldof_all_neighbours_identical_gives_one():
+    # p = 0 has 3 identical neighbours (D̄ = 0) -> ELKI's rule: NaN/∞ -> 1.0
+    X = np.array([[0.0, 0.0], [1.0, 0.0], [1.0, 0.0], [1.0, 0.0], [5.0, 5.0]])
+    s = ldof_scores(knn_graph(X, 3), [3])[0]
+    assert s[0] == 1.0
+
+
+def test_ldof_unsorted_and_repeated_ks_and_registry():
+    X = _datasets()["continuous"]
+    g = knn_graph(X, 6)
+    a = get_detector("ldof").score_all_k(g, [6, 2, 6])
+    b = LDOF().raw_scores_all_k(g, [2, 6])
+    np.testing.assert_array_equal(a, b[[1, 0, 1]])
+    assert LDOF.info.min_k == 2 and not LDOF.info.inverted
+
+
+def test_ldof_rejects_k1_and_k_above_graph():
+    X = _datasets()["continuous"]
+    g = knn_graph(X, 5)
+    with pytest.raises(ValueError, match="below the minimum 2"):
+        LDOF().raw_scores_all_k(g, [1])
+    with pytest.raises(ValueError, match="k_max"):
+        LDOF().raw_scores_all_k(g, [6])
+
+
+def test_ldof_non_euclidean_metric_uses_graph_distances():
+    X = _datasets()["continuous"]
+    g = knn_graph(X, 5, metric="manhattan")
+    got = LDOF().raw_scores_all_k(g, [5])[0]
+    # reference with Manhattan distances
+    D = np.abs(X[:, None, :] - X[None, :, :]).sum(-1)
+    ref = np.empty(len(X))
+    for p in range(len(X)):
+        others = sorted((q for q in range(len(X)) if q != p), key=lambda q: (D[p, q], q))
+        N = [q for q in others if D[p, q] <= D[p, others[4]]]
+        dbar = D[p, N].mean()
+        Dbar = np.mean([D[a, b] for a, b in itertools.combinations(N, 2)])
+        ref[p] = dbar / Dbar
+    np.testing.assert_allclose(got, ref, rtol=1e-12)
