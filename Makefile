@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN     = $(VENV)/bin
 
-.PHONY: demo test lint install install-dev clean
+.PHONY: demo test lint install install-dev clean chromium
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -26,8 +26,14 @@ demo: $(VENV)/.installed
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check src tests benchmarks
 
-test: $(VENV)/.installed-dev lint
+test: $(VENV)/.installed-dev lint chromium
 	$(BIN)/pytest $(PYTEST_ARGS)
+
+# headless Chromium renders the HTML report in tests/report (the test skips, with a reason, without it)
+chromium:
+	@command -v chromium >/dev/null || command -v chromium-browser >/dev/null \
+	  || (apt-get update && apt-get install -y chromium) \
+	  || echo "warning: could not install chromium; the report rendering test will be skipped"
 
 clean:
 	rm -rf $(VENV) build .pytest_cache .ruff_cache

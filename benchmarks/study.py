@@ -83,7 +83,6 @@ def main() -> None:
     if args.skip_elki:
         return
     from detectors import run_elki  # same ELKI invocation as benchmarks/detectors.py
-
     from odeval.data import load_dataset
 
     subset = files[:10]
@@ -95,7 +94,7 @@ def main() -> None:
         if res is None:
             return
         t_elki += res["total"]
-    wall_sub, units_sub = run_grid(subset, args.kmax, args.workers)
+    wall_sub, _ = run_grid(subset, args.kmax, args.workers)
     print(f"10-variant subset: ELKI ComputeKNNOutlierScores {t_elki:.1f}s (one JVM per variant, scores only); "
           f"odeval runner {wall_sub:.1f}s incl. evaluation and store; ratio {t_elki / wall_sub:.1f}x")
 

@@ -205,7 +205,11 @@ def datasets_list(data_dir: str | None, base: tuple[str, ...], variant: tuple[st
         rep = cat.presence(data_dir)
     except cat.CatalogueError as exc:
         raise click.ClickException(str(exc)) from None
-    click.echo(f"datasets in {rep['where']}")
+    if rep["vendored"]:
+        click.echo(f"no data directory found (--data-dir, ${cat.ENV_VAR}, ../shared/datasets); showing the vendored "
+                   f"datasets in {cat.vendored_dir()}")
+    else:
+        click.echo(f"datasets in {rep['where']}")
     current = None
     for entry in rep["bases"]:
         b = entry["base"]
@@ -216,9 +220,14 @@ def datasets_list(data_dir: str | None, base: tuple[str, ...], variant: tuple[st
             click.echo(f"\n{current}:")
         n_exp = len(b.files)
         status = "ok" if not entry["missing"] else ("MISSING" if not entry["present"] else "incomplete")
+        if rep["vendored"]:
+            status = "vendored"
         size = f"N={b.n_objects} |O|={b.n_outliers} d={b.n_attributes}"
         click.echo(f"  {b.name:22s} {len(entry['present']):3d}/{n_exp:<3d} {status:10s} {size}")
-        if entry["missing"] and (show_missing or len(entry["missing"]) <= 3):
+        if rep["vendored"]:
+            for name in entry["present"]:
+                click.echo(f"      {name}")
+        elif entry["missing"] and (show_missing or len(entry["missing"]) <= 3):
             for m in entry["missing"]:
                 click.echo(f"      missing: {m}")
         elif entry["missing"]:
@@ -316,7 +325,7 @@ def results_export(store: str, fmt: str, table: str, output: str | None) -> None
 @click.option("--scores", "scores_file", type=click.Path(exists=True, dir_okay=False), required=True,
               help="Scores: one per line, a CSV column (see --column) or a .npy array; higher = more outlying.")
 @click.option("--labels", "labels_file", type=click.Path(exists=True, dir_okay=False), default=None,
-              help="Ground truth: 0/1 per line (or a CSV column / .npy array), 1 = outlier.")
+              help="Ground truth: 0/1 per line (a one-column CSV or a .npy array), 1 = outlier.")
 @click.option("--dataset", "dataset_file", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Take the ground truth from a dataset file (.arff, .mat, .npz, .csv) instead of --labels.")
 @click.option("--column", default=None, help="Column of a multi-column scores file (header name or 0-based index).")
@@ -362,6 +371,153 @@ def evaluate_cmd(scores_file: str, labels_file: str | None, dataset_file: str | 
         click.echo(f"{name:<{width}}  {value:.6f}")
 
 
+def _parse_ks(spec: str) -> list[int]:
+    """"1:100" (inclusive), "1:100:5" (step), "10" or "1,2,5,10" → sorted unique k values."""
+    out: set[int] = set()
+    try:
+        for part in spec.split(","):
+            part = part.strip()
+            if ":" in part:
+                bits = [int(b) for b in part.split(":")]
+                if len(bits) not in (2, 3) or (len(bits) == 3 and bits[2] < 1):
+                    raise ValueError
+                out.update(range(bits[0], bits[1] + 1, bits[2] if len(bits) == 3 else 1))
+            else:
+                out.add(int(part))
+    except ValueError:
+        raise click.BadParameter(f"{spec!r}: use K, K1:K2, K1:K2:STEP or a comma-separated list") from None
+    if not out or min(out) < 1:
+        raise click.BadParameter(f"{spec!r}: k values must be ≥ 1")
+    return sorted(out)
+
+
+def _parse_params(items: tuple[str, ...], methods: list[str]) -> dict[str, dict]:
+    import json
+
+    params: dict[str, dict] = {m: {} for m in methods}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        if not sep:
+            raise click.BadParameter(f"{item!r}: use NAME=VALUE or METHOD.NAME=VALUE", param_hint="--param")
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError:
+            value = raw
+        method, dot, name = key.rpartition(".")
+        if not dot:
+            if len(methods) > 1:
+                raise click.BadParameter(f"{item!r}: with several methods write METHOD.{key}=VALUE",
+                                         param_hint="--param")
+            method, name = methods[0], key
+        match = [m for m in methods if m.lower() == method.lower()]
+        if not match:
+            raise click.BadParameter(f"{item!r}: method {method!r} is not among --method {methods}",
+                                     param_hint="--param")
+        params[match[0]][name] = value
+    return params
+
+
+def _make_detector(name: str, params: dict):
+    import inspect
+
+    from odeval.detectors import get_detector
+
+    try:
+        return get_detector(name, **params)
+    except TypeError:
+        accepted = [a for a in inspect.signature(type(get_detector(name)).__init__).parameters
+                    if a not in ("self", "args", "kwargs")]
+        unknown = sorted(set(params) - set(accepted)) or sorted(params)
+        raise ValueError(f"{name}: unknown parameter(s) {', '.join(unknown)}; accepted: "
+                         f"{', '.join(accepted) or 'none'}") from None
+
+
+@main.command("score")
+@click.argument("dataset", type=click.Path(exists=True, dir_okay=False))
+@click.option("--method", "-m", "methods", multiple=True, required=True,
+              help="Detector name (repeatable), e.g. LOF, KNN, LoOP; see --list-methods.")
+@click.option("--k", "k_spec", default="1:100", show_default=True,
+              help="k values: K, K1:K2 (inclusive), K1:K2:STEP or a comma-separated list.")
+@click.option("--metric", default="euclidean", show_default=True,
+              help="Distance: euclidean, manhattan, chebyshev, cosine, minkowski (with --p), or another scipy metric.")
+@click.option("--p", "p", type=float, default=None, help="Minkowski exponent.")
+@click.option("--param", "param_items", multiple=True, metavar="[METHOD.]NAME=VALUE",
+              help="Detector parameter (repeatable), e.g. LoOP.lam=2.0 or variant=elki-0.7.1 (one method).")
+@click.option("--raw", is_flag=True, help="Write raw scores (the method's orientation: ODIN low = outlier).")
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
+              help="Output file: .parquet, .csv or .npz (by extension).")
+def score_cmd(dataset: str, methods: tuple[str, ...], k_spec: str, metric: str, p: float | None,
+              param_items: tuple[str, ...], raw: bool, output: str) -> None:
+    """Score DATASET with kNN detectors for every k from one exact kNN graph.
+
+    Output table: one row per object (columns object, id, label) and one column per method and k, named
+    METHOD-kNNN (e.g. LOF-007); public scores (higher = more outlying) unless --raw. A k below a method's
+    minimum (KDEOS: 2) is skipped for that method with a note. .npz holds arrays scores (rows = columns of
+    the table), columns, ks, labels. Example: odeval score Waveform.arff -m LOF -m KNN --k 1:100 -o s.parquet
+    """
+    from pathlib import Path
+
+    import numpy as np
+
+    from odeval.data import load_dataset
+    from odeval.neighbors import knn_graph
+
+    out = Path(output)
+    if out.suffix.lower() not in (".parquet", ".csv", ".npz"):
+        raise click.BadParameter(f"{output}: the extension must be .parquet, .csv or .npz", param_hint="-o")
+    ks = _parse_ks(k_spec)
+    method_list = list(dict.fromkeys(methods))
+    params = _parse_params(param_items, method_list)
+    try:
+        ds = load_dataset(dataset)
+        X = ds.numeric_matrix()
+        detectors = {m: _make_detector(m, params[m]) for m in method_list}
+        n = X.shape[0]
+        if max(ks) >= n:
+            raise ValueError(f"k={max(ks)} needs more than {n} objects (k counts neighbours other than the query)")
+        k_max = max(det.required_k_max(max(ks)) for det in detectors.values())
+        graph = knn_graph(X, k_max, metric=metric, p=p)
+        columns: list[str] = []
+        blocks = []
+        for det in detectors.values():
+            use = [k for k in ks if k >= det.info.min_k]
+            if len(use) < len(ks):
+                click.echo(f"note: {det.info.name} is defined for k ≥ {det.info.min_k}; skipped "
+                           f"{len(ks) - len(use)} smaller k", err=True)
+            if not use:
+                continue
+            S = det.raw_scores_all_k(graph, use) if raw else det.score_all_k(graph, use)
+            blocks.append(S)
+            columns += [f"{det.info.name}-{k:03d}" for k in use]
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None
+    scores = np.vstack(blocks) if blocks else np.empty((0, X.shape[0]))
+    labels = None if ds.y is None else np.asarray(ds.y, dtype=bool)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if out.suffix.lower() == ".npz":
+        extra = {} if labels is None else {"labels": labels}
+        np.savez_compressed(out, scores=scores, columns=np.array(columns), ks=np.array(ks), **extra)
+    else:
+        import pandas as pd
+
+        table = {"object": np.arange(n)}
+        if getattr(ds, "ids", None) is not None and len(ds.ids) == n:
+            table["id"] = np.asarray(ds.ids)
+        if labels is not None:
+            table["label"] = labels
+        frame = pd.concat([pd.DataFrame(table), pd.DataFrame(scores.T, columns=columns)], axis=1)
+        if out.suffix.lower() == ".csv":
+            frame.to_csv(out, index=False, float_format="%.17g")
+        else:
+            try:
+                frame.to_parquet(out, index=False)
+            except ImportError as exc:
+                raise click.ClickException(
+                    f"writing Parquet needs pyarrow (pip install 'odeval[parquet]'): {exc}") from None
+    click.echo(f"{out}: {n} objects × {len(columns)} score columns ({', '.join(method_list)}; k {k_spec}; "
+               f"{graph.metric})")
+
+
 @main.command("report")
 @click.argument("store", type=click.Path(exists=True, dir_okay=False))
 @click.option("-o", "--output", "out_dir", required=True, type=click.Path(file_okay=False),
@@ -377,8 +533,13 @@ def evaluate_cmd(scores_file: str, labels_file: str | None, dataset_file: str | 
               help="Seed of the random-ranker baselines and the label permutation test.")
 @click.option("--permutations", type=click.IntRange(min=0), default=1000, show_default=True,
               help="Label permutations per variant (needs the store's best-k scores; 0 = skip the test).")
+@click.option("--min-outlier-pct", type=float, default=None, help="Only variants with at least this % of outliers.")
+@click.option("--max-outlier-pct", type=float, default=None, help="Only variants with at most this % of outliers.")
+@click.option("--normalized/--not-normalized", default=None, help="Only (not) normalised variants [default: all].")
+@click.option("--deduplicated/--with-duplicates", default=None, help="Only variants without / with duplicates.")
 def report_cmd(store: str, out_dir: str, measure: str, statistic: str, study_hash: str | None, title: str,
-               simulations: int, seed: int, permutations: int) -> None:
+               simulations: int, seed: int, permutations: int, min_outlier_pct: float | None,
+               max_outlier_pct: float | None, normalized: bool | None, deduplicated: bool | None) -> None:
     """Write a static HTML report of the results STORE (a DuckDB file with tables runs, outlier_ranks).
 
     The report opens from disk with no server or network: study summary, method ranking with Friedman and
@@ -387,25 +548,29 @@ def report_cmd(store: str, out_dir: str, measure: str, statistic: str, study_has
     """
     import warnings
 
-    from odeval.analysis import per_variant_summary, permutation_tests
-    from odeval.report import build_report, read_best_k_scores, read_results_store
+    from odeval.analysis import filter_variants, per_variant_summary, permutation_tests
+    from odeval.report import build_report, read_best_k_ranks, read_best_k_scores, read_results_store
 
     try:
-        tables = read_results_store(store, study_hash=study_hash)
+        tables = read_results_store(store, study_hash=study_hash, with_ranks=False)
+        runs = filter_variants(tables.runs, min_outlier_pct=min_outlier_pct, max_outlier_pct=max_outlier_pct,
+                               normalized=normalized, deduplicated=deduplicated)
+        if runs.empty:
+            raise ValueError("no run of the store matches the variant filters")
+        summary = per_variant_summary(runs, measure)
+        ranks = read_best_k_ranks(store, summary, measure)  # only the rows the characterisation needs
         permutation = None
-        if permutations and tables.n_scores and tables.outlier_ranks is not None:
-            summary = per_variant_summary(tables.runs, measure)
+        if permutations and tables.n_scores and ranks is not None:
             best_scores = read_best_k_scores(store, summary, measure)
             if len(best_scores):
                 with warnings.catch_warnings(record=True) as caught:
                     warnings.simplefilter("always")
-                    permutation = permutation_tests(summary, tables.outlier_ranks, best_scores, measure,
+                    permutation = permutation_tests(summary, ranks, best_scores, measure,
                                                     n_permutations=permutations, seed=seed)
                 for w in caught:
                     click.echo(f"warning: {w.message}", err=True)
-        index = build_report(tables.runs, tables.outlier_ranks, out_dir, measure=measure, statistic=statistic,
-                             title=title, n_simulations=simulations, seed=seed, permutation=permutation,
-                             units=tables.units)
+        index = build_report(runs, ranks, out_dir, measure=measure, statistic=statistic, title=title,
+                             n_simulations=simulations, seed=seed, permutation=permutation, units=tables.units)
     except (ValueError, FileNotFoundError) as exc:
         raise click.ClickException(str(exc)) from exc
     click.echo(f"report written to {index}")

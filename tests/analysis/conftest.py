@@ -9,7 +9,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from results_frames import realistic_results, synthetic_results  # noqa: E402
+from results_frames import realistic_results, synthetic_results
 
 
 @pytest.fixture(scope="session")

@@ -215,7 +215,8 @@ def test_fallback_to_vendored_without_data_dir(no_data_dir):
         cat.select(fallback_vendored=False)
     r = CliRunner().invoke(main, ["datasets", "list"])
     assert r.exit_code == 0, r.output
-    assert "vendored datasets" in r.output and re.search(r"WBC\s+2/12", r.output)
+    assert "vendored datasets" in r.output and re.search(r"WBC\s+2/12\s+vendored", r.output)
+    assert "WBC_withoutdupl_norm_v01" in r.output
     assert "Annthyroid" not in r.output                       # bases with nothing vendored are not listed
     r = CliRunner().invoke(main, ["datasets", "list", "--base", "Lymph*", "--variant", "withoutdupl_norm_idf"])
     assert r.exit_code == 0 and "Lymphography_withoutdupl_norm_idf" in r.output and "1 file(s)" in r.output

@@ -182,6 +182,28 @@ def test_duplicate_label_conflicts():
         remove_duplicates(ds, on_conflict="majority")
 
 
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 2), st.booleans()), min_size=1, max_size=40))
+def test_duplicates_property(rows):
+    X = np.array([r[:2] for r in rows], dtype=float)
+    y = np.array([r[2] for r in rows])
+    out = remove_duplicates(make(X, y=y), on_conflict="first")
+    assert out.n_duplicates() == 0
+    assert {tuple(r) for r in out.X} == {tuple(r) for r in X}          # every vector survives once
+    res = out.provenance["steps"][-1]["result"]
+    assert res["n_removed"] == len(rows) - out.n_objects
+    assert np.all(np.diff(out.ids) > 0)                                  # input order kept
+
+
+@given(st.lists(st.floats(-1e6, 1e6), min_size=2, max_size=30))
+def test_minmax_property(values):
+    out = normalize(make(np.array(values)[:, None]))
+    assert out.X.min() >= 0 and out.X.max() <= 1
+    if max(values) > min(values):
+        assert out.X.min() == 0 and out.X.max() == 1
+        order = np.argsort(values, kind="stable")
+        assert np.all(np.diff(out.X[order, 0]) >= 0)                      # order preserved (weakly)
+
+
 def test_duplicates_unlabelled():
     assert remove_duplicates(make([[1.0], [1.0]])).n_objects == 1
 
@@ -363,3 +385,24 @@ def test_cli_prepare_zscore_and_classes(tmp_path):
     back = load_dataset(tmp_path / "o" / "Cls_norm.arff")
     assert back.y.tolist() == [False, True, True, False, False]
     assert back.X[:, 0].mean() == pytest.approx(0)
+
+
+def test_cli_prepare_missing_and_categorical(tmp_path):
+    X = np.c_[np.arange(20) % 2, np.arange(20.0), np.arange(20.0) ** 2]
+    X[0, 1] = np.nan                      # a1: 1/20 = 5 % missing -> that object is dropped
+    X[[3, 7, 11, 15, 19], 2] = np.nan     # a2: 5/20 = 25 % missing -> the attribute is dropped
+    ds = Dataset(X=X, y=np.arange(20) % 7 == 0, name="Mix", attribute_names=("colour", "a1", "a2"),
+                 attribute_types=("nominal", "numeric", "numeric"), categories={0: ("red", "blue")},
+                 ids=np.arange(1.0, 21.0))
+    raw = write_arff(ds, tmp_path / "Mix.arff")
+    r = CliRunner().invoke(main, ["datasets", "prepare", str(raw), "--missing", "--categorical", "idf",
+                                  "--normalize", "-o", str(tmp_path / "o")])
+    assert r.exit_code == 0, r.output
+    assert "handle_missing: dropped 1 attribute(s), 1 object(s)" in r.output
+    assert "encode_categorical: 1 nominal attribute(s)" in r.output
+    back = load_dataset(tmp_path / "o" / "Mix_norm_idf.arff")
+    assert back.attribute_names == ("colour", "a1") and back.n_objects == 19
+    doc = json.loads((tmp_path / "o" / "Mix_norm_idf.json").read_text())
+    missing = doc["provenance"]["steps"][0]["result"]
+    assert missing["dropped_attributes"] == [{"name": "a2", "missing_fraction": 0.25}]
+    assert missing["dropped_objects"]["ids"] == [1]

@@ -42,7 +42,7 @@ def reference_glosh(X, k, mcs):
     active = {0: set(range(n))}
     for h in levels:  # at radius just below h, only edges of weight < h remain
         for c in list(active):
-            comps = _components(active[c], lambda a, b: M[a, b] < h)
+            comps = _components(active[c], lambda a, b, h=h: M[a, b] < h)
             if len(comps) == 1:
                 continue
             big = [s for s in comps if len(s) >= mcs]

@@ -61,7 +61,7 @@ def test_every_figure_draws(frames):
 
 
 def test_pyplot_is_never_imported(frames):
-    runs, s, *_ = frames
+    _, s, *_ = frames
     had = "matplotlib.pyplot" in sys.modules
     P.plot_best_per_dataset(s)
     assert had or "matplotlib.pyplot" not in sys.modules

@@ -114,6 +114,16 @@ def _params_text(value: object) -> str:
     return str(value)
 
 
+def canonical_params(values: pd.Series) -> pd.Series:
+    """:func:`_params_text` of every value, computed once per distinct value."""
+    try:
+        uniq = pd.unique(values)
+    except TypeError:  # unhashable values (dicts)
+        return pd.Series([_params_text(v) for v in values], index=values.index, dtype=object)
+    texts = {v: _params_text(v) for v in uniq if not (isinstance(v, float) and np.isnan(v))}
+    return pd.Series([texts[v] if v in texts else "" for v in values], index=values.index, dtype=object)
+
+
 def _add_config(frame: pd.DataFrame) -> pd.DataFrame:
     """Add ``params`` (canonical text, '' when absent) and ``config`` (method label) columns.
 
@@ -122,10 +132,7 @@ def _add_config(frame: pd.DataFrame) -> pd.DataFrame:
     appended.
     """
     out = frame.copy()
-    if "params" in out.columns:
-        out["params"] = [_params_text(v) for v in out["params"]]
-    else:
-        out["params"] = ""
+    out["params"] = canonical_params(out["params"]) if "params" in out.columns else ""
     n_settings = out.groupby("method")["params"].transform("nunique")
     config = pd.Series(
         np.where(
@@ -188,7 +195,7 @@ def check_ranks_frame(ranks: pd.DataFrame, *, name: str = "outlier_ranks") -> pd
     if missing:
         raise ValueError(f"{name} lacks required column(s) {missing}; columns are {list(ranks.columns)}")
     out = ranks.copy()
-    out["params"] = [_params_text(v) for v in out["params"]] if "params" in out.columns else ""
+    out["params"] = canonical_params(out["params"]) if "params" in out.columns else ""
     r = pd.to_numeric(out["rank"], errors="coerce")
     bad = r.isna() | (r < 1)
     if bad.any():

@@ -71,52 +71,61 @@ def per_variant_summary(
         raise ValueError(f"half_window must be a non-negative integer, got {half_window!r}")
     frame = check_runs_frame(runs)
     cols = measure_columns(frame, measures)
-    long = frame.melt(id_vars=[*_KEY, "k"], value_vars=cols, var_name="measure", value_name="value")
-    long["value"] = pd.to_numeric(long["value"], errors="coerce").astype(np.float64)
-    keys = [*_KEY, "measure"]
-    grouped = long.groupby(keys, sort=False)
-    # the k range of a curve is the range of k the store holds for it (finite or not)
-    k_min = grouped["k"].transform("min")
-    k_max = grouped["k"].transform("max")
-    best = grouped["value"].transform("max")
-    is_best = long["value"].to_numpy() == best.to_numpy()
-    long["_kbest"] = np.where(is_best, long["k"], np.iinfo(np.int64).max)
-    best_k = long.groupby(keys, sort=False)["_kbest"].transform("min")
+    # one integer id per curve, rows sorted by (curve, k): every statistic is a segment reduction
+    gid = frame.groupby(_KEY, sort=False, dropna=False).ngroup().to_numpy()
+    k_all = frame["k"].to_numpy(dtype=np.int64)
+    order = np.lexsort((k_all, gid))
+    g, k = gid[order], k_all[order]
+    starts = np.r_[0, np.flatnonzero(np.diff(g)) + 1]
+    ends = np.r_[starts[1:], g.size]
+    keys = frame.iloc[order[starts]][_KEY].reset_index(drop=True)
+    k_min, k_max = k[starts], k[ends - 1]  # the k range the store holds for the curve (finite or not)
     width = 2 * half_window
-    lo = np.minimum(np.maximum(best_k - half_window, k_min), np.maximum(k_max - width, k_min))
-    hi = np.minimum(lo + width, k_max)
-    in_window = (long["k"] >= lo) & (long["k"] <= hi)
-    long["_win"] = long["value"].where(in_window)
-    long["_lo"] = lo
-    long["_hi"] = hi
-    out = long.groupby(keys, sort=False).agg(
-        best=("value", "max"),
-        best_k=("_kbest", "min"),
-        mean_over_k=("value", "mean"),
-        window_mean=("_win", "mean"),
-        window_lo=("_lo", "first"),
-        window_hi=("_hi", "first"),
-        k_min=("k", "min"),
-        k_max=("k", "max"),
-        n_k=("value", "count"),
-    )
-    out = out.reset_index()
+    big = np.iinfo(np.int64).max
+    parts = []
+    for measure in cols:
+        v = pd.to_numeric(frame[measure], errors="coerce").to_numpy(dtype=np.float64)[order]
+        finite = ~np.isnan(v)
+        n_k = np.add.reduceat(finite.astype(np.int64), starts)
+        with np.errstate(invalid="ignore"):
+            best = np.fmax.reduceat(v, starts)  # NaN only when the whole curve is NaN
+        seg = np.repeat(np.arange(starts.size), ends - starts)
+        best_k = np.minimum.reduceat(np.where(v == best[seg], k, big), starts)
+        total = np.add.reduceat(np.where(finite, v, 0.0), starts)
+        lo = np.minimum(np.maximum(best_k - half_window, k_min), np.maximum(k_max - width, k_min))
+        hi = np.minimum(lo + width, k_max)
+        inside = finite & (k >= lo[seg]) & (k <= hi[seg])
+        w_n = np.add.reduceat(inside.astype(np.int64), starts)
+        w_sum = np.add.reduceat(np.where(inside, v, 0.0), starts)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = np.where(n_k > 0, total / n_k, np.nan)
+            wmean = np.where(w_n > 0, w_sum / w_n, np.nan)
+        none = n_k == 0
+        part = keys.copy()
+        part["measure"] = measure
+        part["best_k"] = pd.array(np.where(none, 0, best_k), dtype="Int64")
+        part["best"] = best
+        part["mean_over_k"] = mean
+        part["window_mean"] = wmean
+        part["window_lo"] = pd.array(np.where(none, 0, lo), dtype="Int64")
+        part["window_hi"] = pd.array(np.where(none, 0, hi), dtype="Int64")
+        part.loc[none, ["best_k", "window_lo", "window_hi"]] = pd.NA
+        part["k_min"] = k_min
+        part["k_max"] = k_max
+        part["n_k"] = n_k
+        parts.append(part)
+    out = pd.concat(parts, ignore_index=True)
     if "unit_id" in frame.columns:  # the store's unit of work: joins exactly with outlier_ranks / scores
         units = frame.groupby(["dataset", "config"], sort=False)["unit_id"].first().rename("unit_id")
         out = out.merge(units.reset_index(), on=["dataset", "config"], how="left")
-    no_value = out["n_k"] == 0
-    out["best_k"] = out["best_k"].astype("Int64")
-    out.loc[no_value, ["best_k", "window_lo", "window_hi"]] = pd.NA
-    for c in ("window_lo", "window_hi"):
-        out[c] = out[c].astype("Int64")
     meta = dataset_table(frame)
     out = out.merge(meta, on="dataset", how="left")
-    order = [
+    first = [
         "dataset", "method", "params", "config", "measure", "best_k", "best", "mean_over_k", "window_mean",
         "window_lo", "window_hi", "k_min", "k_max", "n_k",
     ]
-    rest = [c for c in out.columns if c not in order]
-    return out[order + rest].sort_values(["dataset", "config", "measure"], kind="stable").reset_index(drop=True)
+    rest = [c for c in out.columns if c not in first]
+    return out[first + rest].sort_values(["dataset", "config", "measure"], kind="stable").reset_index(drop=True)
 
 
 def filter_variants(

@@ -30,7 +30,7 @@ import pandas as pd
 from scipy import stats as sps
 
 from odeval._validation import check_labels, check_scores
-from odeval.analysis._schema import _params_text, check_ranks_frame
+from odeval.analysis._schema import canonical_params, check_ranks_frame
 
 __all__ = [
     "best_k_binned_ranks",
@@ -470,7 +470,7 @@ def permutation_tests(
         raise ValueError(f"summary has no row for measure {measure!r}")
     best["k"] = best["best_k"].astype(np.int64)
     sc = scores.copy()
-    sc["params"] = [_params_text(v) for v in sc["params"]] if "params" in sc.columns else ""
+    sc["params"] = canonical_params(sc["params"]) if "params" in sc.columns else ""
     sc["k"] = pd.to_numeric(sc["k"]).astype(np.int64)
     on = ["unit_id", "k"] if "unit_id" in best.columns and "unit_id" in sc.columns else ["dataset", "method", "params",
                                                                                         "k"]

@@ -258,5 +258,5 @@ def nemenyi_table(pairwise: pd.DataFrame, order: Sequence[str] | None = None) ->
         else:
             sym = ""
         table.loc[row.method_a, row.method_b] = sym
-    table.index.name = "config"
+    table.index.name = "method"
     return table

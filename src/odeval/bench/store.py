@@ -182,8 +182,8 @@ class ResultStore:
                 "INSERT INTO units (unit_id, study_hash, dataset, method, params, metric, status, error, skipped, "
                 "n_k, runtime_s) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [result.unit_id, study_hash, ds["name"], result.method, result.params, result.metric, result.status,
-                 result.error, json.dumps({str(k): v for k, v in result.skipped.items()}), len(result.ks),
-                 result.runtime_s],
+                 result.error, json.dumps({str(k): v for k, v in result.skipped.items()}, ensure_ascii=False),
+                 len(result.ks), result.runtime_s],
             )
             if len(runs_df):
                 con.register("_runs_df", runs_df)

@@ -59,7 +59,10 @@ def combine(scores: Any, rule: Rule = "mean") -> np.ndarray:
     ndarray of shape (n_objects,)
         Higher = more outlying.
     """
-    S = check_score_matrix(scores)
+    return _combine(check_score_matrix(scores), rule)
+
+
+def _combine(S: np.ndarray, rule: str) -> np.ndarray:
     if rule == "mean":
         return S.mean(axis=0)
     if rule == "max":
@@ -75,6 +78,49 @@ def combine(scores: Any, rule: Rule = "mean") -> np.ndarray:
     if rule == "rank":
         return stats.rankdata(S, axis=1, method="average").mean(axis=0) / S.shape[1]
     raise ValueError(f"unknown combination rule {rule!r}; use one of {', '.join(COMBINATION_RULES)}")
+
+
+class _Running:
+    """Incremental combination for the greedy search: O(N) per tested candidate for the rules that allow it
+    (mean, max, min, product, inverse_product); median and rank are recomputed from the members."""
+
+    def __init__(self, S: np.ndarray, rule: str, first: int) -> None:
+        self.S, self.rule = S, rule
+        self.members = [first]
+        row = S[first]
+        self.state = {"mean": row.copy(), "max": row.copy(), "min": row.copy(), "product": row.copy(),
+                      "inverse_product": 1.0 - row}.get(rule)
+
+    def _next_state(self, c: int) -> np.ndarray | None:
+        row, st = self.S[c], self.state
+        if self.rule == "mean":
+            return st + row  # running sum
+        if self.rule == "max":
+            return np.maximum(st, row)
+        if self.rule == "min":
+            return np.minimum(st, row)
+        if self.rule == "product":
+            return st * row
+        if self.rule == "inverse_product":
+            return st * (1.0 - row)
+        return None
+
+    def _value(self, st: np.ndarray | None, members: list[int]) -> np.ndarray:
+        if self.rule == "mean":
+            return st / len(members)  # type: ignore[operator]
+        if self.rule == "inverse_product":
+            return 1.0 - st  # type: ignore[operator]
+        if st is not None:
+            return st
+        return _combine(self.S[members], self.rule)
+
+    def test(self, c: int) -> tuple[np.ndarray, np.ndarray | None]:
+        st = self._next_state(c)
+        return self._value(st, [*self.members, c]), st
+
+    def accept(self, c: int, st: np.ndarray | None) -> None:
+        self.members.append(c)
+        self.state = st
 
 
 def gain(score: float, reference: float, optimum: float = 1.0) -> float:
@@ -118,6 +164,35 @@ def _pearson_to(S: np.ndarray, t: np.ndarray, w: np.ndarray) -> np.ndarray:
         return np.where(s_const, 1.0, 0.0)
     r[s_const] = 0.0
     return r
+
+
+class _DiversityIndex:
+    """Distances of all candidate rows to a changing vector (the current ensemble), for ordering candidates.
+
+    For Pearson the row means and variances are computed once (two-pass) and each query is one
+    matrix-vector product: cov_w(s, t) = Σ w·s·(t − t̄_w), since Σ w (t − t̄_w) = 0."""
+
+    def __init__(self, S: np.ndarray, w: np.ndarray, measure: str) -> None:
+        self.S, self.w, self.measure = S, w, measure
+        if measure == "pearson":
+            wsum = w.sum()
+            Sc = S - ((S @ w) / wsum)[:, None]
+            self.var = (Sc * Sc) @ w
+            self.const = np.ptp(S, axis=1) == 0
+
+    def distances(self, t: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        if self.measure != "pearson":
+            return _distances_to(self.S[rows], t, self.w, self.measure)
+        w = self.w
+        tc = t - (t @ w) / w.sum()
+        vt = float((tc * tc) @ w)
+        if np.ptp(t) == 0:
+            return 1.0 - np.where(self.const[rows], 1.0, 0.0)
+        cov = self.S[rows] @ (w * tc) if rows.size < self.S.shape[0] // 4 else (self.S @ (w * tc))[rows]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r = np.clip(cov / np.sqrt(self.var[rows] * vt), -1.0, 1.0)
+        r[self.const[rows]] = 0.0
+        return 1.0 - r
 
 
 @dataclass(frozen=True)
@@ -214,26 +289,29 @@ def greedy_ensemble(
     w = class_balanced_weights(est)
     if rule not in COMBINATION_RULES:
         raise ValueError(f"unknown combination rule {rule!r}; use one of {', '.join(COMBINATION_RULES)}")
-    singles = np.vstack([combine(S[i:i + 1], rule) for i in range(R)]) if rule == "rank" else S
+    singles = np.vstack([_combine(S[i:i + 1], rule) for i in range(R)]) if rule == "rank" else S
     d0 = _distances_to(singles, target, w, measure)
     best = int(np.argmin(d0))
     members = [best]
+    running = _Running(S, rule, best)
     current = singles[best].copy()
     current_d = float(d0[best])
     candidates = [i for i in range(R) if i != best]
     trace: list[tuple[int, float, float, bool]] = []
+    diversity = _DiversityIndex(singles, w, measure)
     while candidates:
         cand = np.asarray(candidates)
-        div = _distances_to(singles[cand], current, w, measure)
+        div = diversity.distances(current, cand)
         order = cand[np.lexsort((cand, -div))]  # most distant first, ties by index
         accepted = False
         for c in order.tolist():
             candidates.remove(c)
-            test = combine(S[[*members, c]], rule)
+            test, state = running.test(c)
             new_d = float(_distances_to(test[None, :], target, w, measure)[0])
             ok = new_d < current_d
             trace.append((c, current_d, new_d, ok))
             if ok:
+                running.accept(c, state)
                 members.append(c)
                 current, current_d = test, new_d
                 accepted = True
@@ -270,7 +348,7 @@ def random_ensemble_aucs(
     out = np.empty(int(n))
     for i in range(int(n)):
         idx = rng.choice(R, size=int(size), replace=False)
-        out[i] = roc_auc(y, combine(S[np.sort(idx)], rule))
+        out[i] = roc_auc(y, _combine(S[np.sort(idx)], rule))
     return out
 
 
@@ -341,11 +419,11 @@ def evaluate_ensembles(
     greedy = greedy_ensemble(S, row_names, rate=rate, n_outliers=n_outliers, measure=measure, rule=rule)
     truth = y.astype(np.float64)
     w_true = class_balanced_weights(y)
-    singles = np.vstack([combine(S[i:i + 1], rule) for i in range(S.shape[0])]) if rule == "rank" else S
+    singles = np.vstack([_combine(S[i:i + 1], rule) for i in range(S.shape[0])]) if rule == "rank" else S
     aucs = np.array([roc_auc(y, s) for s in singles])
     costs = _distances_to(singles, truth, w_true, measure)
     best = int(np.argmax(aucs))  # first on ties
-    naive = combine(S, rule)
+    naive = _combine(S, rule)
     naive_auc = roc_auc(y, naive)
     naive_cost = float(_distances_to(naive[None, :], truth, w_true, measure)[0])
     greedy_auc = roc_auc(y, greedy.scores)

@@ -248,8 +248,9 @@ _CAMPOS = [
             notes="the published 'norm' files hold the raw 0..100 values (not normalised)"),
     _campos("Pima", f"{UCI}: Pima Indians Diabetes", "healthy people are inliers; patients with diabetes are "
             "outliers", 768, 268, 8, "semantic", _campos_files("Pima", ["withoutdupl_norm_35"], [2, 5, 10, 20])),
-    _campos("Shuttle", f"{UCI}: Statlog (Shuttle)", "class 1 objects are inliers (1000 sampled); objects of the "
-            "other classes are outliers, downsampled to 13 (10 draws)", 1013, 13, 9, "literature",
+    _campos("Shuttle", f"{UCI}: Statlog (Shuttle)", "class 1 ('Rad Flow') objects are inliers (1000 sampled); "
+            "13 objects sampled from the other classes are the outliers (10 draws; see Campos et al. 2016, §4 for "
+            "the exact class selection)", 1013, 13, 9, "literature",
             ("Shuttle_withoutdupl_v01", *_campos_files("Shuttle", versions=True))),
     _campos("Waveform", f"{UCI}: Waveform Database Generator (Version 1)", "class 0 is the outlier class, "
             "downsampled to 100 objects (10 draws); classes 1 and 2 are inliers", 3443, 100, 21, "literature",
@@ -655,14 +656,18 @@ def resolve(specs: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
 def presence(data_dir: str | os.PathLike[str] | None = None, *, fallback_vendored: bool = True
              ) -> dict[str, Any]:
     """What of the catalogue is present: per registered base the present and missing variant names, plus
-    files not in the registry. Used by ``odeval datasets list``."""
+    files not in the registry. Used by ``odeval datasets list``.
+
+    Returns ``{"where": str, "vendored": bool, "bases": [{"base": BaseDataset, "present": [...],
+    "missing": [...]}, ...], "unregistered": [...]}``; with the vendored fallback only bases with a vendored
+    file are listed."""
     found, where = _available(data_dir, fallback_vendored)
     by_base: dict[str, list[str]] = {}
     for v in found:
         key = v.base if v.collection == "campos" else f"{v.collection}/{v.base}"
         by_base.setdefault(key, []).append(v.name)
-    report: dict[str, Any] = {"where": where, "bases": [], "unregistered": []}
-    vend = found and all(v.vendored for v in found)
+    vend = bool(found) and all(v.vendored for v in found)
+    report: dict[str, Any] = {"where": where, "vendored": vend, "bases": [], "unregistered": []}
     for b in BASES.values():
         present = sorted(by_base.get(b.name, []))
         missing = [f for f in b.files if f not in present]

@@ -122,6 +122,17 @@ def write_arff(ds: Dataset, path: str | os.PathLike[str], *, relation: str | Non
     return path
 
 
+def _finite(o: Any) -> Any:
+    """Replace non-finite floats (not valid JSON) by None, recursively."""
+    if isinstance(o, float | np.floating):
+        return float(o) if np.isfinite(o) else None
+    if isinstance(o, dict):
+        return {k: _finite(v) for k, v in o.items()}
+    if isinstance(o, list | tuple):
+        return [_finite(v) for v in o]
+    return o
+
+
 def _json_default(o: Any) -> Any:
     if isinstance(o, np.generic):
         return o.item()
@@ -152,7 +163,8 @@ def write_provenance(ds: Dataset, path: str | os.PathLike[str], *, data_file: st
         doc["data_file"] = data.name
         doc["sha256"] = hashlib.sha256(data.read_bytes()).hexdigest()
     doc["provenance"] = ds.provenance
-    path.write_text(json.dumps(doc, indent=2, default=_json_default, allow_nan=False) + "\n", encoding="utf-8")
+    text = json.dumps(_finite(doc), indent=2, default=_json_default, allow_nan=False)
+    path.write_text(text + "\n", encoding="utf-8")
     return path
 
 

@@ -73,7 +73,9 @@ class EstimatorDetector:
             else:
                 method = "score_samples"
         if not hasattr(estimator, method):
-            raise ValueError(f"{type(estimator).__name__} has no {method} method; choose another `method`")
+            hint = " (LocalOutlierFactor scores new data only with novelty=True)" if type(
+                estimator).__name__ == "LocalOutlierFactor" else "; choose another `method`"
+            raise ValueError(f"{type(estimator).__name__} has no {method} method{hint}")
         self.estimator = estimator
         self.seed = None if seed is None else int(seed)
         self.method = method

@@ -17,38 +17,41 @@ _VARIANTS = ("paper", "elki-0.7.1")
 
 
 @njit(cache=True)
-def _chain_acdist(B, n, k, elki, mind, done):  # pragma: no cover - numba
+def _chain_acdist(B, n, k, elki, rem, rmind):  # pragma: no cover - numba
     """Average chaining distance of member 0 (= p) over members 0..n of the distance block B.
 
     The set-based-nearest (SBN) trail is Prim's order from p: at every step the closest not yet connected
-    member (distance to the connected set) is connected; e_s is that distance. Ties: the first member in
-    graph order (paper variant) or the last one (``elki``, as ELKI 0.7.1).
+    member (distance to the connected set) is connected; e_s is that distance. Ties: the member that comes
+    first in graph order (paper variant) or last (``elki``, as ELKI 0.7.1). The not yet connected members
+    are kept in a compact list (``rem``, with their distances ``rmind``), so step s costs O(n − s).
     """
-    for i in range(n + 1):
-        mind[i] = B[0, i]
-        done[i] = False
-    done[0] = True
+    m = n
+    for i in range(n):
+        rem[i] = i + 1
+        rmind[i] = B[0, i + 1]
     steps = n
     if elki and k < n:
         steps = k
     acsum = 0.0
     for s in range(1, steps + 1):
-        best = -1
-        bv = np.inf
-        for i in range(1, n + 1):
-            if done[i]:
-                continue
-            v = mind[i]
-            if best < 0 or v < bv or (elki and v == bv):
-                best = i
+        bi = 0
+        bv = rmind[0]
+        bid = rem[0]
+        for i in range(1, m):
+            v = rmind[i]
+            if v < bv or (v == bv and ((rem[i] > bid) if elki else (rem[i] < bid))):
+                bi = i
                 bv = v
+                bid = rem[i]
         acsum += bv * (steps + 1 - s)
-        done[best] = True
-        for i in range(1, n + 1):
-            if not done[i]:
-                v = B[best, i]
-                if v < mind[i]:
-                    mind[i] = v
+        m -= 1
+        rem[bi] = rem[m]
+        rmind[bi] = rmind[m]
+        row = B[bid]
+        for i in range(m):
+            v = row[rem[i]]
+            if v < rmind[i]:
+                rmind[i] = v
     return acsum / ((n + 1) * n / 2.0)
 
 
@@ -58,10 +61,10 @@ def _acdist_chunk(block, sizes, ks, elki):  # pragma: no cover - numba
     out = np.empty((nk, m))
     width = block.shape[1]
     for c in prange(m):
-        mind = np.empty(width)
-        done = np.empty(width, dtype=np.bool_)
+        rem = np.empty(width, dtype=np.int64)
+        rmind = np.empty(width)
         for t in range(nk):
-            out[t, c] = _chain_acdist(block[c], sizes[t, c], ks[t], elki, mind, done)
+            out[t, c] = _chain_acdist(block[c], sizes[t, c], ks[t], elki, rem, rmind)
     return out
 
 

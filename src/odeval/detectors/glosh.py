@@ -35,58 +35,54 @@ def _euclidean_matrix(X):  # pragma: no cover - numba
     return D
 
 
-@njit(cache=True, parallel=True)
-def _prim_update(D, X, dense, core, cur, in_tree, dmin, src):  # pragma: no cover - numba
-    n = core.shape[0]
-    d = X.shape[1]
-    cc = core[cur]
-    for j in prange(n):
-        if in_tree[j]:
-            continue
-        if dense:
-            dist = D[cur, j]
-        else:
-            s = 0.0
-            for t in range(d):
-                v = X[cur, t] - X[j, t]
-                s += v * v
-            dist = np.sqrt(s)
-        w = dist
-        if cc > w:
-            w = cc
-        if core[j] > w:
-            w = core[j]
-        if w < dmin[j]:
-            dmin[j] = w
-            src[j] = cur
-
-
 @njit(cache=True)
 def _mst_mutual_reachability(D, X, dense, core):  # pragma: no cover - numba
     """Prim's MST of the complete mutual-reachability graph, max(core(a), core(b), d(a, b)); O(N²) time,
-    O(N) memory beyond the distances. Returns (a, b, weight) of the N−1 edges."""
+    O(N) memory beyond the distances (``D`` if ``dense``, else Euclidean distances from ``X`` on the fly).
+    The vertices not yet in the tree are kept in a compact list. Returns (a, b, weight) of the N−1 edges."""
     n = core.shape[0]
-    in_tree = np.zeros(n, dtype=np.bool_)
-    dmin = np.full(n, np.inf)
-    src = np.full(n, -1, dtype=np.int64)
+    d = X.shape[1]
+    rem = np.arange(1, n)
+    dmin = np.full(n - 1, np.inf)
+    src = np.zeros(n - 1, dtype=np.int64)
     ea = np.empty(n - 1, dtype=np.int64)
     eb = np.empty(n - 1, dtype=np.int64)
     ew = np.empty(n - 1)
+    m = n - 1
     cur = 0
-    in_tree[0] = True
     for step in range(n - 1):
-        _prim_update(D, X, dense, core, cur, in_tree, dmin, src)
+        cc = core[cur]
         best = -1
         bv = np.inf
-        for j in range(n):
-            if not in_tree[j] and (best < 0 or dmin[j] < bv):
-                best = j
-                bv = dmin[j]
+        for i in range(m):
+            j = rem[i]
+            if dense:
+                w = D[cur, j]
+            else:
+                s = 0.0
+                for t in range(d):
+                    v = X[cur, t] - X[j, t]
+                    s += v * v
+                w = np.sqrt(s)
+            if cc > w:
+                w = cc
+            if core[j] > w:
+                w = core[j]
+            if w < dmin[i]:
+                dmin[i] = w
+                src[i] = cur
+            if best < 0 or dmin[i] < bv:
+                best = i
+                bv = dmin[i]
+        nxt = rem[best]
         ea[step] = src[best]
-        eb[step] = best
+        eb[step] = nxt
         ew[step] = bv
-        in_tree[best] = True
-        cur = best
+        m -= 1
+        rem[best] = rem[m]
+        dmin[best] = dmin[m]
+        src[best] = src[m]
+        cur = nxt
     return ea, eb, ew
 
 
@@ -207,6 +203,16 @@ def _glosh_from_mst(ea, eb, ew, min_cluster_size):  # pragma: no cover - numba
     return out
 
 
+@njit(cache=True, parallel=True)
+def _glosh_all_k(D, X, dense, cores, mcs):  # pragma: no cover - numba
+    nk, n = cores.shape
+    out = np.empty((nk, n))
+    for t in prange(nk):
+        ea, eb, ew = _mst_mutual_reachability(D, X, dense, cores[t])
+        out[t] = _glosh_from_mst(ea, eb, ew, mcs[t])
+    return out
+
+
 def glosh_scores(graph: Any, ks: int | Sequence[int], min_cluster_size: int | None = None) -> np.ndarray:
     """GLOSH scores of all objects for every k in ``ks`` (k = the number of other neighbours that defines the
     core distance), from one kNN graph.
@@ -298,10 +304,6 @@ class GLOSH(Detector):
             D = np.empty((n, n))
             for a in range(n):
                 D[a] = graph.distance_between(np.full(n, a), np.arange(n))
-        out = np.empty((uniq.size, n))
-        for t, k in enumerate(uniq):
-            core = np.ascontiguousarray(graph.kdist(int(k)), dtype=np.float64)
-            mcs = int(k) if self.min_cluster_size is None else self.min_cluster_size
-            ea, eb, ew = _mst_mutual_reachability(D, X, dense, core)
-            out[t] = _glosh_from_mst(ea, eb, ew, mcs)
-        return out[inverse]
+        cores = np.stack([np.asarray(graph.kdist(int(k)), dtype=np.float64) for k in uniq])
+        mcs = uniq.copy() if self.min_cluster_size is None else np.full(uniq.size, self.min_cluster_size)
+        return _glosh_all_k(D, X, dense, cores, mcs.astype(np.int64))[inverse]

@@ -22,7 +22,7 @@ _VARIANTS = ("paper", "elki-0.7.1")
 
 
 @njit(cache=True, parallel=True)
-def _loop_all_k(D, I, ks, lam, elki):  # pragma: no cover - numba
+def _loop_all_k(X, D, I, S, ks, lam, elki, elki_order):  # pragma: no cover - numba
     N = D.shape[0]
     T = ks.shape[0]
     out = np.empty((T, N))
@@ -39,6 +39,7 @@ def _loop_all_k(D, I, ks, lam, elki):  # pragma: no cover - numba
             sq[p, j] = s
     pdist = np.empty(N)
     plof = np.empty(N)
+    sums = np.empty(N)
     for t in range(T):
         k = ks[t]
         for p in prange(N):
@@ -47,6 +48,11 @@ def _loop_all_k(D, I, ks, lam, elki):  # pragma: no cover - numba
             s = 0.0
             for j in range(k):
                 s += pdist[I[p, j]]
+            sums[p] = s
+        if elki_order:
+            _elki_comparison_sums(X, D, I, S, k, pdist, sums)
+        for p in prange(N):
+            s = sums[p]
             r = pdist[p] * k / s
             if not np.isfinite(r):  # 0/0 or x/0: no evidence either way
                 r = 1.0
@@ -65,6 +71,125 @@ def _loop_all_k(D, I, ks, lam, elki):  # pragma: no cover - numba
             else:
                 out[t, p] = max(0.0, math.erf(plof[p] * norm))
     return out
+
+
+@njit(cache=True)
+def _heap_down(hk, hv, size, cur, val):  # pragma: no cover - numba
+    """ELKI's DoubleIntegerMaxHeap.heapifyDown (used by replaceTopElement and poll)."""
+    stop = size >> 1
+    pos = 0
+    while pos < stop:
+        child = 2 * pos + 1
+        best = hk[child]
+        right = child + 1
+        if right < size and best < hk[right]:
+            child = right
+            best = hk[right]
+        if cur >= best:
+            break
+        hk[pos] = best
+        hv[pos] = hv[child]
+        pos = child
+    hk[pos] = cur
+    hv[pos] = val
+
+
+@njit(cache=True)
+def _elki_knn_list(X, q, K):  # pragma: no cover - numba
+    """Object indices of ELKI 0.7.1's kNN list of q (K entries incl. q, + ties), in ELKI's order.
+
+    Emulates ``LinearScanEuclideanDistanceKNNQuery`` (objects in index order, inserted when the squared
+    distance is ≤ the current K-distance) into a ``DoubleIntegerDBIDKNNHeap`` and its ``toKNNList``: the
+    order among tied objects is the binary heap's poll order, with tied extras appended.
+    """
+    N, d = X.shape
+    hk = np.empty(K)
+    hv = np.empty(K, np.int64)
+    ties = np.empty(16, np.int64)
+    size = 0
+    nt = 0
+    kdist = np.inf
+    for o in range(N):
+        s = 0.0
+        for j in range(d):
+            t = X[q, j] - X[o, j]
+            s += t * t
+        if not s <= kdist:
+            continue
+        if size < K:  # DoubleIntegerMaxHeap.add + heapifyUp
+            pos = size
+            size += 1
+            while pos > 0:
+                parent = (pos - 1) >> 1
+                if s <= hk[parent]:
+                    break
+                hk[pos] = hk[parent]
+                hv[pos] = hv[parent]
+                pos = parent
+            hk[pos] = s
+            hv[pos] = o
+            if size >= K:
+                kdist = hk[0]
+            continue
+        if s >= kdist:
+            if s == kdist:
+                if nt == ties.shape[0]:
+                    ties = np.concatenate((ties, np.empty(ties.shape[0] + 1, np.int64)))
+                ties[nt] = o
+                nt += 1
+            continue
+        prevdist = kdist
+        previd = hv[0]
+        _heap_down(hk, hv, size, s, o)
+        kdist = hk[0]
+        if kdist < prevdist:
+            nt = 0
+        else:
+            if nt == ties.shape[0]:
+                ties = np.concatenate((ties, np.empty(ties.shape[0] + 1, np.int64)))
+            ties[nt] = previd
+            nt += 1
+    out = np.empty(size + nt, np.int64)
+    for i in range(nt):
+        out[size + i] = ties[i]
+    for j in range(size - 1, -1, -1):
+        out[j] = hv[0]
+        size -= 1
+        if size > 0:
+            _heap_down(hk, hv, size, hk[size], hv[size])
+    return out
+
+
+@njit(cache=True, parallel=True)
+def _elki_comparison_sums(X, D, I, S, k, pdist, sums):  # pragma: no cover - numba
+    """Σ pdist over the first k non-self entries of ELKI's list, for objects whose k-th neighbour is tied.
+
+    ELKI 0.7.1's kNN preprocessor computes the list of the first object (in index order) of each group of
+    exact duplicates and shares it with the whole group; the comparison set of p is then the first k
+    entries of that list other than p.
+    """
+    N = D.shape[0]
+    for p in prange(N):
+        if S[p, k - 1] <= k:
+            continue  # no tie at the k-distance: the first k neighbours are unambiguous
+        q = np.int64(p)
+        j = 0
+        while j < S[p, k - 1] and D[p, j] == 0.0:
+            if I[p, j] < q:
+                q = I[p, j]
+            j += 1
+        lst = _elki_knn_list(X, q, k + 1)
+        s = 0.0
+        c = 0
+        for i in range(lst.shape[0]):
+            if c == k:
+                break
+            o = lst[i]
+            if o == p:
+                continue
+            s += pdist[o]
+            c += 1
+        sums[p] = s
 
 
 @register
@@ -88,7 +213,11 @@ class LoOP(Detector):
         ``"elki-0.7.1"`` reproduces ELKI 0.7.1's ``LoOP``: the density ratio is clipped to ≥ 1 *before* the
         normaliser is computed, ``nPLOF = λ · sqrt(mean_p (max(ratio, 1) − 1)²)``,
         ``LoOP = erf((max(ratio, 1) − 1) / (nPLOF √2))``. This gives the same ranking, but different values
-        (the normaliser only sees positive deviations), and many exact zeros.
+        (the normaliser only sees positive deviations), and many exact zeros. It also reproduces which
+        objects ELKI takes as "the first k" when several are tied at the k-distance (Euclidean metric): the
+        order of its kNN heap (a linear scan in index order into ``DoubleIntegerDBIDKNNHeap``, lists shared
+        between exact duplicates by ``MaterializeKNNPreprocessor``) — emulated for the objects with such a
+        tie, at O(N log k) each. The ``"paper"`` variant takes tied objects in index order.
 
     Notes
     -----
@@ -117,4 +246,8 @@ class LoOP(Detector):
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         ks_arr = check_ks(ks, graph.n_objects, self.info, graph.k_max)
-        return _loop_all_k(graph.distances, graph.indices, ks_arr, self.lam, self.variant == "elki-0.7.1")
+        elki = self.variant == "elki-0.7.1"
+        # ELKI's order among tied neighbours is emulated for its Euclidean linear scan only
+        order = elki and str(graph.metric) == "euclidean"
+        return _loop_all_k(graph.X, graph.distances, graph.indices, graph.neighborhood_sizes(), ks_arr, self.lam,
+                           elki, order)

@@ -22,7 +22,7 @@ from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
-from odeval._validation import check_labels_scores
+from odeval._validation import check_labels, check_labels_scores, check_scores
 
 __all__ = [
     "MEASURES",
@@ -37,6 +37,7 @@ __all__ = [
     "average_precision",
     "avpr",
     "evaluate",
+    "evaluate_many",
     "max_f1",
     "outlier_ranks",
     "precision_at_n",
@@ -144,8 +145,7 @@ def _roc_auc(g: _Groups) -> float:
 
 
 def _ap_elki(g: _Groups) -> float:
-    has = g.pos > 0
-    return float(np.sum(g.pos[has] * (g.cum_pos[has] / g.cum_size[has])) / g.n_pos)
+    return float(np.sum(g.pos * (g.cum_pos / g.cum_size)) / g.n_pos)
 
 
 def _ap_expected(g: _Groups) -> float:
@@ -284,7 +284,7 @@ def roc_curve(labels: Any, scores: Any) -> tuple[np.ndarray, np.ndarray, np.ndar
 
     References
     ----------
-    Campos et al. (2016), Sect. on ROC AUC, Eq. (16).
+    Campos et al. (2016), Eq. (16) (the area under this curve).
     """
     g = _groups(labels, scores)
     n_neg = g.n_obj - g.n_pos
@@ -513,9 +513,10 @@ def avpr(labels: Any, scores: Any) -> float:
     AVPR = Σ_g (R_g − R_{g−1}) Prec_g over the points of :func:`precision_recall_curve` (ties grouped, no
     interpolation). This is the "AVPR" of Fourure et al. (2021). With R_g − R_{g−1} = a_g/|O| and
     Prec_g = P_g/T_g it is algebraically identical to ELKI's :func:`average_precision` (``ties="elki"``),
-    tie groups included; it differs from ``average_precision(..., ties="expected")`` whenever a tie group holds
-    an outlier and at least one other object. It is *not* the trapezoidal area under the PR curve
-    (``sklearn.metrics.auc(recall, precision)``), which is optimistic and not offered here.
+    tie groups included; it generally differs from ``average_precision(..., ties="expected")`` when an outlier
+    is tied with another object (even with another outlier: ELKI's rule then is optimistic). It is *not* the
+    trapezoidal area under the PR curve (``sklearn.metrics.auc(recall, precision)``), which is optimistic and not
+    offered here.
 
     References
     ----------
@@ -599,7 +600,10 @@ def evaluate(labels: Any, scores: Any, n: int | None = None) -> dict[str, float]
     >>> r["roc_auc"], r["r_precision"], r["precision_at_n"]
     (0.9166666666666666, 0.75, 0.75)
     """
-    g = _groups(labels, scores)
+    return _evaluate_groups(_groups(labels, scores), n)
+
+
+def _evaluate_groups(g: _Groups, n: int | None) -> dict[str, float]:
     if n is not None:
         n = _check_n(n, g.n_obj)
     auc = _roc_auc(g)
@@ -619,4 +623,36 @@ def evaluate(labels: Any, scores: Any, n: int | None = None) -> dict[str, float]
     if n is not None:
         out["precision_at_n"] = _expected_hits_at(g, n) / n
         out["adjusted_precision_at_n"] = _adjusted_p_at_n(g, n)
+    return out
+
+
+def evaluate_many(labels: Any, scores: Any, n: int | None = None) -> dict[str, np.ndarray]:
+    """:func:`evaluate` for several scorings of the same objects (e.g. one detector over all k).
+
+    Parameters
+    ----------
+    labels : array-like of shape (N,)
+        Ground truth, bool or 0/1 (True / 1 = outlier), validated once.
+    scores : array-like of shape (R, N)
+        One scoring per row, higher = more outlying. A row with NaN or ±inf raises, naming the row.
+    n : int, optional
+        As in :func:`evaluate`.
+
+    Returns
+    -------
+    dict[str, ndarray]
+        The keys of :func:`evaluate`, each an array of shape (R,): row r holds ``evaluate(labels, scores[r], n)``.
+    """
+    y = check_labels(labels)
+    S = np.asarray(scores)
+    if S.ndim != 2:
+        raise ValueError(f"scores must be 2-dimensional (n_scorings, n_objects), got shape {S.shape}")
+    if S.shape[1] != y.shape[0]:
+        raise ValueError(f"labels and scores differ in length: {y.shape[0]} labels, {S.shape[1]} scores per row")
+    names = MEASURES + (MEASURES_AT_N if n is not None else ())
+    out = {name: np.empty(S.shape[0]) for name in names}
+    for r in range(S.shape[0]):
+        res = _evaluate_groups(_tie_groups(y, check_scores(S[r], name=f"scores (row {r})")), n)
+        for name in names:
+            out[name][r] = res[name]
     return out

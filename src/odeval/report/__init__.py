@@ -5,6 +5,6 @@ returning a matplotlib Figure (matplotlib is imported lazily, only when a figure
 """
 
 from odeval.report.html import build_report
-from odeval.report.store import StoreTables, read_best_k_scores, read_results_store
+from odeval.report.store import StoreTables, read_best_k_ranks, read_best_k_scores, read_results_store
 
-__all__ = ["StoreTables", "build_report", "read_best_k_scores", "read_results_store"]
+__all__ = ["StoreTables", "build_report", "read_best_k_ranks", "read_best_k_scores", "read_results_store"]

@@ -140,6 +140,9 @@ def _table(
     """Render a DataFrame as an escaped HTML table (+ a link to its CSV export)."""
     df = frame.reset_index() if index else frame
     links = links or {}
+    # float columns holding only whole numbers (counts, nominal percentages) print without decimals
+    whole = {c for c in df.columns if pd.api.types.is_float_dtype(df[c])
+             and all(np.isnan(v) or float(v).is_integer() for v in df[c])}
     head = "".join(
         f'<th class="{"txt" if not pd.api.types.is_numeric_dtype(df[c]) else ""}">{_e(c)}</th>' for c in df.columns
     )
@@ -147,7 +150,7 @@ def _table(
     for row in df.itertuples(index=False):
         cells = []
         for c, v in zip(df.columns, row, strict=True):
-            text = _e(_fmt(v, digits))
+            text = _e(_fmt(v, 0 if c in whole else digits))
             numeric = pd.api.types.is_numeric_dtype(df[c])
             cls = "" if numeric else "txt"
             if sym_columns and c != df.columns[0]:
@@ -486,12 +489,15 @@ def _dataset_page(ctx, base, slug, title, ok, summary, by_group, keys, meta, bin
 
     # representative variants: first of each preprocessing group
     vm = meta[meta["base_dataset"].astype(str) == base].sort_values("dataset")
-    reps = list(vm.groupby(gkeys, dropna=False, sort=True)["dataset"].first()) if gkeys else list(vm["dataset"][:1])
-    reps = sorted(reps)[:max_curves]
+    if len(vm) <= max_curves:
+        reps = list(vm["dataset"])
+    else:
+        reps = list(vm.groupby(gkeys, dropna=False, sort=True)["dataset"].first()) if gkeys else list(vm["dataset"])
+        reps = sorted(reps)[:max_curves]
     page.add("<h2>Measure vs k</h2>")
     if len(vm) > len(reps):
-        page.add(f'<p class="muted">Shown for {len(reps)} representative variant(s) (the first of each preprocessing '
-                 "group); every curve is in the CSV of the per-variant summary.</p>")
+        page.add(f'<p class="muted">Shown for {len(reps)} representative variant(s) of {len(vm)} (the first of each '
+                 "preprocessing / outlier-percentage group); every curve's summary is in the per-variant CSV.</p>")
     page.add('<div class="grid2">' + "".join(
         _figure(lambda d=d: _plots().plot_measure_vs_k(ok, d, measure, summary),
                 f"{_e(measure)} vs k on {_e(d)}; dots mark each method's best k (Campos et al. Fig. 1).",

@@ -145,7 +145,9 @@ def plot_performance_bars(
                label=_STAT_LABELS[stat], color=shades[stat], error_kw={"lw": 0.8})
     lo = np.nanmin(sub[["best", "window_mean", "mean_over_k"]].to_numpy(dtype=float))
     ax.set_ylim(max(0.0, lo - 0.1) if np.isfinite(lo) else 0.0, None)
-    ax.set_xticks(x, order, rotation=30 if len(order) > 6 else 0, ha="right" if len(order) > 6 else "center")
+    tilt = len(order) > 6 or max(len(str(o)) for o in order) > 12
+    ax.set_xticks(x, order, rotation=30 if tilt else 0, ha="right" if tilt else "center",
+                  rotation_mode="anchor" if tilt else "default")
     ax.set_ylabel(measure)
     ax.set_title(f"{measure}: best k, best k ± 5 and mean over k (± s.e.)", fontsize=11)
     ax.grid(axis="y", alpha=0.3)
@@ -232,7 +234,7 @@ def plot_binned_ranks_heatmap(binned: pd.DataFrame, dataset: str, n_bins: int = 
     wide = wide[wide.mean(axis=0).sort_values(kind="stable").index]
     wide = wide.loc[wide.mean(axis=1).sort_values(kind="stable").index]
     n_out = wide.shape[1]
-    fig = _figure(min(11.0, max(5.0, 0.22 * n_out + 2.8)), max(2.4, 0.3 * wide.shape[0] + 1.4))
+    fig = _figure(min(11.0, max(6.0, 0.22 * n_out + 3.5)), max(2.6, 0.3 * wide.shape[0] + 1.6))
     ax = fig.add_subplot()
     from matplotlib import colormaps
 
@@ -244,7 +246,7 @@ def plot_binned_ranks_heatmap(binned: pd.DataFrame, dataset: str, n_bins: int = 
     else:
         ax.set_xticks([])
     ax.set_xlabel("true outliers (object index), easiest first")
-    ax.set_title(f"{dataset}: binned rank ⌈rank/|O|⌉ at best k", fontsize=10)
+    ax.set_title(f"{dataset}\nbins ⌈rank/|O|⌉ of the outliers at best k", fontsize=9)
     cb = fig.colorbar(im, ax=ax, ticks=np.arange(1, n_bins + 1), fraction=0.05, pad=0.02)
     cb.set_label("bin", fontsize=8)
     cb.ax.tick_params(labelsize=7)
@@ -348,12 +350,11 @@ def plot_permutation_test(distribution: pd.DataFrame, datasets: Sequence[str] | 
         ax.boxplot(data, orientation="horizontal", **style)
     except TypeError:  # matplotlib < 3.10
         ax.boxplot(data, vert=False, **style)
-    ax.scatter(obs, y, color="#c0392b", marker="D", s=26, zorder=3, label="observed labels")
+    ax.scatter(obs, y, color="#c0392b", marker="D", s=26, zorder=3)
     ax.set_yticks(y, names, fontsize=7)
     ax.set_xlabel("difficulty (mean binned rank)")
-    ax.set_title("Observed vs permuted-label difficulty", fontsize=11)
+    ax.set_title("Difficulty: true labels (red ◆) vs permuted labels (boxes)", fontsize=10)
     ax.grid(axis="x", alpha=0.3)
-    ax.legend(fontsize=8, frameon=False, loc="lower right")
     return fig
 
 

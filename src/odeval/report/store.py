@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 import pandas as pd
 
-__all__ = ["StoreTables", "read_best_k_scores", "read_results_store"]
+__all__ = ["StoreTables", "read_best_k_ranks", "read_best_k_scores", "read_results_store"]
 
 
 class StoreTables(NamedTuple):
@@ -39,8 +39,11 @@ def _tables(con) -> set[str]:
     return {row[0] for row in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
 
 
-def read_results_store(path: str | Path, study_hash: str | None = None) -> StoreTables:
+def read_results_store(path: str | Path, study_hash: str | None = None, *, with_ranks: bool = True) -> StoreTables:
     """Return the ``runs``, ``outlier_ranks`` and ``units`` tables of a DuckDB results store.
+
+    ``outlier_ranks`` holds one row per true outlier, method and k — large for a full study; pass
+    ``with_ranks=False`` and read only the best-k rows with :func:`read_best_k_ranks`.
 
     Parameters
     ----------
@@ -66,7 +69,8 @@ def read_results_store(path: str | Path, study_hash: str | None = None) -> Store
         runs = con.execute(f"SELECT * FROM runs{where}", args).df()
         if study_hash is not None and runs.empty:
             raise ValueError(f"{p}: no run with study_hash {study_hash!r}")
-        ranks = con.execute("SELECT * FROM outlier_ranks").df() if "outlier_ranks" in tables else None
+        ranks = (con.execute("SELECT * FROM outlier_ranks").df()
+                 if with_ranks and "outlier_ranks" in tables else None)
         units = con.execute("SELECT * FROM units").df() if "units" in tables else None
         n_scores = int(con.execute("SELECT count(*) FROM scores").fetchone()[0]) if "scores" in tables else 0
     finally:
@@ -82,21 +86,35 @@ def read_results_store(path: str | Path, study_hash: str | None = None) -> Store
     return StoreTables(runs, ranks, units, n_scores)
 
 
+def _read_best_k(path: str | Path, table: str, summary: pd.DataFrame, measure: str, empty: list[str]) -> pd.DataFrame:
+    best = summary[(summary["measure"] == measure) & summary["best_k"].notna()]
+    cols = ["unit_id", "k"] if "unit_id" in best.columns else ["dataset", "method", "k"]
+    want = best[[c if c != "k" else "best_k" for c in cols]].rename(columns={"best_k": "k"}).astype({"k": "int64"})
+    con = _connect(path)
+    try:
+        if table not in _tables(con):
+            return pd.DataFrame(columns=empty)
+        con.register("_want", want)
+        join = " AND ".join(f"t.{c} = w.{c}" for c in cols)
+        return con.execute(f"SELECT t.* FROM {table} t JOIN _want w ON {join}").df()
+    finally:
+        con.close()
+
+
+def read_best_k_ranks(path: str | Path, summary: pd.DataFrame, measure: str = "roc_auc") -> pd.DataFrame | None:
+    """Rows of the store's ``outlier_ranks`` table at each method's best k for ``measure`` (None if none).
+
+    ``summary`` is :func:`odeval.analysis.per_variant_summary` of the store's runs; only the needed rows are
+    read, joined on ``unit_id`` when the runs carry it.
+    """
+    out = _read_best_k(path, "outlier_ranks", summary, measure, ["dataset", "method", "params", "k", "object", "rank"])
+    return out if len(out) else None
+
+
 def read_best_k_scores(path: str | Path, summary: pd.DataFrame, measure: str = "roc_auc") -> pd.DataFrame:
     """Score vectors of the store's ``scores`` table at each method's best k for ``measure``.
 
     Only the needed rows are read. Returns columns (dataset, method, params, k, scores[, unit_id]); empty when
     the store kept no scores.
     """
-    best = summary[(summary["measure"] == measure) & summary["best_k"].notna()]
-    cols = ["unit_id", "k"] if "unit_id" in best.columns else ["dataset", "method", "k"]
-    want = best[[c if c != "k" else "best_k" for c in cols]].rename(columns={"best_k": "k"}).astype({"k": "int64"})
-    con = _connect(path)
-    try:
-        if "scores" not in _tables(con):
-            return pd.DataFrame(columns=["dataset", "method", "params", "k", "scores"])
-        con.register("_want", want)
-        join = " AND ".join(f"s.{c} = w.{c}" for c in cols)
-        return con.execute(f"SELECT s.* FROM scores s JOIN _want w ON {join}").df()
-    finally:
-        con.close()
+    return _read_best_k(path, "scores", summary, measure, ["dataset", "method", "params", "k", "scores"])

@@ -355,3 +355,21 @@ def test_bad_parameters():
 
 def test_nothing_predicted_above_max():
     assert M.precision_recall_f1_at_threshold([1, 0], [0.5, 0.1], 1.0) == (0.0, 0.0, 0.0)
+
+
+def test_evaluate_many_rows():
+    rng = np.random.default_rng(1)
+    y = rng.random(50) < 0.2
+    y[:2] = (True, False)
+    S = np.round(rng.normal(size=(4, 50)), 1)
+    many = M.evaluate_many(y, S, n=7)
+    assert tuple(many) == M.MEASURES + M.MEASURES_AT_N
+    for r in range(4):
+        assert {k: v[r] for k, v in many.items()} == M.evaluate(y, S[r], n=7)
+    S[2, 5] = np.nan
+    with pytest.raises(ValueError, match=r"scores \(row 2\) contain NaN .* position\(s\) 5"):
+        M.evaluate_many(y, S)
+    with pytest.raises(ValueError, match="2-dimensional"):
+        M.evaluate_many(y, S[0])
+    with pytest.raises(ValueError, match="differ in length"):
+        M.evaluate_many(y[:-1], S)

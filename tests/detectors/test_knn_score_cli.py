@@ -1,0 +1,86 @@
+"""`odeval score`: the command-line shell over knn_graph + detectors (CliRunner)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from odeval.cli import main
+from odeval.detectors import get_detector
+from odeval.neighbors import knn_graph
+
+
+@pytest.fixture
+def dataset(tmp_path):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 2))
+    X[5] = X[6]
+    y = np.zeros(40, dtype=int)
+    y[:3] = 1
+    X[:3] += 6
+    path = tmp_path / "toy.csv"
+    pd.DataFrame({"x1": X[:, 0], "x2": X[:, 1], "outlier": np.where(y == 1, "yes", "no")}).to_csv(path, index=False)
+    return path, X, y.astype(bool)
+
+
+def test_score_parquet_matches_library(dataset, tmp_path):
+    path, X, y = dataset
+    out = tmp_path / "s.parquet"
+    assert y.sum() == 3
+    res = CliRunner().invoke(main, ["score", str(path), "-m", "LOF", "-m", "ODIN", "--k", "1:4", "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    df = pd.read_parquet(out)
+    assert list(df.columns[:2]) == ["object", "id"] or list(df.columns[:1]) == ["object"]
+    assert "label" in df and df["label"].sum() == 3
+    g = knn_graph(X, 4)
+    np.testing.assert_array_equal(df[[f"LOF-{k:03d}" for k in range(1, 5)]].to_numpy().T,
+                                  get_detector("LOF").score_all_k(g, [1, 2, 3, 4]))
+    # public orientation: ODIN negated
+    np.testing.assert_array_equal(df["ODIN-002"].to_numpy(), -get_detector("ODIN").raw_scores_all_k(g, [2])[0])
+
+
+def test_score_csv_npz_raw_params_and_min_k(dataset, tmp_path):
+    path, X, _ = dataset
+    out = tmp_path / "s.npz"
+    res = CliRunner().invoke(main, ["score", str(path), "-m", "KDEOS", "--k", "1,3", "--raw", "--metric", "manhattan",
+                                    "--param", "variant=\"elki-0.7.1\"", "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    assert "skipped 1 smaller k" in res.output
+    z = np.load(out)
+    assert list(z["columns"]) == ["KDEOS-003"]
+    g = knn_graph(X, 3, metric="manhattan")
+    np.testing.assert_array_equal(z["scores"][0],
+                                  get_detector("KDEOS", variant="elki-0.7.1").raw_scores_all_k(g, [3])[0])
+    out_csv = tmp_path / "s.csv"
+    res = CliRunner().invoke(main, ["score", str(path), "-m", "LoOP", "-m", "KNN", "--k", "2:6:2",
+                                    "--param", "LoOP.lam=2", "-o", str(out_csv)])
+    assert res.exit_code == 0, res.output
+    df = pd.read_csv(out_csv)
+    assert [c for c in df.columns if "-" in c] == ["LoOP-002", "LoOP-004", "LoOP-006", "KNN-002", "KNN-004",
+                                                   "KNN-006"]
+    np.testing.assert_allclose(df["LoOP-004"], get_detector("LoOP", lam=2).score_all_k(knn_graph(X, 4), [4])[0],
+                               rtol=1e-15)
+
+
+@pytest.mark.parametrize("args,msg", [
+    (["-m", "NOPE"], "unknown method"),
+    (["-m", "LOF", "--k", "0:3"], "must be ≥ 1"),
+    (["-m", "LOF", "--k", "a:b"], "K1:K2"),
+    (["-m", "LOF", "--k", "40"], "needs more than 40 objects"),
+    (["-m", "LOF", "--param", "x=1"], "unknown parameter(s) x; accepted: none"),
+    (["-m", "LOF", "-m", "KNN", "--param", "x=1"], "METHOD.x"),
+    (["-m", "LoOP", "--param", "lam=-1"], "lam"),
+])
+def test_score_errors(dataset, tmp_path, args, msg):
+    path, _, _ = dataset
+    res = CliRunner().invoke(main, ["score", str(path), *args, "-o", str(tmp_path / "x.parquet")])
+    assert res.exit_code != 0
+    assert msg in res.output
+
+
+def test_score_rejects_unknown_extension(dataset, tmp_path):
+    path, _, _ = dataset
+    res = CliRunner().invoke(main, ["score", str(path), "-m", "LOF", "-o", str(tmp_path / "x.txt")])
+    assert res.exit_code != 0 and ".parquet, .csv or .npz" in res.output

@@ -1,0 +1,193 @@
+"""The static HTML report: content, escaping, local links, CSV exports, the CLI, and a headless-Chromium render."""
+
+from __future__ import annotations
+
+import html
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from odeval.cli import main
+from odeval.report import build_report, read_results_store
+
+pytest.importorskip("matplotlib")
+
+REPO = Path(__file__).resolve().parents[2]
+ARTIFACTS = REPO / "test-artifacts" / "report"
+
+EVIL_BASE = '<b>Evil & "Co"</b>'
+EVIL_METHOD = "<img src=x onerror=alert(1)>"
+
+
+def _evil(runs: pd.DataFrame, ranks: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Rename one base dataset and one method to HTML-injection strings."""
+    first = runs["base_dataset"].iloc[0]
+    mapping = {d: d.replace(first, EVIL_BASE) for d in runs["dataset"].unique() if d.startswith(first)}
+    runs = runs.assign(dataset=runs["dataset"].replace(mapping),
+                       base_dataset=runs["base_dataset"].replace({first: EVIL_BASE}),
+                       method=runs["method"].replace({"LDOF": EVIL_METHOD}))
+    ranks = ranks.assign(dataset=ranks["dataset"].replace(mapping),
+                         method=ranks["method"].replace({"LDOF": EVIL_METHOD}))
+    return runs, ranks
+
+
+@pytest.fixture(scope="module")
+def report(small_study, tmp_path_factory):
+    runs, ranks = _evil(*small_study)
+    runs = pd.concat([runs, runs.iloc[:1].assign(k=99, status="error", error="boom")], ignore_index=True)
+    out = tmp_path_factory.mktemp("report")
+    index = build_report(runs, ranks, out, n_simulations=20)
+    return index, runs
+
+
+def _pages(index: Path) -> list[Path]:
+    return [index, *sorted((index.parent / "datasets").glob("*.html"))]
+
+
+def test_report_layout_and_key_sections(report):
+    index, runs = report
+    text = index.read_text(encoding="utf-8")
+    for anchor in ('id="summary"', 'id="ranking"', 'id="nemenyi"', 'id="datasets"', 'id="tables"'):
+        assert anchor in text
+    assert "Friedman χ²" in text and "critical difference" in text.lower()
+    assert text.count("<img ") >= 5  # bars, CD diagram, Fig. 6, Fig. 3, Fig. 4
+    assert "1 run(s) failed" in text
+    pages = _pages(index)
+    assert len(pages) == 1 + runs["base_dataset"].nunique()
+    for page in pages[1:]:
+        t = page.read_text(encoding="utf-8")
+        assert "Measure vs k" in t and "Binned ranks of the outliers" in t and "../index.html" in t
+
+
+def test_every_name_is_escaped(report):
+    index, _ = report
+    for page in _pages(index):
+        t = page.read_text(encoding="utf-8")
+        assert EVIL_METHOD not in t and EVIL_BASE not in t and "<script" not in t.lower()
+    t = index.read_text(encoding="utf-8")
+    assert html.escape(EVIL_METHOD, quote=True) in t and html.escape(EVIL_BASE, quote=True) in t
+    # the dataset page of the evil base dataset has a safe file name
+    assert all(re.fullmatch(r"[A-Za-z0-9_-]+\.html", p.name) for p in _pages(index)[1:])
+
+
+def test_pages_are_self_contained_and_links_resolve(report):
+    index, _ = report
+    for page in _pages(index):
+        t = page.read_text(encoding="utf-8")
+        refs = re.findall(r'(?:href|src)="([^"]*)"', t)
+        assert refs
+        for ref in refs:
+            assert not re.match(r"(?i)(https?:)?//", ref), f"{page.name} references the network: {ref}"
+            if ref.startswith(("data:", "#")):
+                continue
+            target = (page.parent / html.unescape(ref)).resolve()
+            assert target.is_file(), f"{page.name}: broken link {ref}"
+
+
+def test_csv_exports_hold_the_tables(report):
+    index, runs = report
+    tables = index.parent / "tables"
+    summary = pd.read_csv(tables / "summary_per_variant.csv")
+    ok = runs[runs["status"] == "ok"]
+    assert len(summary) == ok["dataset"].nunique() * ok["method"].nunique() * summary["measure"].nunique()
+    assert EVIL_METHOD in set(summary["method"])  # CSV keeps the raw names
+    ranks = pd.read_csv(tables / "average_ranks.csv")
+    assert sorted(ranks["config"]) == sorted(ok["method"].unique())
+    table = pd.read_csv(tables / "nemenyi_table.csv", index_col=0, keep_default_na=False)
+    assert table.shape == (4, 4)
+    for name in ("friedman_test", "nemenyi_pairwise", "difficulty_diversity", "random_baselines", "binned_ranks",
+                 "datasets", "aggregate_collection"):
+        assert (tables / f"{name}.csv").is_file()
+
+
+def test_report_without_ranks_says_so(small_study, tmp_path):
+    runs, _ = small_study
+    index = build_report(runs[runs["base_dataset"] != "Base2"], None, tmp_path, n_simulations=5,
+                         max_curves_per_dataset=1)
+    text = index.read_text(encoding="utf-8")
+    assert "Difficulty and diversity not available" in text and "outlier_ranks" in text
+    with pytest.raises(ValueError, match="measure"):
+        build_report(runs, None, tmp_path, measure="nope")
+
+
+def _write_store(path: Path, runs: pd.DataFrame, ranks: pd.DataFrame) -> None:
+    import duckdb
+
+    con = duckdb.connect(str(path))
+    con.register("r", runs)
+    con.execute("CREATE TABLE runs AS SELECT * FROM r")
+    con.register("o", ranks)
+    con.execute("CREATE TABLE outlier_ranks AS SELECT * FROM o")
+    con.close()
+
+
+def test_cli_report_reads_a_duckdb_store(small_study, tmp_path):
+    runs, ranks = small_study
+    runs = runs[runs["base_dataset"] != "Base2"]
+    ranks = ranks[ranks["dataset"].isin(runs["dataset"])]
+    store = tmp_path / "results.duckdb"
+    _write_store(store, runs, ranks)
+    tables = read_results_store(store)
+    assert len(tables.runs) == len(runs) and len(tables.outlier_ranks) == len(ranks) and tables.units is None
+    out = tmp_path / "rep"
+    res = CliRunner().invoke(main, ["report", str(store), "-o", str(out), "--simulations", "5"])
+    assert res.exit_code == 0, res.output
+    assert (out / "index.html").is_file() and "report written to" in res.output
+    bad = CliRunner().invoke(main, ["report", str(store), "-o", str(out), "--study-hash", "nope"])
+    assert bad.exit_code != 0 and "no run with study_hash" in bad.output
+
+
+def _chromium() -> str | None:
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        exe = shutil.which(name)
+        if exe:
+            return exe
+    return None
+
+
+def _chrome(exe: str, tmp: Path, *args: str) -> subprocess.CompletedProcess:
+    cmd = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+           "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={tmp / 'profile'}",
+           "--enable-logging=stderr", "--v=0", "--log-level=0", "--hide-scrollbars", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
+
+
+def test_report_renders_in_headless_chromium(report, tmp_path):
+    exe = _chromium()
+    if exe is None:
+        pytest.skip("chromium not installed (make test installs it: apt-get install chromium)")
+    index, _ = report
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    pages = {"index": index, "dataset": _pages(index)[1]}
+    for label, page in pages.items():
+        url = page.resolve().as_uri()
+        dom = _chrome(exe, tmp_path, "--dump-dom", url)
+        assert dom.returncode == 0, dom.stderr[-2000:]
+        console = [ln for ln in dom.stderr.splitlines() if ":CONSOLE" in ln]
+        assert not console, f"console messages on {label}: {console}"
+        assert "<h2" in dom.stdout and "<table" in dom.stdout and "<img" in dom.stdout
+        if label == "index":
+            for text in ("Study summary", "Method ranking", "Nemenyi test", "Dataset map"):
+                assert text in dom.stdout
+        shot = ARTIFACTS / f"{label}.png"
+        shot.unlink(missing_ok=True)
+        res = _chrome(exe, tmp_path, "--window-size=1280,2600", f"--screenshot={shot}", url)
+        assert res.returncode == 0 and shot.is_file() and shot.stat().st_size > 10_000, res.stderr[-2000:]
+        assert not [ln for ln in res.stderr.splitlines() if ":CONSOLE" in ln]
+
+
+def test_report_is_deterministic(small_study, tmp_path):
+    runs, ranks = small_study
+    runs = runs[(runs["base_dataset"] == "Base0") & runs["method"].isin(["KNN", "LOF"]) & (runs["version"] == 1)]
+    ranks = ranks[ranks["dataset"].isin(runs["dataset"])]
+    a = build_report(runs, ranks, tmp_path / "a", n_simulations=5, max_curves_per_dataset=1)
+    b = build_report(runs, ranks, tmp_path / "b", n_simulations=5, max_curves_per_dataset=1)
+    assert a.read_bytes() == b.read_bytes()
+    np.testing.assert_array_equal(pd.read_csv(a.parent / "tables" / "random_baselines.csv").to_numpy(),
+                                  pd.read_csv(b.parent / "tables" / "random_baselines.csv").to_numpy())
