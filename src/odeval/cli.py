@@ -182,15 +182,22 @@ def datasets_prepare(raw: str, out_dir: str, outlier_classes: str | None, class_
 @click.option("--collection", type=click.Choice(["campos", "odds", "adbench"]), multiple=True)
 @click.option("--files", is_flag=True, help="One line per file (implied by any filter).")
 @click.option("--missing", "show_missing", is_flag=True, help="Name every missing variant.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output (implies --files).")
 def datasets_list(data_dir: str | None, base: tuple[str, ...], variant: tuple[str, ...], pct: tuple[float, ...],
-                  version_: tuple[int, ...], collection: tuple[str, ...], files: bool, show_missing: bool) -> None:
+                  version_: tuple[int, ...], collection: tuple[str, ...], files: bool, show_missing: bool,
+                  as_json: bool) -> None:
     """List the catalogue's datasets present in the data directory, and what is missing."""
+    import json
+
     from odeval.data import catalogue as cat
 
     try:
-        if files or base or variant or pct or version_:
+        if files or base or variant or pct or version_ or as_json:
             found = cat.select(data_dir, base=base or None, variant=variant or None, pct=pct or None,
                                version=version_ or None, collection=collection or None)
+            if as_json:
+                click.echo(json.dumps([v.to_dict() for v in found], indent=2))
+                return
             if not found:
                 raise cat.CatalogueError("no dataset matches these filters")
             for v in found:

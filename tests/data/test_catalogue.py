@@ -220,6 +220,11 @@ def test_fallback_to_vendored_without_data_dir(no_data_dir):
     assert "Annthyroid" not in r.output                       # bases with nothing vendored are not listed
     r = CliRunner().invoke(main, ["datasets", "list", "--base", "Lymph*", "--variant", "withoutdupl_norm_idf"])
     assert r.exit_code == 0 and "Lymphography_withoutdupl_norm_idf" in r.output and "1 file(s)" in r.output
+    r = CliRunner().invoke(main, ["datasets", "list", "--json", "--base", "Hepatitis"])
+    assert [d["name"] for d in json.loads(r.output)] == ["Hepatitis_withoutdupl_norm_05_v01",
+                                                        "Hepatitis_withoutdupl_norm_16"]
+    r = CliRunner().invoke(main, ["datasets", "list", "--base", "Nope"])
+    assert r.exit_code != 0 and "no dataset matches these filters" in r.output
 
 
 def test_demo_pipeline_on_vendored_data(no_data_dir, tmp_path):

@@ -44,6 +44,58 @@ def _sbn_costs(X, p, members, last_on_ties, steps):
     return costs
 
 
+def _elki_list_order(X, p, K):
+    """ELKI 0.7.1's list getKNNForDBID(p, K) for a linear scan: a binary max-heap of capacity K over squared
+    distances (objects inserted in index order, p included) plus a list of ties at the K-distance; the list is
+    the heap polled max-first written back to front, then the ties. Python port of DoubleIntegerDBIDKNNHeap /
+    DoubleIntegerMaxHeap (0.7.1)."""
+    hk, hv, ties = [], [], []
+
+    def down(size, cur, val):
+        pos = 0
+        while pos < size >> 1:
+            best = 2 * pos + 1
+            if best + 1 < size and hk[best] < hk[best + 1]:
+                best += 1
+            if cur >= hk[best]:
+                break
+            hk[pos], hv[pos] = hk[best], hv[best]
+            pos = best
+        hk[pos], hv[pos] = cur, val
+
+    kdist = math.inf
+    for i in range(len(X)):
+        d = _sq(X, p, i)
+        if len(hk) < K:
+            hk.append(d)
+            hv.append(i)
+            pos = len(hk) - 1
+            while pos > 0 and d > hk[(pos - 1) >> 1]:
+                hk[pos], hv[pos] = hk[(pos - 1) >> 1], hv[(pos - 1) >> 1]
+                pos = (pos - 1) >> 1
+            hk[pos], hv[pos] = d, i
+            if len(hk) >= K:
+                kdist = hk[0]
+        elif d == kdist:
+            ties.append(i)
+        elif d < kdist:
+            prev, previd = kdist, hv[0]
+            down(K, d, i)
+            kdist = hk[0]
+            if kdist < prev:
+                ties = []
+            else:
+                ties.append(previd)
+    out = [None] * K
+    size = K
+    for j in range(K - 1, -1, -1):
+        out[j] = hv[0]
+        size -= 1
+        if size > 0:
+            down(size, hk[size], hv[size])
+    return out + ties
+
+
 def reference_cof(X, k, variant="paper"):
     n = len(X)
     N = [_neighbourhood(X, p, k) for p in range(n)]
@@ -53,8 +105,10 @@ def reference_cof(X, k, variant="paper"):
         if variant == "paper":
             e = _sbn_costs(X, p, N[p], False, r)
             ac[p] = sum(2.0 * (r + 1 - i) / (r * (r + 1)) * e[i - 1] for i in range(1, r + 1))
-        else:  # ELKI 0.7.1: k edges, weights k..1, normaliser with |L| = r + 1
-            e = _sbn_costs(X, p, N[p], True, k)
+        else:  # ELKI 0.7.1: its own list order, k edges, weights k..1, normaliser with |L| = r + 1
+            L = [q for q in _elki_list_order(X, p, k + 1) if q != p]
+            assert sorted(L) == sorted(N[p])
+            e = _sbn_costs(X, p, L, True, k)
             acsum = sum(e[i - 1] * (k + 1 - i) for i in range(1, k + 1))
             ac[p] = acsum / ((r + 1) * r / 2.0)
     out = np.empty(n)
@@ -81,8 +135,8 @@ def test_cof_matches_reference(name, variant):
     ks = [1, 2, 3, 5, 9]
     got = cof_scores(knn_graph(X, max(ks)), ks, variant=variant)
     for t, k in enumerate(ks):
-        # the ELKI variant breaks Prim ties towards the LAST member of ELKI's list; among tied neighbours
-        # ELKI's list order is its heap's, ours is index order (identical whenever there are no exact ties)
+        # the ELKI variant breaks Prim ties towards the LAST member of ELKI's list, whose order among tied
+        # neighbours is its heap's (see _elki_list_order), not index order
         np.testing.assert_allclose(got[t], reference_cof(X, k, variant), rtol=1e-12, atol=0)
 
 

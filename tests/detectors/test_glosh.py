@@ -7,27 +7,19 @@ import math
 
 import numpy as np
 import pytest
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import connected_components
 
 from odeval.detectors import get_detector
 from odeval.detectors.glosh import GLOSH, glosh_scores
 from odeval.neighbors import knn_graph
 
 
-def _components(points, adj):
-    points = set(points)
-    comps = []
-    while points:
-        start = points.pop()
-        comp, todo = {start}, [start]
-        while todo:
-            a = todo.pop()
-            for b in list(points):
-                if adj(a, b):
-                    points.discard(b)
-                    comp.add(b)
-                    todo.append(b)
-        comps.append(comp)
-    return comps
+def _components(points, M, h):
+    """Connected components of ``points`` in the graph of mutual-reachability edges of weight < h."""
+    pts = np.array(sorted(points))
+    _, lab = connected_components(csr_matrix(M[np.ix_(pts, pts)] < h), directed=False)
+    return [set(pts[lab == c].tolist()) for c in range(lab.max() + 1)]
 
 
 def reference_glosh(X, k, mcs):
@@ -42,7 +34,7 @@ def reference_glosh(X, k, mcs):
     active = {0: set(range(n))}
     for h in levels:  # at radius just below h, only edges of weight < h remain
         for c in list(active):
-            comps = _components(active[c], lambda a, b, h=h: M[a, b] < h)
+            comps = _components(active[c], M, h)
             if len(comps) == 1:
                 continue
             big = [s for s in comps if len(s) >= mcs]

@@ -88,3 +88,26 @@ def test_lambda_only_rescales_ranking():
 def test_bad_parameters(kw):
     with pytest.raises(ValueError, match="LoOP"):
         get_detector("LoOP", **kw)
+
+
+def test_elki_heap_emulation_returns_the_tie_extended_list():
+    from odeval.detectors.loop import _elki_knn_list
+
+    rng = np.random.default_rng(2)
+    X = rng.integers(0, 3, size=(60, 2)).astype(float)
+    g = knn_graph(X, 10)
+    for q in range(0, 60, 7):
+        for K in (2, 5, 11):
+            lst = _elki_knn_list(X, q, K)
+            others = set(g.indices[q, : g.neighborhood_size(K - 1)[q]].tolist())
+            assert sorted(lst.tolist()) == sorted(others | {q})
+            d = np.sqrt(((X[lst] - X[q]) ** 2).sum(1))
+            assert np.all(np.diff(d) >= 0)  # ELKI's lists are sorted by distance
+
+
+def test_elki_variant_on_lattice_is_a_valid_probability():
+    rng = np.random.default_rng(4)
+    X = rng.integers(0, 4, size=(80, 2)).astype(float)
+    g = knn_graph(X, 6)
+    got = get_detector("LoOP", variant="elki-0.7.1").raw_scores_all_k(g, [1, 3, 6])
+    assert got.shape == (3, 80) and np.all((got >= 0) & (got <= 1))

@@ -42,7 +42,7 @@ def report(small_study, tmp_path_factory):
     runs, ranks = _evil(*small_study)
     runs = pd.concat([runs, runs.iloc[:1].assign(k=99, status="error", error="boom")], ignore_index=True)
     out = tmp_path_factory.mktemp("report")
-    index = build_report(runs, ranks, out, n_simulations=20)
+    index = build_report(runs, ranks, out, n_simulations=20, max_curves_per_dataset=1)
     return index, runs
 
 
@@ -108,8 +108,8 @@ def test_csv_exports_hold_the_tables(report):
 
 def test_report_without_ranks_says_so(small_study, tmp_path):
     runs, _ = small_study
-    index = build_report(runs[runs["base_dataset"] != "Base2"], None, tmp_path, n_simulations=5,
-                         max_curves_per_dataset=1)
+    index = build_report(runs[(runs["base_dataset"] != "Base2") & (runs["version"] == 1)], None, tmp_path,
+                         n_simulations=5, max_curves_per_dataset=1)
     text = index.read_text(encoding="utf-8")
     assert "Difficulty and diversity not available" in text and "outlier_ranks" in text
     with pytest.raises(ValueError, match="measure"):
@@ -129,7 +129,7 @@ def _write_store(path: Path, runs: pd.DataFrame, ranks: pd.DataFrame) -> None:
 
 def test_cli_report_reads_a_duckdb_store(small_study, tmp_path):
     runs, ranks = small_study
-    runs = runs[runs["base_dataset"] != "Base2"]
+    runs = runs[(runs["base_dataset"] != "Base2") & (runs["version"] == 1)]
     ranks = ranks[ranks["dataset"].isin(runs["dataset"])]
     store = tmp_path / "results.duckdb"
     _write_store(store, runs, ranks)
@@ -182,6 +182,7 @@ def test_report_renders_in_headless_chromium(report, tmp_path):
         assert not [ln for ln in res.stderr.splitlines() if ":CONSOLE" in ln]
 
 
+@pytest.mark.slow
 def test_report_is_deterministic(small_study, tmp_path):
     runs, ranks = small_study
     runs = runs[(runs["base_dataset"] == "Base0") & runs["method"].isin(["KNN", "LOF"]) & (runs["version"] == 1)]

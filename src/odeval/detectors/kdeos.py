@@ -70,10 +70,13 @@ def _kdeos_all_k(D, I, S, ks, scale, iminbw, dim, gscale, cutoff, elki):  # prag
                     break
         # score step: z-score of dens(p) against its comparison set C ∋ p
         for p in range(N):
-            if elki:
-                m = S[p, k - 2] if k >= 2 else 0
-            else:
-                m = S[p, k - 1]
+            m = S[p, k - 1]
+            if elki:  # ELKI 0.7.1: sublist of the materialised list, ties on the stored (sqrt) distances
+                lim = D[p, k - 2]
+                c = 0
+                while c < m and D[p, c] <= lim:
+                    c += 1
+                m = c
             cnt = 0.0
             mean = 0.0
             m2 = 0.0
@@ -121,7 +124,10 @@ class KDEOS(Detector):
     variant : {"paper", "elki-0.7.1"}, default "paper"
         The comparison set C. ``"paper"``: {p} ∪ N_k(p), the list the densities were spread over (as the
         publication and ELKI ≥ 0.7.5). ``"elki-0.7.1"``: ELKI 0.7.1's {p} ∪ N_{k−1}(p) (its k-list including
-        p), so at k = 2 the score takes only two values.
+        p), so at k = 2 the score takes only two values. ELKI serves that list as a sublist of its
+        materialised (k+1)-list, where ties are decided on the stored distances, not the squared ones (a
+        difference only when two squared distances differ in the last bit but their square roots do not);
+        this variant does the same.
 
     Notes
     -----

@@ -23,14 +23,15 @@ _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 
 @njit(cache=True, parallel=True)
 def _ldf_all_k(D, I, S, ks, h, c, dim, log_sqrt_2pi):  # pragma: no cover - numba
+    """(len(ks), N) LDF scores; two parallel passes over the objects (log LDE, then LDF), all k inside."""
     N = D.shape[0]
     T = ks.shape[0]
     out = np.empty((T, N))
-    lde = np.empty(N)  # log LDE; +inf when some neighbour has k-distance 0
-    terms = np.empty((N, D.shape[1]))
-    for t in range(T):
-        k = ks[t]
-        for p in prange(N):
+    lde = np.empty((T, N))  # log LDE; +inf when some neighbour has k-distance 0
+    for p in prange(N):
+        terms = np.empty(D.shape[1])
+        for t in range(T):
+            k = ks[t]
             n = S[p, k - 1]
             top = -np.inf
             inf = False
@@ -43,30 +44,32 @@ def _ldf_all_k(D, I, S, ks, h, c, dim, log_sqrt_2pi):  # pragma: no cover - numb
                 v = max(kd, d) / (h * kd)
                 # log of φ(v) / (h·kd)^dim, φ the 1-d standard normal density
                 lt = -0.5 * v * v - log_sqrt_2pi - dim * math.log(h * kd)
-                terms[p, j] = lt
+                terms[j] = lt
                 if lt > top:
                     top = lt
             if inf:
-                lde[p] = np.inf
+                lde[t, p] = np.inf
                 continue
             s = 0.0
             for j in range(n):
-                s += math.exp(terms[p, j] - top)
-            lde[p] = top + math.log(s / n)
-        for p in prange(N):
+                s += math.exp(terms[j] - top)
+            lde[t, p] = top + math.log(s / n)
+    for p in prange(N):
+        for t in range(T):
+            k = ks[t]
             n = S[p, k - 1]
             top = -np.inf
             for j in range(n):
-                v = lde[I[p, j]]
+                v = lde[t, I[p, j]]
                 if v > top:
                     top = v
-            lp = lde[p]
+            lp = lde[t, p]
             if np.isinf(top) or np.isinf(lp):  # LDE(p) + c·m = +inf
                 out[t, p] = 1.0 if np.isinf(top) else 0.0
                 continue
             s = 0.0
             for j in range(n):
-                s += math.exp(lde[I[p, j]] - top)
+                s += math.exp(lde[t, I[p, j]] - top)
             logm = top + math.log(s / n)  # log of the mean LDE of the neighbours
             out[t, p] = 1.0 / (math.exp(lp - logm) + c)
     return out

@@ -21,12 +21,14 @@ __all__ = ["LOF", "SimplifiedLOF"]
 
 @njit(cache=True, parallel=True)
 def _lof_all_k(D, I, S, ks, simplified):  # pragma: no cover - numba
+    """(len(ks), N) LOF (or Simplified LOF) scores; two parallel passes over the objects, all k inside."""
     N = D.shape[0]
-    out = np.empty((ks.shape[0], N))
-    dens = np.empty(N)
-    for t in range(ks.shape[0]):
-        k = ks[t]
-        for p in prange(N):
+    T = ks.shape[0]
+    out = np.empty((T, N))
+    dens = np.empty((T, N))
+    for p in prange(N):
+        for t in range(T):
+            k = ks[t]
             n = S[p, k - 1]
             s = 0.0
             for j in range(n):
@@ -36,16 +38,18 @@ def _lof_all_k(D, I, S, ks, simplified):  # pragma: no cover - numba
                     if kd > d:
                         d = kd
                 s += d
-            dens[p] = n / s if s > 0 else np.inf
-        for p in prange(N):
-            lp = dens[p]
+            dens[t, p] = n / s if s > 0 else np.inf
+    for p in prange(N):
+        for t in range(T):
+            k = ks[t]
+            lp = dens[t, p]
             if np.isinf(lp):
                 out[t, p] = 1.0
                 continue
             n = S[p, k - 1]
             s = 0.0
             for j in range(n):
-                s += dens[I[p, j]]
+                s += dens[t, I[p, j]]
             out[t, p] = s / (lp * n)
     return out
 

@@ -37,39 +37,46 @@ def _loop_all_k(X, D, I, S, ks, lam, elki, elki_order):  # pragma: no cover - nu
             d = D[p, j]
             s += d * d
             sq[p, j] = s
-    pdist = np.empty(N)
-    plof = np.empty(N)
-    sums = np.empty(N)
-    for t in range(T):
-        k = ks[t]
-        for p in prange(N):
-            pdist[p] = math.sqrt(sq[p, k - 1] / k)
-        for p in prange(N):
+    pdist = np.empty((T, N))
+    sums = np.empty((T, N))
+    for p in prange(N):
+        for t in range(T):
+            k = ks[t]
+            pdist[t, p] = math.sqrt(sq[p, k - 1] / k)
+    for p in prange(N):
+        for t in range(T):
+            k = ks[t]
             s = 0.0
             for j in range(k):
-                s += pdist[I[p, j]]
-            sums[p] = s
-        if elki_order:
-            _elki_comparison_sums(X, D, I, S, k, pdist, sums)
-        for p in prange(N):
-            s = sums[p]
-            r = pdist[p] * k / s
+                s += pdist[t, I[p, j]]
+            sums[t, p] = s
+    if elki_order:
+        for t in range(T):
+            _elki_comparison_sums(X, D, I, S, ks[t], pdist[t], sums[t])
+    plof = np.empty((T, N))
+    for p in prange(N):
+        for t in range(T):
+            k = ks[t]
+            r = pdist[t, p] * k / sums[t, p]
             if not np.isfinite(r):  # 0/0 or x/0: no evidence either way
                 r = 1.0
-            plof[p] = max(r, 1.0) if elki else r - 1.0
+            plof[t, p] = max(r, 1.0) if elki else r - 1.0
+    norm = np.empty(T)
+    for t in prange(T):
         acc = 0.0
-        for p in range(N):
-            v = plof[p] - 1.0 if elki else plof[p]
+        for p in range(N):  # in object order, as ELKI
+            v = plof[t, p] - 1.0 if elki else plof[t, p]
             acc += v * v
         nplof = lam * math.sqrt(acc / N)
         if not nplof > 0:
             nplof = 1.0
-        norm = 1.0 / (nplof * math.sqrt(2.0))
-        for p in prange(N):
+        norm[t] = 1.0 / (nplof * math.sqrt(2.0))
+    for p in prange(N):
+        for t in range(T):
             if elki:
-                out[t, p] = math.erf((plof[p] - 1.0) * norm)
+                out[t, p] = math.erf((plof[t, p] - 1.0) * norm[t])
             else:
-                out[t, p] = max(0.0, math.erf(plof[p] * norm))
+                out[t, p] = max(0.0, math.erf(plof[t, p] * norm[t]))
     return out
 
 

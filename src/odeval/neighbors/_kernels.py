@@ -93,6 +93,11 @@ def direct_knn(X, k_max, metric, qb, cap, bufcap, out_keys, out_idx, out_cnt):
                         t = abs(row[i] - xj)
                         if t > acc[i]:
                             acc[i] = t
+            hits = 0
+            for i in range(m):  # vectorisable pre-check: most objects are nobody's candidate
+                hits += acc[i] <= tops[i]
+            if hits == 0:
+                continue
             for i in range(m):
                 v = acc[i]
                 top = tops[i]

@@ -429,7 +429,10 @@ def build_report(
         page.add(_figure(lambda: _plots().plot_permutation_test(permutation),
                          "Difficulty of the true labels (red) vs labels permuted at random (boxes) "
                          "(Campos et al. Fig. 7).", "permutation test"))
-    page.add(_table(dmap, csv=dmap_csv, links={"base_dataset": lambda v: f"datasets/{slugs[str(v)]}.html"}))
+    shown = dmap.rename(columns={"base_dataset": "base dataset", "n_objects": "N (median)", "n_attributes": "d",
+                                 "outlier_pct": "outlier %", "best_method": "best method",
+                                 "max_permutation_p": "max perm. p"})
+    page.add(_table(shown, csv=dmap_csv, links={"base dataset": lambda v: f"datasets/{slugs[str(v)]}.html"}))
 
     # --- one page per base dataset ------------------------------------------------------------------------------
     for base in sorted(meta["base_dataset"].astype(str).unique()):
@@ -443,6 +446,10 @@ def build_report(
     index = out / "index.html"
     index.write_text(_page_html(page, home=None, subtitle=subtitle), encoding="utf-8")
     return index
+
+
+_SHORT = {"normalized": "norm.", "deduplicated": "dedup.", "outlier_pct": "outlier % (nominal)", "n_objects": "N",
+          "n_outliers": "|O|", "n_attributes": "d", "outlier_pct_actual": "outlier %", "permutation_p": "perm. p"}
 
 
 def _failed_units(units: pd.DataFrame | None) -> pd.DataFrame | None:
@@ -473,7 +480,10 @@ def _dataset_page(ctx, base, slug, title, ok, summary, by_group, keys, meta, bin
     page.add(f'<p class="muted">Base dataset <b>{_e(base)}</b> of the report “{_e(title)}”: '
              f"{len(vmeta)} variant(s).</p>")
     page.add("<h2>Variants</h2>")
-    page.add(_table(vmeta, csv=ctx.csv(vmeta, f"ds_{slug}_variants", f"{base}: variants"), prefix="../"))
+    csv = ctx.csv(vmeta, f"ds_{slug}_variants", f"{base}: variants")
+    page.add(_table(vmeta.rename(columns=_SHORT), csv=csv, prefix="../"))
+    page.add('<p class="muted">N objects, |O| outliers, d attributes; outlier % nominal (of the preparation) and '
+             "actual; difficulty / diversity at each method's best k; perm. p: label permutation test.</p>")
 
     page.add(f"<h2>Performance ({_e(measure)})</h2>")
     grp = by_group[(by_group["base_dataset"].astype(str) == base) & (by_group["measure"] == measure)]

@@ -81,7 +81,8 @@ def plot_measure_vs_k(
     Parameters
     ----------
     runs : DataFrame
-        ``runs`` rows (successful ones are used); the ``config`` label is derived as in the analysis.
+        ``runs`` rows (successful ones are used); the ``config`` label is derived as in the analysis
+        unless the frame already has it (the output of :func:`odeval.analysis.check_runs_frame`).
     dataset : str
         The variant name.
     measure : str
@@ -90,7 +91,10 @@ def plot_measure_vs_k(
     """
     from odeval.analysis import check_runs_frame
 
-    frame = check_runs_frame(runs)
+    if "config" in runs.columns:  # already validated (e.g. by check_runs_frame): no re-check of a large study
+        frame = runs[runs["status"].astype(str) == "ok"] if "status" in runs.columns else runs
+    else:
+        frame = check_runs_frame(runs)
     _need(frame, [measure], "plot_measure_vs_k")
     sub = frame[frame["dataset"] == dataset]
     if sub.empty:
