@@ -87,7 +87,7 @@ class Study:
     """A validated study: everything the runner needs, nothing it has to look up again."""
 
     name: str
-    datasets: tuple[DatasetRef, ...]
+    datasets: tuple[Any, ...]  # DatasetRef-like: odeval.data.catalogue.Variant
     methods: tuple[MethodSpec, ...]
     metric: str
     measures: tuple[str, ...]
@@ -318,22 +318,14 @@ def _resolve_datasets(entry: dict[str, Any], base_dir: Path, data_dir: str | Non
     return _resolve_catalogue(entry, base_dir, data_dir)
 
 
-def _ref_from_path(path: Path, base: str | None) -> DatasetRef:
-    """A reference for a plain file; the Campos naming scheme is parsed when the name follows it."""
+def _ref_from_path(path: Path, base: str | None) -> Any:
+    """A reference for a plain file: the catalogue parses the Campos naming scheme when the name follows it."""
+    from dataclasses import replace
+
     from odeval.data import catalogue
 
-    info = catalogue.parse_variant_name(path.stem) if hasattr(catalogue, "parse_variant_name") else None
-    if info is not None:
-        return DatasetRef(
-            name=path.stem,
-            path=str(path.resolve()),
-            base_dataset=base or info.base,
-            normalized=info.normalized,
-            deduplicated=info.deduplicated,
-            outlier_pct=info.outlier_pct,
-            version=info.version,
-        )
-    return DatasetRef(name=path.stem, path=str(path.resolve()), base_dataset=base or path.stem)
+    variant = catalogue.variant_from_path(path)
+    return replace(variant, base=base) if base else variant
 
 
 def _resolve_catalogue(entry: dict[str, Any], base_dir: Path, data_dir: str | None) -> list[DatasetRef]:
