@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from odeval import __version__
@@ -341,14 +343,17 @@ def demo(out_dir: str, workers: int | None, k_range: str, quiet: bool) -> None:
         raise SystemExit(1)
 
 
-def _demo_report(store_path, report_dir) -> None:  # type: ignore[no-untyped-def]
-    """Write the HTML report when the report stage is available (needs the 'plot' extra)."""
+def _demo_report(store_path: Path, report_dir: Path) -> None:
+    """Write the demo's HTML report (figures need matplotlib: the 'plot' extra)."""
     try:
-        from odeval.report import build_report_from_store
+        import matplotlib  # noqa: F401
     except ImportError:
+        click.echo("\nno report: matplotlib is missing (pip install 'odeval[plot]')", err=True)
         return
-    index = build_report_from_store(store_path, report_dir)
-    click.echo(f"\nreport: {index}")
+    from odeval.report import report_from_store
+
+    index, _ = report_from_store(store_path, report_dir, title="odeval demo study")
+    click.echo(f"\nreport: {index.resolve()}")
 
 
 @main.group()
@@ -600,33 +605,17 @@ def report_cmd(store: str, out_dir: str, measure: str, statistic: str, study_has
     Nemenyi tests, dataset map, one page per base dataset, and CSV exports of every table. The label
     permutation test runs when the store kept the score vectors (study option keep_scores).
     """
-    import warnings
-
-    from odeval.analysis import filter_variants, per_variant_summary, permutation_tests
-    from odeval.report import build_report, read_best_k_ranks, read_best_k_scores, read_results_store
+    from odeval.report import report_from_store
 
     try:
-        tables = read_results_store(store, study_hash=study_hash, with_ranks=False)
-        runs = filter_variants(tables.runs, min_outlier_pct=min_outlier_pct, max_outlier_pct=max_outlier_pct,
-                               normalized=normalized, deduplicated=deduplicated)
-        if runs.empty:
-            raise ValueError("no run of the store matches the variant filters")
-        summary = per_variant_summary(runs, measure)
-        ranks = read_best_k_ranks(store, summary, measure)  # only the rows the characterisation needs
-        permutation = None
-        if permutations and tables.n_scores and ranks is not None:
-            best_scores = read_best_k_scores(store, summary, measure)
-            if len(best_scores):
-                with warnings.catch_warnings(record=True) as caught:
-                    warnings.simplefilter("always")
-                    permutation = permutation_tests(summary, ranks, best_scores, measure,
-                                                    n_permutations=permutations, seed=seed)
-                for w in caught:
-                    click.echo(f"warning: {w.message}", err=True)
-        index = build_report(runs, ranks, out_dir, measure=measure, statistic=statistic, title=title,
-                             n_simulations=simulations, seed=seed, permutation=permutation, units=tables.units)
+        index, messages = report_from_store(
+            store, out_dir, measure=measure, statistic=statistic, study_hash=study_hash, title=title,
+            simulations=simulations, seed=seed, permutations=permutations, min_outlier_pct=min_outlier_pct,
+            max_outlier_pct=max_outlier_pct, normalized=normalized, deduplicated=deduplicated)
     except (ValueError, FileNotFoundError) as exc:
         raise click.ClickException(str(exc)) from exc
+    for message in messages:
+        click.echo(f"warning: {message}", err=True)
     click.echo(f"report written to {index}")
 
 

@@ -251,13 +251,36 @@ def _finite_standin(scores: np.ndarray) -> np.ndarray:
     return s
 
 
-def _check_eval(y, scores, expected, what):
+def _check_eval(y, scores, expected, what, ref=None):
     from odeval.measures import evaluate
 
     got = evaluate(y, _finite_standin(scores))
     got_v = np.array([got[key] for key in EVAL_KEYS])
+    if ref is not None and not np.allclose(got_v, expected, rtol=1e-12, atol=1e-12):
+        what += "\n" + _tie_diff(np.asarray(ref), np.asarray(scores), np.asarray(y, bool))
     np.testing.assert_allclose(got_v, expected, rtol=1e-12, atol=1e-12,
-                               err_msg=f"{what}: odeval.measures.evaluate vs ELKI, order {EVAL_KEYS}")
+                               err_msg=f"{what}\nodeval.measures.evaluate vs ELKI, order {EVAL_KEYS}")
+
+
+def _tie_diff(ref: np.ndarray, ours: np.ndarray, y: np.ndarray, limit: int = 6) -> str:
+    """Describe how the tie groups (exactly equal scores) of ``ours`` differ from ELKI's ``ref``."""
+    lines = []
+    for v in np.unique(ref):
+        members = np.flatnonzero(ref == v)
+        got = np.unique(ours[members])
+        if len(members) > 1 and len(got) > 1:
+            lines.append(f"  ELKI tie group {v!r} ({len(members)} objects, {int(y[members].sum())} outliers) is "
+                         f"split into {len(got)} values by ours, e.g. objects {members[:4].tolist()} -> "
+                         f"{[repr(float(ours[p])) for p in members[:4]]}")
+    for v in np.unique(ours):
+        members = np.flatnonzero(ours == v)
+        got = np.unique(ref[members])
+        if len(members) > 1 and len(got) > 1:
+            lines.append(f"  ours ties {len(members)} objects ({int(y[members].sum())} outliers) at {v!r} that ELKI "
+                         f"separates: {[repr(float(x)) for x in got[:4]]}")
+    if not lines:
+        return "  (same tie groups as ELKI; the order differs)"
+    return "\n".join(lines[:limit] + ([f"  ... {len(lines) - limit} more"] if len(lines) > limit else []))
 
 
 @pytest.mark.parametrize(("ds", "method", "k"), CASES)
@@ -285,7 +308,8 @@ def test_evaluation_of_our_scores_matches_elki(ds, method, k):
         pytest.fail(err)
     if np.isnan(S[i]).any():
         pytest.fail(f"{method} k={k} on {ds}: our scores contain NaN at {np.flatnonzero(np.isnan(S[i]))[:10]}")
-    _check_eval(f["y"], _public(method, S[i]), f[f"{method}__eval"][i], f"{ds} {method} k={k} (our scores)")
+    _check_eval(f["y"], _public(method, S[i]), f[f"{method}__eval"][i], f"{ds} {method} k={k} (our scores)",
+                ref=_public(method, f[f"{method}__scores"][i]))
 
 
 def _cks_datasets():

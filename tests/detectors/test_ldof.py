@@ -95,3 +95,21 @@ def test_ldof_non_euclidean_metric_uses_graph_distances():
         Dbar = np.mean([D[a, b] for a, b in itertools.combinations(N, 2)])
         ref[p] = dbar / Dbar
     np.testing.assert_allclose(got, ref, rtol=1e-12)
+
+
+@pytest.mark.parametrize("name, params", [("LDOF", {}), ("COF", {}), ("COF", {"variant": "elki-0.7.1"}),
+                                          ("FastABOD", {}), ("FastABOD", {"kernel": "poly2"}), ("INFLO", {}),
+                                          ("INFLO", {"variant": "elki-0.7.1"}), ("GLOSH", {})])
+def test_d2_methods_all_k_contract_and_no_nan(name, params):
+    """ks in any order / repeated -> rows follow the request; public = oriented raw; no NaN even with heavy
+    duplication (LDOF, COF, FastABOD, INFLO, GLOSH)."""
+    rng = np.random.default_rng(1)
+    X = np.vstack([rng.integers(0, 3, size=(30, 2)).astype(float), np.zeros((6, 2)), rng.normal(size=(10, 2))])
+    g = knn_graph(X, 8)
+    det = get_detector(name, **params)
+    ks = [8, det.info.min_k, 5, 8]
+    raw = det.raw_scores_all_k(g, ks)
+    assert raw.shape == (4, len(X)) and not np.isnan(raw).any()
+    np.testing.assert_array_equal(raw[0], raw[3])
+    np.testing.assert_array_equal(raw[1:3], det.raw_scores_all_k(g, [det.info.min_k, 5]))
+    np.testing.assert_array_equal(det.score_all_k(g, ks), -raw if det.info.inverted else raw)

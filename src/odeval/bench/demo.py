@@ -25,7 +25,7 @@ def demo_study(k: str = "1..100") -> dict[str, Any]:
 
     paths = sorted(v.path for v in catalogue.vendored() if v.normalized and v.categorical in (None, "idf"))
     return {
-        "study": {"name": "odeval-demo", "k": k},
+        "study": {"name": "odeval-demo", "k": k, "keep_scores": True},
         "datasets": [{"path": p} for p in paths],
         "methods": [dict(m) for m in CAMPOS_METHODS],
     }

@@ -1,0 +1,49 @@
+"""Build the report straight from a results store: the one path used by ``odeval report`` and ``odeval demo``."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+__all__ = ["report_from_store"]
+
+
+def report_from_store(store: str | Path, out_dir: str | Path, *, measure: str = "roc_auc", statistic: str = "best",
+                      study_hash: str | None = None, title: str = "odeval study report", simulations: int = 200,
+                      seed: int = 0, permutations: int = 1000, min_outlier_pct: float | None = None,
+                      max_outlier_pct: float | None = None, normalized: bool | None = None,
+                      deduplicated: bool | None = None) -> tuple[Path, list[str]]:
+    """Read a results store, analyse it and write the static HTML report.
+
+    The label permutation test (Campos §5.3) runs when the store kept score vectors (study option
+    ``keep_scores``) and ``permutations`` > 0. Returns the path of ``index.html`` and the warnings raised
+    while testing (e.g. variants without stored scores).
+
+    Raises
+    ------
+    ValueError
+        If the store holds no run matching the filters.
+    """
+    from odeval.analysis import filter_variants, per_variant_summary, permutation_tests
+    from odeval.report.html import build_report
+    from odeval.report.store import read_best_k_ranks, read_best_k_scores, read_results_store
+
+    tables = read_results_store(store, study_hash=study_hash, with_ranks=False)
+    runs = filter_variants(tables.runs, min_outlier_pct=min_outlier_pct, max_outlier_pct=max_outlier_pct,
+                           normalized=normalized, deduplicated=deduplicated)
+    if runs.empty:
+        raise ValueError("no run of the store matches the variant filters")
+    summary = per_variant_summary(runs, measure)
+    ranks = read_best_k_ranks(store, summary, measure)  # only the rows the characterisation needs
+    permutation, messages = None, []
+    if permutations and tables.n_scores and ranks is not None:
+        best_scores = read_best_k_scores(store, summary, measure)
+        if len(best_scores):
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                permutation = permutation_tests(summary, ranks, best_scores, measure, n_permutations=permutations,
+                                                seed=seed)
+            messages = [str(w.message) for w in caught]
+    index = build_report(runs, ranks, out_dir, measure=measure, statistic=statistic, title=title,
+                         n_simulations=simulations, seed=seed, permutation=permutation, units=tables.units)
+    return Path(index), messages
