@@ -500,13 +500,16 @@ def _make_detector(name: str, params: dict):
 @click.option("--metric", default="euclidean", show_default=True,
               help="Distance: euclidean, manhattan, chebyshev, cosine, minkowski (with --p), or another scipy metric.")
 @click.option("--p", "p", type=float, default=None, help="Minkowski exponent.")
+@click.option("--backend", type=click.Choice(["exact", "approx"]), default="exact", show_default=True,
+              help="kNN search: exact, or NN-descent candidates (needs odeval[approx]; recall reported).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the approximate backend.")
 @click.option("--param", "param_items", multiple=True, metavar="[METHOD.]NAME=VALUE",
               help="Detector parameter (repeatable), e.g. LoOP.lam=2.0 or variant=elki-0.7.1 (one method).")
 @click.option("--raw", is_flag=True, help="Write raw scores (the method's orientation: ODIN low = outlier).")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
               help="Output file: .parquet, .csv or .npz (by extension).")
-def score_cmd(dataset: str, methods: tuple[str, ...], k_spec: str, metric: str, p: float | None,
-              param_items: tuple[str, ...], raw: bool, output: str) -> None:
+def score_cmd(dataset: str, methods: tuple[str, ...], k_spec: str, metric: str, p: float | None, backend: str,
+              seed: int, param_items: tuple[str, ...], raw: bool, output: str) -> None:
     """Score DATASET with kNN detectors for every k from one exact kNN graph.
 
     Output table: one row per object (columns object, id, label) and one column per method and k, named
@@ -535,7 +538,9 @@ def score_cmd(dataset: str, methods: tuple[str, ...], k_spec: str, metric: str, 
         if max(ks) >= n:
             raise ValueError(f"k={max(ks)} needs more than {n} objects (k counts neighbours other than the query)")
         k_max = max(det.required_k_max(max(ks)) for det in detectors.values())
-        graph = knn_graph(X, k_max, metric=metric, p=p)
+        graph = knn_graph(X, k_max, metric=metric, p=p, backend=backend, seed=seed)
+        if graph.approx_recall is not None:
+            click.echo(f"note: approximate kNN graph, recall {graph.approx_recall:.4f} on a sample", err=True)
         columns: list[str] = []
         blocks = []
         for det in detectors.values():
@@ -548,7 +553,7 @@ def score_cmd(dataset: str, methods: tuple[str, ...], k_spec: str, metric: str, 
             S = det.raw_scores_all_k(graph, use) if raw else det.score_all_k(graph, use)
             blocks.append(S)
             columns += [f"{det.info.name}-{k:03d}" for k in use]
-    except ValueError as exc:
+    except (ValueError, ImportError) as exc:
         raise click.ClickException(str(exc)) from None
     scores = np.vstack(blocks) if blocks else np.empty((0, X.shape[0]))
     labels = None if ds.y is None else np.asarray(ds.y, dtype=bool)
@@ -577,6 +582,51 @@ def score_cmd(dataset: str, methods: tuple[str, ...], k_spec: str, metric: str, 
                f"{graph.metric})")
 
 
+@main.command("ensemble")
+@click.argument("store", type=click.Path(exists=True, dir_okay=False))
+@click.option("--dataset", required=True, help="Dataset variant of the store (runs.dataset).")
+@click.option("--rate", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.01, show_default=True,
+              help="Expected outlier rate: size of the estimated outlier set that guides the greedy search.")
+@click.option("--measure", type=click.Choice(["pearson", "manhattan", "sqeuclidean"]), default="pearson",
+              show_default=True, help="Weighted distance of the greedy search (pearson: 1 − weighted correlation).")
+@click.option("--rule", type=click.Choice(["mean", "max", "min", "median", "product", "inverse_product", "rank"]),
+              default="mean", show_default=True, help="Combination rule of the ensemble members.")
+@click.option("--random", "n_random", type=click.IntRange(min=2), default=1000, show_default=True,
+              help="Random ensembles of the same size (control group).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random ensembles.")
+@click.option("--methods", multiple=True, metavar="M1,M2,...",
+              help="Only these methods (comma-separated or repeated) [default: all stored].")
+@click.option("--k-range", default=None, metavar="A..B[:STEP]", help="Only these k [default: all stored].")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output (one JSON object).")
+def ensemble_cmd(store: str, dataset: str, rate: float, measure: str, rule: str, n_random: int, seed: int,
+                 methods: tuple[str, ...], k_range: str | None, as_json: bool) -> None:
+    """Greedy outlier ensemble of the stored scorings of one dataset (Schubert et al. 2012, Sect. 4.3).
+
+    Reads the score vectors the study kept (study option keep_scores = true), normalises each with
+    odeval.scaling.unify, selects the ensemble without labels and prints a Table-4-style comparison with the
+    best single scoring, the naive ensemble of all scorings and random ensembles of the same size.
+    """
+    import json
+
+    from odeval.bench import parse_k_range
+    from odeval.bench.ensembles import ensemble_from_store, format_ensemble
+
+    try:
+        ks = parse_k_range(k_range) if k_range is not None else None
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--k-range") from None
+    wanted = [m.strip() for item in methods for m in item.split(",") if m.strip()] or None
+    try:
+        result = ensemble_from_store(store, dataset, rate=rate, measure=measure, rule=rule, n_random=n_random,
+                                     seed=seed, methods=wanted, ks=ks)
+    except (ValueError, FileNotFoundError) as exc:
+        raise click.ClickException(str(exc)) from None
+    if as_json:
+        click.echo(json.dumps(result.to_dict(), indent=2, allow_nan=True))
+    else:
+        click.echo(format_ensemble(result))
+
+
 @main.command("report")
 @click.argument("store", type=click.Path(exists=True, dir_okay=False))
 @click.option("-o", "--output", "out_dir", required=True, type=click.Path(file_okay=False),
@@ -596,9 +646,12 @@ def score_cmd(dataset: str, methods: tuple[str, ...], k_spec: str, metric: str, 
 @click.option("--max-outlier-pct", type=float, default=None, help="Only variants with at most this % of outliers.")
 @click.option("--normalized/--not-normalized", default=None, help="Only (not) normalised variants [default: all].")
 @click.option("--deduplicated/--with-duplicates", default=None, help="Only variants without / with duplicates.")
+@click.option("--ensembles/--no-ensembles", default=True, show_default=True,
+              help="Similarity matrix and greedy ensemble per base dataset (needs the store's score vectors).")
 def report_cmd(store: str, out_dir: str, measure: str, statistic: str, study_hash: str | None, title: str,
                simulations: int, seed: int, permutations: int, min_outlier_pct: float | None,
-               max_outlier_pct: float | None, normalized: bool | None, deduplicated: bool | None) -> None:
+               max_outlier_pct: float | None, normalized: bool | None, deduplicated: bool | None,
+               ensembles: bool) -> None:
     """Write a static HTML report of the results STORE (a DuckDB file with tables runs, outlier_ranks).
 
     The report opens from disk with no server or network: study summary, method ranking with Friedman and
@@ -611,7 +664,7 @@ def report_cmd(store: str, out_dir: str, measure: str, statistic: str, study_has
         index, messages = report_from_store(
             store, out_dir, measure=measure, statistic=statistic, study_hash=study_hash, title=title,
             simulations=simulations, seed=seed, permutations=permutations, min_outlier_pct=min_outlier_pct,
-            max_outlier_pct=max_outlier_pct, normalized=normalized, deduplicated=deduplicated)
+            max_outlier_pct=max_outlier_pct, normalized=normalized, deduplicated=deduplicated, ensembles=ensembles)
     except (ValueError, FileNotFoundError) as exc:
         raise click.ClickException(str(exc)) from exc
     for message in messages:

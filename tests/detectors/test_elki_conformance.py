@@ -5,8 +5,7 @@ The reference scores in ``tests/fixtures/elki_detectors/*.npz`` were produced by
 ``make_fixtures.py``). Every case compares ``raw_scores_all_k`` of one detector, configured for ELKI 0.7.1
 behaviour by :data:`ELKI_PARAMS`, with ELKI's raw scores at one k:
 
-* finite values to 1e-9 relative (``atol`` = 1e-20 x the largest finite |score| of that row, for values that
-  are ~0 only through rounding);
+* finite values to 1e-9 relative, exact zeros exactly (``ATOL_REL``);
 * +inf / -inf / NaN exactly at the same positions.
 
 A method that is not (yet) in the registry fails with a message saying so; methods are cached independently,
@@ -14,10 +13,16 @@ so every other method's cases still run. On failure the message names the k, the
 whether those objects have exact duplicates or ties at their k-distance (computed here, independently of
 ``odeval.neighbors``).
 
+Documented deviations are explicit: :data:`NAN_AS` (ELKI NaN -> odeval's value) and
+:data:`KNOWN_TIE_DIFFERENCES` (strict xfail of the end-to-end evaluation where last-bit rounding regroups ELKI's
+ties; an entry that starts to pass must be removed).
+
 Further checks: ``odeval.measures.evaluate`` on ELKI's scores reproduces ELKI's own evaluation numbers
-(OutlierRankingEvaluation of the CLI runs, and EvaluatePrecomputedOutlierScores of ComputeKNNOutlierScores),
-and the documented off-by-one of ComputeKNNOutlierScores 0.7.1 (CKS KNN-k = CLI KNN-(k+1); §0.3 of
-``shared/docs/elki-0.7.1-semantics.md``), which needs only the ELKI outputs.
+(OutlierRankingEvaluation of the CLI runs, and EvaluatePrecomputedOutlierScores of ComputeKNNOutlierScores);
+``evaluate`` on *our* scores reproduces them too (end to end, ties included); and the documented off-by-one of
+ComputeKNNOutlierScores 0.7.1 (CKS KNN-k = CLI KNN-(k+1); §0.3 of ``shared/docs/elki-0.7.1-semantics.md``),
+which needs only the ELKI outputs. Run this file as a script for a per-method table of the largest relative
+difference and the share of bit-identical scores. Status and diagnoses: ``tests/fixtures/elki_detectors/STATUS.md``.
 """
 
 from __future__ import annotations
@@ -54,9 +59,30 @@ INVERTED = {"ODIN", "FastABOD"}
 EVAL_KEYS = ["roc_auc", "average_precision", "r_precision", "max_f1",
              "adjusted_roc_auc", "adjusted_average_precision", "adjusted_r_precision", "adjusted_max_f1"]
 RTOL = 1e-9
-#: Absolute tolerance, relative to the largest finite |ELKI score| of the row: values below 1e-20 of the scale are
-#: floating-point noise (FastABOD: weighted variances of identical angle terms, ELKI 0.0 or 9e-39, ours 1e-35).
-ATOL_REL = 1e-20
+#: Absolute tolerance, relative to the largest finite |ELKI score| of the row. 0: an exact 0 in ELKI must be an
+#: exact 0 here (FastABOD's variance of identical angle terms was once ~1e-35 instead of ELKI's 0, which split
+#: ELKI's tie group; fixed).
+ATOL_REL = 0.0
+
+#: Documented deviations where ELKI 0.7.1 returns NaN: FastABOD with fewer than two neighbours at positive (kernel)
+#: distance — odeval returns +inf (maximally inlying; ``odeval.detectors.abod.fastabod_scores`` Notes). ELKI's
+#: evaluation ranks those NaN last (fixture ``abod_nan``), i.e. exactly as +inf.
+NAN_AS: dict[str, float] = {"FastABOD": np.inf}
+
+#: Cases whose raw scores agree with ELKI to 1e-9 but whose *evaluation* differs, because last-bit rounding
+#: differences split or merge ELKI's exact ties (diagnosed in tests/fixtures/elki_detectors/STATUS.md). strict
+#: xfail: when an implementation reproduces ELKI's ties the case XPASSes and must be removed from this list.
+_KDEOS2 = "KDEOS k=2: scores are Φ(±1/√2) up to rounding; last-bit differences regroup ELKI's ties"
+KNOWN_TIE_DIFFERENCES: dict[tuple[str, str, int], str] = {
+    ("glass", "KDEOS", 2): _KDEOS2,
+    ("lattice", "KDEOS", 2): _KDEOS2,
+    ("lymphography_idf", "KDEOS", 2): _KDEOS2,
+    ("synthetic_dup", "KDEOS", 2): _KDEOS2,
+    ("wbc_v01", "KDEOS", 2): _KDEOS2,
+    ("synthetic_dup", "KDEOS", 3): "KDEOS k=3: last-bit differences regroup ELKI's ties",
+    ("synthetic_dup", "LDOF", 2): "LDOF: ours ties 40 objects at 1.0 that ELKI splits into 1.0 / 1.0000000000000002",
+    ("synthetic_dup", "LoOP", 2): "LoOP: an ELKI tie group of 16 objects is split in the last bit by ours",
+}
 
 DATASETS = sorted(p.stem for p in FIXTURES.glob("*.npz"))
 
@@ -164,8 +190,16 @@ def _object_notes(ds: str, k: int, objs: np.ndarray) -> list[str]:
     return notes
 
 
+def _elki_as_ours(method: str, raw: np.ndarray) -> np.ndarray:
+    """ELKI raw scores with NaN replaced by odeval's documented value (:data:`NAN_AS`), if there is one."""
+    if method in NAN_AS and np.isnan(raw).any():
+        raw = np.where(np.isnan(raw), NAN_AS[method], raw)
+    return raw
+
+
 def _compare(ds: str, method: str, k: int, ours: np.ndarray, ref: np.ndarray) -> str | None:
     """None if equal within tolerance, else a precise description of the discrepancy."""
+    ref = _elki_as_ours(method, ref)
     bad = np.zeros(ref.shape, bool)
     kinds = []
     for name, fn in (("NaN", np.isnan), ("+inf", np.isposinf), ("-inf", np.isneginf)):
@@ -291,13 +325,22 @@ def test_evaluate_reproduces_elki_cli_evaluation(ds, method, k):
     in these fixtures."""
     f = fixture(ds)
     i = [int(v) for v in f[f"{method}__ks"]].index(k)
-    raw = f[f"{method}__scores"][i]
+    raw = _elki_as_ours(method, f[f"{method}__scores"][i])
     if np.isnan(raw).any():
-        pytest.fail(f"{method} k={k} on {ds}: ELKI scores contain NaN; decide how evaluate treats them")
+        pytest.fail(f"{method} k={k} on {ds}: ELKI scores contain NaN and odeval documents no replacement")
     _check_eval(f["y"], _public(method, raw), f[f"{method}__eval"][i], f"{ds} {method} k={k}")
 
 
-@pytest.mark.parametrize(("ds", "method", "k"), CASES)
+def _eval_cases():
+    out = []
+    for p in CASES:
+        reason = KNOWN_TIE_DIFFERENCES.get(tuple(p.values))
+        out.append(pytest.param(*p.values, id=p.id, marks=pytest.mark.xfail(strict=True, reason=reason))
+                   if reason else p)
+    return out
+
+
+@pytest.mark.parametrize(("ds", "method", "k"), _eval_cases())
 def test_evaluation_of_our_scores_matches_elki(ds, method, k):
     """End to end: evaluate(y, our public scores) = ELKI's evaluation of its own scores (1e-12), i.e. the ranking
     and every tie group that matters for the eight measures are ELKI's."""
@@ -309,7 +352,7 @@ def test_evaluation_of_our_scores_matches_elki(ds, method, k):
     if np.isnan(S[i]).any():
         pytest.fail(f"{method} k={k} on {ds}: our scores contain NaN at {np.flatnonzero(np.isnan(S[i]))[:10]}")
     _check_eval(f["y"], _public(method, S[i]), f[f"{method}__eval"][i], f"{ds} {method} k={k} (our scores)",
-                ref=_public(method, f[f"{method}__scores"][i]))
+                ref=_public(method, _elki_as_ours(method, f[f"{method}__scores"][i])))
 
 
 def _cks_datasets():
@@ -386,3 +429,27 @@ def test_fixture_matches_odeval_loader(ds, dami):
     cols = [names.index(a) for a in meta["attributes"]]
     np.testing.assert_array_equal(np.asarray(d.X)[:, cols], f["X"])
     np.testing.assert_array_equal(np.asarray(d.y, dtype=bool), f["y"])
+
+
+def _summary() -> str:
+    """Per method and dataset: largest relative difference of finite non-zero scores / share of bit-identical
+    scores (run this file as a script: ``.venv/bin/python tests/detectors/test_elki_conformance.py``)."""
+    lines = ["method".ljust(14) + "".join(ds[:16].rjust(18) for ds in DATASETS)]
+    for m in METHODS:
+        cells = []
+        for ds in DATASETS:
+            S, err = _ours(ds, m)
+            if err is not None:
+                cells.append("error".rjust(18))
+                continue
+            R = _elki_as_ours(m, fixture(ds)[f"{m}__scores"])
+            fin = np.isfinite(R) & (R != 0) & np.isfinite(S)
+            rel = (np.abs(S[fin] - R[fin]) / np.abs(R[fin])).max(initial=0.0)
+            same = ((S == R) | (np.isnan(S) & np.isnan(R))).mean()
+            cells.append(f"{rel:.1e}/{100 * same:.0f}%".rjust(18))
+        lines.append(m.ljust(14) + "".join(cells))
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(_summary())

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -113,3 +114,38 @@ def test_d2_methods_all_k_contract_and_no_nan(name, params):
     np.testing.assert_array_equal(raw[0], raw[3])
     np.testing.assert_array_equal(raw[1:3], det.raw_scores_all_k(g, [det.info.min_k, 5]))
     np.testing.assert_array_equal(det.score_all_k(g, ks), -raw if det.info.inverted else raw)
+
+
+_ELKI_FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "elki_detectors"
+_ELKI_VARIANTS = {"LDOF": {"variant": "elki-0.7.1"}, "COF": {"variant": "elki-0.7.1"},
+                  "INFLO": {"variant": "elki-0.7.1"}, "FastABOD": {"kernel": "poly2"}}
+
+
+@pytest.mark.parametrize("method", sorted(_ELKI_VARIANTS))
+@pytest.mark.parametrize("dataset", sorted(p.stem for p in _ELKI_FIXTURES.glob("*.npz")))
+def test_elki_variants_bit_identical_to_elki_fixtures(dataset, method):
+    """The ELKI variants reproduce ELKI 0.7.1's raw scores as doubles, bit for bit (same arithmetic, same
+    summation order, ELKI's kNN list order among tied neighbours), so rounding makes and breaks the same ties
+    as in ELKI (ELKI's evaluation measures depend on them). NaN of ELKI's FastABOD (no pair) is +inf here."""
+    with np.load(_ELKI_FIXTURES / f"{dataset}.npz", allow_pickle=False) as z:
+        if f"{method}__ks" not in z.files:
+            pytest.skip(f"{method} not in {dataset}.npz")
+        X, ks, ref = z["X"], [int(k) for k in z[f"{method}__ks"]], z[f"{method}__scores"]
+    got = get_detector(method, **_ELKI_VARIANTS[method]).raw_scores_all_k(knn_graph(X, max(ks)), ks)
+    ref = np.where(np.isnan(ref), np.inf, ref) if method == "FastABOD" else ref
+    for t, k in enumerate(ks):
+        bad = np.flatnonzero(got[t] != ref[t])
+        assert bad.size == 0, f"{dataset} {method} k={k}: objects {bad[:5].tolist()} differ: " \
+                              f"{got[t][bad[:5]].tolist()} vs ELKI {ref[t][bad[:5]].tolist()}"
+
+
+def test_ldof_elki_variant_same_formula():
+    X = _datasets()["grid"]
+    g = knn_graph(X, 9)
+    a = ldof_scores(g, [2, 5, 9])
+    b = ldof_scores(g, [2, 5, 9], variant="elki-0.7.1")
+    np.testing.assert_allclose(a, b, rtol=1e-12)
+    with pytest.raises(ValueError, match="Euclidean"):
+        LDOF(variant="elki-0.7.1").raw_scores_all_k(knn_graph(X, 3, metric="manhattan"), [3])
+    with pytest.raises(ValueError, match="unknown variant"):
+        LDOF(variant="0.7.5")

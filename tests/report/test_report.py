@@ -175,6 +175,8 @@ def test_report_renders_in_headless_chromium(report, tmp_path):
         if label == "index":
             for text in ("Study summary", "Method ranking", "Nemenyi test", "Dataset map"):
                 assert text in dom.stdout
+        else:  # the ensembles section (here without stored scores: its keep_scores note)
+            assert "Similarity of scorings and ensembles" in dom.stdout and "keep_scores" in dom.stdout
         shot = ARTIFACTS / f"{label}.png"
         shot.unlink(missing_ok=True)
         res = _chrome(exe, tmp_path, "--window-size=1280,2600", f"--screenshot={shot}", url)

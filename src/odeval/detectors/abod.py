@@ -9,7 +9,7 @@ import numpy as np
 from numba import njit, prange
 
 from odeval.detectors.base import Detector, MethodInfo, check_ks, register
-from odeval.detectors.ldof import _is_euclidean, _neighbourhood_sizes, _prepare_ks
+from odeval.detectors.ldof import _elki_knn_list, _is_euclidean, _neighbourhood_sizes, _prepare_ks
 
 __all__ = ["FastABOD", "fastabod_scores"]
 
@@ -22,21 +22,15 @@ _NO_PAIR_VALUE = np.inf
 
 @njit(cache=True, inline="always")
 def _mv_put(state, val, weight):  # pragma: no cover - numba
-    """Weighted incremental mean/variance update (West 1979; the form ELKI's MeanVariance uses).
-
-    state = [Σw, Σw·v, m2]."""
+    """Weighted incremental mean and variance (West 1979), in the exact form of ELKI 0.7.1's
+    ``MeanVariance.put(val, weight)``. state = [Σw, mean, m2]; the naive variance is m2 / Σw."""
     n = state[0]
-    if n <= 0.0:
-        state[0] = weight
-        state[1] = val * weight
-        state[2] = 0.0
-        return
-    wv = val * weight
-    tmp = n * wv - state[1] * weight
-    n2 = n + weight
-    state[0] = n2
-    state[1] += wv
-    state[2] += tmp * tmp / (weight * n2 * n)
+    nwsum = weight + n
+    delta = val - state[1]
+    rval = delta * weight / nwsum
+    state[1] += rval
+    state[2] += n * delta * rval
+    state[0] = nwsum
 
 
 @njit(cache=True, parallel=True)
@@ -91,9 +85,11 @@ def _poly2(X, a, b):  # pragma: no cover - numba
 
 @njit(cache=True, parallel=True)
 def _abof_poly2(X, ks, no_pair):  # pragma: no cover - numba
-    """ELKI 0.7.1's FastABOD with the kernel K(x, y) = (x·y)²: neighbours searched by the kernel-space
-    squared distance K(A,A) + K(B,B) − 2K(A,B) among objects at positive kernel distance (ties included),
-    angles from kernel values. ``ks`` ascending."""
+    """ELKI 0.7.1's FastABOD with the kernel K(x, y) = (x·y)², reproduced to the last bit.
+
+    Neighbours: ELKI's kNN heap over the kernel-space squared distances K(A,A) + K(B,B) − 2K(A,B) of the
+    objects at positive kernel distance (index order, ties included); pairs (B, C) in that list's order;
+    ELKI 0.7.1's weighted MeanVariance. ``ks`` ascending. O(N²d) for the search, O(|N|²) per k."""
     n = X.shape[0]
     nk = ks.shape[0]
     diag = np.empty(n)
@@ -102,48 +98,86 @@ def _abof_poly2(X, ks, no_pair):  # pragma: no cover - numba
     out = np.empty((nk, n))
     for a in prange(n):
         simaa = diag[a]
-        sqd = np.empty(n)
-        sim = np.empty(n)
+        keys = np.empty(n)
         cnt = 0
-        cand = np.empty(n, dtype=np.int64)
         for b in range(n):
+            keys[b] = np.nan
             if b == a:
                 continue
             sab = _poly2(X, a, b)
             v = simaa + diag[b] - sab - sab
             if v > 0.0:
-                sqd[cnt] = v
-                sim[cnt] = sab
-                cand[cnt] = b
+                keys[b] = v
                 cnt += 1
-        if cnt == 0:
+        if cnt < 2:
             for t in range(nk):
                 out[t, a] = no_pair
             continue
-        keys = sqd[:cnt]
-        order = np.argsort(keys, kind="mergesort")
-        # tie-extended sizes for each k
+        cand = np.empty(cnt, dtype=np.int64)
+        c = 0
+        for b in range(n):
+            if keys[b] == keys[b]:
+                cand[c] = b
+                c += 1
+        order = np.argsort(keys[cand], kind="mergesort")
+        srt = cand[order]  # sorted by (key, index)
         sizes = np.empty(nk, dtype=np.int64)
         for t in range(nk):
             kk = min(ks[t], cnt)
-            thr = keys[order[kk - 1]]
+            thr = keys[srt[kk - 1]]
             m = kk
-            while m < cnt and keys[order[m]] <= thr:
+            while m < cnt and keys[srt[m]] <= thr:
                 m += 1
             sizes[t] = m
         width = sizes[nk - 1]
-        nb = cand[:cnt][order[:width]]
-        nsq = keys[order[:width]]
-        nsim = sim[:cnt][order[:width]]
+        nb = srt[:width]
+        # kernel values among the widest neighbour list
+        Kb = np.empty((width, width))
+        for i in range(width):
+            for j in range(i, width):
+                v = _poly2(X, nb[i], nb[j])
+                Kb[i, j] = v
+                Kb[j, i] = v
+        sab = np.empty(width)
+        for i in range(width):
+            sab[i] = _poly2(X, a, nb[i])
+        pos = np.empty(width, dtype=np.int64)
         state = np.zeros(3)
-        j = 0
         for t in range(nk):
-            while j < sizes[t]:
-                for i in range(j):
-                    num = _poly2(X, nb[i], nb[j]) - nsim[i] - nsim[j] + simaa
-                    div = 1.0 / (nsq[i] * nsq[j])
+            m = sizes[t]
+            for i in range(m):
+                pos[i] = i
+            tied = False
+            for i in range(m - 1):
+                if keys[nb[i]] == keys[nb[i + 1]]:
+                    tied = True
+                    break
+            if tied:  # ELKI's heap order among equal keys
+                K = min(ks[t], cnt)
+                hk = np.empty(K)
+                hv = np.empty(K, dtype=np.int64)
+                ties = np.empty(n, dtype=np.int64)
+                lst = np.empty(n, dtype=np.int64)
+                total = _elki_knn_list(keys, K, hk, hv, ties, lst)
+                if total == m:
+                    for i in range(m):
+                        o = lst[i]
+                        for j in range(m):
+                            if nb[j] == o:
+                                pos[i] = j
+                                break
+            state[0] = 0.0
+            state[1] = 0.0
+            state[2] = 0.0
+            for i in range(m):
+                bi = pos[i]
+                sqab = keys[nb[bi]]
+                for j in range(i + 1, m):
+                    ci = pos[j]
+                    sqac = keys[nb[ci]]
+                    num = Kb[bi, ci] - sab[bi] - sab[ci] + simaa
+                    div = 1.0 / (sqab * sqac)
                     _mv_put(state, num * div, np.sqrt(div))
-                j += 1
             out[t, a] = state[2] / state[0] if state[0] > 0.0 else no_pair
     return out
 
@@ -188,7 +222,8 @@ def fastabod_scores(graph: Any, ks: int | Sequence[int], kernel: str = "linear")
     K(A,A) + K(B,B) − 2K(A,B), objects at kernel distance 0 (duplicates, and also −A) are *excluded from the
     search*, so the k neighbours are the k nearest at positive kernel distance (ties included), and the
     angle term is (K(B,C) − K(A,B) − K(A,C) + K(A,A)) / (sqd(A,B)·sqd(A,C)). This variant is not translation
-    invariant.
+    invariant. It follows ELKI's arithmetic and order (its kNN heap order among equal kernel distances, pairs
+    in list order, ELKI 0.7.1's ``MeanVariance``), so the values are ELKI's to the last bit.
 
     References
     ----------

@@ -9,7 +9,15 @@ import numpy as np
 from numba import njit, prange
 
 from odeval.detectors.base import Detector, MethodInfo, register
-from odeval.detectors.ldof import _is_euclidean, _iter_blocks, _neighbourhood_sizes, _prepare_ks
+from odeval.detectors.ldof import (
+    _elki_perm,
+    _is_euclidean,
+    _iter_blocks,
+    _neighbourhood_sizes,
+    _prepare_ks,
+    _row_has_ties,
+    _squared_keys,
+)
 
 __all__ = ["COF", "cof_scores"]
 
@@ -53,79 +61,10 @@ def _chain_acdist(B, n, k, elki, perm, rem, rmind):  # pragma: no cover - numba
             v = row[perm[rem[i]]]
             if v < rmind[i]:
                 rmind[i] = v
+    if elki:
+        r = n + 1.0  # |L|, p included; ELKI's expression, for the same rounding
+        return acsum / (r * 0.5 * (r - 1.0))
     return acsum / ((n + 1) * n / 2.0)
-
-
-@njit(cache=True, inline="always")
-def _heapify_down(hk, hv, size, cur, val):  # pragma: no cover - numba
-    stop = size >> 1
-    pos = 0
-    while pos < stop:
-        best = 2 * pos + 1
-        bk = hk[best]
-        right = best + 1
-        if right < size and bk < hk[right]:
-            best = right
-            bk = hk[right]
-        if cur >= bk:
-            break
-        hk[pos] = bk
-        hv[pos] = hv[best]
-        pos = best
-    hk[pos] = cur
-    hv[pos] = val
-
-
-@njit(cache=True)
-def _elki_knn_list(keys, K, hk, hv, ties, out):  # pragma: no cover - numba
-    """The order of ELKI 0.7.1's kNN list ``getKNNForDBID(p, K)`` for a linear scan (objects in index
-    order, ``keys`` = squared Euclidean distances to p, p itself included with key 0): the sequence its
-    ``DoubleIntegerDBIDKNNHeap`` (binary max-heap of capacity K plus a list of ties at the K-distance)
-    produces. Sorted by key; among equal keys, the heap's order. Writes the ids to ``out``, returns the
-    list length (K + ties)."""
-    size = 0
-    nties = 0
-    kdist = np.inf
-    for i in range(keys.shape[0]):
-        d = keys[i]
-        if size < K:
-            pos = size
-            size += 1
-            while pos > 0:  # heapify up
-                par = (pos - 1) >> 1
-                if d <= hk[par]:
-                    break
-                hk[pos] = hk[par]
-                hv[pos] = hv[par]
-                pos = par
-            hk[pos] = d
-            hv[pos] = i
-            if size >= K:
-                kdist = hk[0]
-            continue
-        if d >= kdist:
-            if d == kdist:
-                ties[nties] = i
-                nties += 1
-            continue
-        prevdist = kdist
-        previd = hv[0]
-        _heapify_down(hk, hv, size, d, i)
-        kdist = hk[0]
-        if kdist < prevdist:
-            nties = 0
-        else:
-            ties[nties] = previd
-            nties += 1
-    for t in range(nties):
-        out[size + t] = ties[t]
-    total = size + nties
-    for j in range(size - 1, -1, -1):
-        out[j] = hv[0]
-        size -= 1
-        if size > 0:
-            _heapify_down(hk, hv, size, hk[size], hv[size])
-    return total
 
 
 @njit(cache=True, parallel=True)
@@ -133,7 +72,6 @@ def _acdist_chunk(block, sizes, ks, elki, X, rows, dist, idx):  # pragma: no cov
     nk, m = sizes.shape
     out = np.empty((nk, m))
     width = block.shape[1]
-    N, d = X.shape
     for c in prange(m):
         p = rows[c]
         rem = np.empty(width, dtype=np.int64)
@@ -144,68 +82,43 @@ def _acdist_chunk(block, sizes, ks, elki, X, rows, dist, idx):  # pragma: no cov
             n = sizes[t, c]
             for i in range(n + 1):
                 perm[i] = i
-            if elki:
-                tied = False
-                for j in range(n - 1):
-                    if dist[p, j] == dist[p, j + 1]:
-                        tied = True
-                        break
-                if tied:
-                    # ELKI walks its own list order, which differs from ours only among tied neighbours
-                    if keys.shape[0] == 0:
-                        keys = np.empty(N)
-                        for q in range(N):
-                            s = 0.0
-                            for u in range(d):
-                                v = X[q, u] - X[p, u]
-                                s += v * v
-                            keys[q] = s
-                    K = ks[t] + 1
-                    hk = np.empty(K)
-                    hv = np.empty(K, dtype=np.int64)
-                    ties = np.empty(N, dtype=np.int64)
-                    lst = np.empty(N, dtype=np.int64)
-                    total = _elki_knn_list(keys, K, hk, hv, ties, lst)
-                    if total == n + 1:
-                        pos = 1
-                        ok = True
-                        for a in range(total):
-                            o = lst[a]
-                            if o == p:
-                                continue
-                            found = -1
-                            for j in range(n):
-                                if idx[p, j] == o:
-                                    found = j
-                                    break
-                            if found < 0:
-                                ok = False
-                                break
-                            perm[pos] = found + 1
-                            pos += 1
-                        if not ok:
-                            for i in range(n + 1):
-                                perm[i] = i
+            if elki and _row_has_ties(dist, p, n):
+                # ELKI walks its own list order, which differs from ours only among tied neighbours
+                if keys.shape[0] == 0:
+                    keys = _squared_keys(X, p)
+                _elki_perm(keys, idx, p, ks[t] + 1, n, perm)
             out[t, c] = _chain_acdist(block[c], n, ks[t], elki, perm, rem, rmind)
     return out
 
 
 @njit(cache=True, parallel=True)
-def _cof_from_acdist(ac, idx, sizes, ks, elki):  # pragma: no cover - numba
+def _cof_from_acdist(ac, X, dist, idx, sizes, ks, elki):  # pragma: no cover - numba
     nk, n = ac.shape
     out = np.empty((nk, n))
     for p in prange(n):
+        keys = np.empty(0)
+        perm = np.arange(sizes[nk - 1, p] + 1)
         for t in range(nk):
             m = sizes[t, p]
+            for i in range(m + 1):
+                perm[i] = i
+            if elki and _row_has_ties(dist, p, m):  # ELKI sums in its list order
+                if keys.shape[0] == 0:
+                    keys = _squared_keys(X, p)
+                _elki_perm(keys, idx, p, ks[t] + 1, m, perm)
             s = 0.0
-            for j in range(m):
-                s += ac[t, idx[p, j]]
+            for j in range(1, m + 1):
+                s += ac[t, idx[p, perm[j] - 1]]
             a = ac[t, p]
-            if s == 0.0:
+            if elki:
+                if s > 0.0:
+                    out[t, p] = a * (ks[t] + 1.0) / s
+                else:
+                    out[t, p] = np.inf if a > 0.0 else 1.0
+            elif s == 0.0:
                 out[t, p] = np.inf if a > 0.0 else 1.0
             else:
-                factor = (ks[t] + 1.0) if elki else float(m)
-                out[t, p] = a * factor / s
+                out[t, p] = a * m / s
     return out
 
 
@@ -242,8 +155,9 @@ def cof_scores(graph: Any, ks: int | Sequence[int], variant: str = "paper") -> n
 
     ELKI 0.7.1 (``variant="elki-0.7.1"``) differs when ties make r > k: its trail stops after k edges
     (weights k, k−1, …, 1) while the normaliser still uses r, and the factor is k + 1 instead of r; ties in
-    Prim's step go to the *last* member in list order. Without ties both variants give the same ranking
-    and differ by the constant factor (k+1)/k.
+    Prim's step go to the *last* member in list order — ELKI's kNN list order, which among tied neighbours
+    is its heap's, emulated here (Euclidean graphs only); with ELKI's expressions the values are ELKI's to the
+    last bit. Without ties both variants give the same ranking and differ by the constant factor (k+1)/k.
 
     References
     ----------
@@ -289,4 +203,4 @@ class COF(Detector):
                              f"Euclidean graph (got {graph.metric!r}) or variant='paper'")
         for rows, block in _iter_blocks(graph, sizes[-1]):
             ac[:, rows] = _acdist_chunk(block, np.ascontiguousarray(sizes[:, rows]), uniq, elki, X, rows, dist, idx)
-        return _cof_from_acdist(ac, idx, sizes, uniq, elki)[inverse]
+        return _cof_from_acdist(ac, X, dist, idx, sizes, uniq, elki)[inverse]

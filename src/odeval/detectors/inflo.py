@@ -9,7 +9,14 @@ import numpy as np
 from numba import njit, prange
 
 from odeval.detectors.base import Detector, MethodInfo, register
-from odeval.detectors.ldof import _neighbourhood_sizes, _prepare_ks
+from odeval.detectors.ldof import (
+    _elki_perm,
+    _is_euclidean,
+    _neighbourhood_sizes,
+    _prepare_ks,
+    _row_has_ties,
+    _squared_keys,
+)
 
 __all__ = ["INFLO", "inflo_scores"]
 
@@ -77,25 +84,49 @@ def _inflo_paper_one_k(idx, rev, size, kd, m, out):  # pragma: no cover - numba
 
 
 @njit(cache=True)
-def _inflo_elki071_one_k(idx, rev, size, kd, m, out):  # pragma: no cover - numba
-    """ELKI 0.7.0/0.7.1 ``lof.INFLO`` at one k, object order as in the file; see :func:`inflo_scores`."""
+def _inflo_elki071_one_k(X, dist, idx, rev, size, kd, k, m, out):  # pragma: no cover - numba
+    """ELKI 0.7.0/0.7.1 ``lof.INFLO`` at one k, objects in index (file) order; see :func:`inflo_scores`.
+
+    The reverse lists are kept as linked lists in append order and the final sum runs over ELKI's kNN list
+    order then the reverse list, so that the rounding is ELKI's."""
     n = idx.shape[0]
     den = np.empty(n)
     for p in range(n):
         den[p] = 1.0 / kd[p] if kd[p] > 0.0 else np.inf
-    rsum = np.zeros(n)
+    cap = 0
+    for p in range(n):
+        cap += 2 * size[p]
+    head = np.full(n, -1, dtype=np.int64)
+    tail = np.full(n, -1, dtype=np.int64)
+    nxt = np.empty(cap, dtype=np.int64)
+    val = np.empty(cap, dtype=np.int64)
     rcnt = np.zeros(n, dtype=np.int64)
+    used = 0
     pruned = np.zeros(n, dtype=np.bool_)
+    W = idx.shape[1]
+    perm = np.arange(W + 1)
     for p in range(n):
         count = rcnt[p]
-        for j in range(size[p]):
+        sp = size[p]
+        for i in range(sp + 1):
+            perm[i] = i
+        if _row_has_ties(dist, p, sp):  # ELKI's list order decides the order of the reverse lists
+            _elki_perm(_squared_keys(X, p), idx, p, k + 1, sp, perm)
+        for jj in range(1, sp + 1):
+            j = perm[jj] - 1
             o = idx[p, j]
             r = rev[p, j]
             if r >= 0 and r < size[o]:
-                rsum[o] += den[p]
-                rcnt[o] += 1
-                rsum[p] += den[o]
-                rcnt[p] += 1
+                for a, b in ((o, p), (p, o)):  # rnns(o).add(p); rnns(p).add(o)
+                    val[used] = b
+                    nxt[used] = -1
+                    if tail[a] < 0:
+                        head[a] = used
+                    else:
+                        nxt[tail[a]] = used
+                    tail[a] = used
+                    used += 1
+                    rcnt[a] += 1
                 count += 1
         if count >= (size[p] + 1) * m:
             pruned[p] = True
@@ -103,11 +134,19 @@ def _inflo_elki071_one_k(idx, rev, size, kd, m, out):  # pragma: no cover - numb
         if pruned[p]:
             out[p] = 1.0
             continue
+        sp = size[p]
+        for i in range(sp + 1):
+            perm[i] = i
+        if _row_has_ties(dist, p, sp):
+            _elki_perm(_squared_keys(X, p), idx, p, k + 1, sp, perm)
         s = 0.0
-        for j in range(size[p]):
-            s += den[idx[p, j]]
-        s += rsum[p]
-        c = size[p] + rcnt[p]
+        for j in range(1, sp + 1):
+            s += den[idx[p, perm[j] - 1]]
+        e = head[p]
+        while e >= 0:
+            s += den[val[e]]
+            e = nxt[e]
+        c = sp + rcnt[p]
         dp = den[p]
         if dp > 0.0:
             out[p] = s / (c * dp) if dp < np.inf else 1.0
@@ -116,12 +155,12 @@ def _inflo_elki071_one_k(idx, rev, size, kd, m, out):  # pragma: no cover - numb
 
 
 @njit(cache=True, parallel=True)
-def _inflo_all_k(idx, rev, sizes, kds, m, elki):  # pragma: no cover - numba
+def _inflo_all_k(X, dist, idx, rev, sizes, kds, ks, m, elki):  # pragma: no cover - numba
     nk, n = sizes.shape
     out = np.empty((nk, n))
     for t in prange(nk):
         if elki:
-            _inflo_elki071_one_k(idx, rev, sizes[t], kds[t], m, out[t])
+            _inflo_elki071_one_k(X, dist, idx, rev, sizes[t], kds[t], ks[t], m, out[t])
         else:
             _inflo_paper_one_k(idx, rev, sizes[t], kds[t], m, out[t])
     return out
@@ -166,7 +205,8 @@ def inflo_scores(graph: Any, ks: int | Sequence[int], m: float = 1.0, variant: s
     pruning counts mutual pairs found by objects processed earlier plus p's own (so it depends on the
     object order; objects are processed in index order here, as ELKI processes the file order) and
     compares with m·(|N_k(p)| + 1). INFLO(p) = Σ den / (|S|·den(p)); den(p) = ∞ ⇒ 1; den(p) = 0 ⇒ 1 if
-    Σ = 0 else ∞.
+    Σ = 0 else ∞. The sums run in ELKI's order (its kNN list order among tied neighbours, then the reverse
+    list in append order), so the values are ELKI's to the last bit (Euclidean graphs only).
 
     References
     ----------
@@ -207,4 +247,10 @@ class INFLO(Detector):
         kds = np.stack([np.asarray(graph.kdist(int(k)), dtype=np.float64) for k in uniq])
         idx = np.ascontiguousarray(graph.indices, dtype=np.int64)
         rev = _reverse_positions(idx, np.ascontiguousarray(sizes[-1]))
-        return _inflo_all_k(idx, rev, sizes, kds, self.m, self.variant == "elki-0.7.1")[inverse]
+        elki = self.variant == "elki-0.7.1"
+        if elki and not _is_euclidean(graph):
+            raise ValueError("INFLO: variant='elki-0.7.1' reproduces ELKI's Euclidean kNN list order; use a "
+                             f"Euclidean graph (got {graph.metric!r}) or variant='paper'")
+        X = np.ascontiguousarray(graph.X, dtype=np.float64)
+        dist = np.ascontiguousarray(graph.distances, dtype=np.float64)
+        return _inflo_all_k(X, dist, idx, rev, sizes, kds, uniq, self.m, elki)[inverse]

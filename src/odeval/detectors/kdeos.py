@@ -19,7 +19,7 @@ from odeval.detectors.base import Detector, MethodInfo, check_ks, register
 
 __all__ = ["KDEOS"]
 
-_VARIANTS = ("paper", "elki-0.7.1")
+_VARIANTS = ("paper", "elki-0.7.1", "elki-0.7.1-cks")
 #: Canonical bandwidth of the Gaussian kernel, (1/(4π))^(1/10) (ELKI ``GaussianKernelDensityFunction``).
 GAUSSIAN_CANONICAL_BANDWIDTH = (1.0 / (4.0 * math.pi)) ** 0.1
 _GSCALE = 1.0 / math.sqrt(2.0 * math.pi)
@@ -121,13 +121,14 @@ class KDEOS(Detector):
         value of ``ComputeKNNOutlierScores`` 0.7.1 (the Campos et al. study); the 0.7.1 CLI default is −1.
     min_bandwidth : float, default 0.0
         Lower bound of the bandwidth in units of ``s`` (ELKI ``-kdeos.kernel.minbw``); 0 = none.
-    variant : {"paper", "elki-0.7.1"}, default "paper"
+    variant : {"paper", "elki-0.7.1", "elki-0.7.1-cks"}, default "paper"
         The comparison set C. ``"paper"``: {p} ∪ N_k(p), the list the densities were spread over (as the
         publication and ELKI ≥ 0.7.5). ``"elki-0.7.1"``: ELKI 0.7.1's {p} ∪ N_{k−1}(p) (its k-list including
         p), so at k = 2 the score takes only two values. ELKI serves that list as a sublist of its
         materialised (k+1)-list, where ties are decided on the stored distances, not the squared ones (a
         difference only when two squared distances differ in the last bit but their square roots do not);
-        this variant does the same.
+        this variant does the same. ``"elki-0.7.1-cks"`` (ELKI's batch tool ``ComputeKNNOutlierScores``,
+        not affected by its k-distance off-by-one here) is the same as ``"elki-0.7.1"``.
 
     Notes
     -----
@@ -168,4 +169,4 @@ class KDEOS(Detector):
         iminbw = 1.0 / (self.min_bandwidth * s) if self.min_bandwidth > 0 else np.inf
         dim = self.idim if self.idim >= 0 else int(graph.X.shape[1])
         return _kdeos_all_k(graph.distances, graph.indices, graph.neighborhood_sizes(), ks_arr, s, iminbw, dim,
-                            _GSCALE, _CUTOFF, self.variant == "elki-0.7.1")
+                            _GSCALE, _CUTOFF, self.variant != "paper")

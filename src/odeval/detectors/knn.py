@@ -20,6 +20,14 @@ from odeval.detectors.base import Detector, MethodInfo, check_ks, register
 
 __all__ = ["KNN", "KNNW"]
 
+_VARIANTS = ("paper", "elki-0.7.1", "elki-0.7.1-cks")
+
+
+def _check_variant(name: str, variant: str) -> str:
+    if variant not in _VARIANTS:
+        raise ValueError(f"{name}: unknown variant {variant!r}; choose one of {', '.join(_VARIANTS)}")
+    return variant
+
 
 @register
 class KNN(Detector):
@@ -32,13 +40,35 @@ class KNN(Detector):
     ----------
     Ramaswamy, S., Rastogi, R., Shim, K. (2000). Efficient algorithms for mining outliers from large data
     sets. SIGMOD, 427–438 (the score D^k(p), Section 2).
+
+    Parameters
+    ----------
+    variant : {"paper", "elki-0.7.1", "elki-0.7.1-cks"}, default "paper"
+        ``"paper"`` = ``"elki-0.7.1"`` (ELKI's stand-alone ``KNNOutlier``). ``"elki-0.7.1-cks"`` reproduces
+        ELKI 0.7.1's batch tool ``ComputeKNNOutlierScores`` (Campos et al. 2016), whose "KNN-k" is the
+        (k+1)-distance (semantics doc §0.3); it needs a graph with ``k_max ≥ k + 1``.
     """
 
     info = MethodInfo(name="KNN", min_k=1, inverted=False, inlier_value=0.0, score_range=(0.0, np.inf),
                       reference="Ramaswamy, Rastogi, Shim (2000), SIGMOD")
 
+    def __init__(self, variant: str = "paper") -> None:
+        self.variant = _check_variant("KNN", variant)
+
+    def params(self) -> dict[str, Any]:
+        return {"variant": self.variant}
+
+    def required_k_max(self, k: int) -> int:
+        return k + 1 if self.variant == "elki-0.7.1-cks" else k
+
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         ks_arr = check_ks(ks, graph.n_objects, self.info, graph.k_max)
+        if self.variant == "elki-0.7.1-cks":
+            k = int(ks_arr.max())
+            if k + 1 > graph.k_max:
+                raise ValueError(f"KNN (variant 'elki-0.7.1-cks') at k={k} is the (k+1)-distance; build the graph "
+                                 f"with k_max ≥ {k + 1} (detector.required_k_max(k))")
+            return np.ascontiguousarray(graph.distances[:, ks_arr].T)
         return np.ascontiguousarray(graph.distances[:, ks_arr - 1].T)
 
 
@@ -54,10 +84,21 @@ class KNNW(Detector):
     ----------
     Angiulli, F., Pizzuti, C. (2002). Fast outlier detection in high dimensional spaces. PKDD, 15–27
     (the weight w_k(p), Definition 2).
+
+    Parameters
+    ----------
+    variant : {"paper", "elki-0.7.1", "elki-0.7.1-cks"}, default "paper"
+        Accepted for uniformity with the other methods; all three are identical.
     """
 
     info = MethodInfo(name="KNNW", min_k=1, inverted=False, inlier_value=0.0, score_range=(0.0, np.inf),
                       reference="Angiulli, Pizzuti (2002), PKDD")
+
+    def __init__(self, variant: str = "paper") -> None:
+        self.variant = _check_variant("KNNW", variant)
+
+    def params(self) -> dict[str, Any]:
+        return {"variant": self.variant}
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         ks_arr = check_ks(ks, graph.n_objects, self.info, graph.k_max)

@@ -19,59 +19,125 @@ from odeval.detectors.base import Detector, MethodInfo, check_ks, register
 __all__ = ["LDF"]
 
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
+_GSCALE = 1.0 / math.sqrt(2.0 * math.pi)
+
+
+@njit(cache=True, inline="always")
+def _powi(x, p):  # pragma: no cover - numba
+    """x**p for an integer p ≥ 0 by repeated squaring."""
+    r = 1.0
+    b = x
+    while p > 0:
+        if p & 1:
+            r *= b
+        b *= b
+        p >>= 1
+    return r
 
 
 @njit(cache=True, parallel=True)
-def _ldf_all_k(D, I, S, ks, h, c, dim, log_sqrt_2pi):  # pragma: no cover - numba
-    """(len(ks), N) LDF scores; two parallel passes over the objects (log LDE, then LDF), all k inside."""
+def _ldf_all_k(D, I, S, ks, h, c, dim, log_sqrt_2pi, gscale, cks):  # pragma: no cover - numba
+    """(len(ks), N) LDF scores; two parallel passes over the objects (LDE, then LDF), all k inside.
+
+    Each LDE is computed twice: directly, in ELKI's order of operations (``lde``; NaN where the direct
+    evaluation is unreliable: a normalisation (h·kd)^d that is 0, subnormal or infinite, or an LDE that
+    underflows to 0), and in log space (``loglde``, always exact to rounding). LDF(p) uses the direct values
+    when p's and all its neighbours' are reliable — reproducing ELKI's rounding, and hence its ties — and the
+    log-space values otherwise.
+    """
     N = D.shape[0]
+    W = D.shape[1]
     T = ks.shape[0]
     out = np.empty((T, N))
-    lde = np.empty((T, N))  # log LDE; +inf when some neighbour has k-distance 0
+    sizes = np.empty((T, N), np.int64)
+    lde = np.empty((T, N))
+    loglde = np.empty((T, N))  # +inf when some neighbour has k-distance 0
+    tiny = 2.2250738585072014e-308  # smallest normal float64
+    kc = 1 if cks else 0  # ComputeKNNOutlierScores: the neighbours' (k+1)-distance
     for p in prange(N):
-        terms = np.empty(D.shape[1])
         for t in range(T):
             k = ks[t]
             n = S[p, k - 1]
-            top = -np.inf
+            if cks:  # its kNN sublists decide ties on the stored distances
+                while n < W and D[p, n] == D[p, k - 1]:
+                    n += 1
+            sizes[t, p] = n
             inf = False
+            direct = 0.0
+            ok = True
             for j in range(n):
-                kd = D[I[p, j], k - 1]
+                kd = D[I[p, j], k - 1 + kc]
                 if not kd > 0.0 or np.isinf(kd):
                     inf = True
                     break
-                d = D[p, j]
-                v = max(kd, d) / (h * kd)
-                # log of φ(v) / (h·kd)^dim, φ the 1-d standard normal density
-                lt = -0.5 * v * v - log_sqrt_2pi - dim * math.log(h * kd)
-                terms[j] = lt
-                if lt > top:
-                    top = lt
+                v = max(kd, D[p, j]) / (h * kd)
+                norm = _powi(h * kd, dim)
+                if not (norm >= tiny and norm < np.inf):
+                    ok = False
+                    break
+                direct += gscale * math.exp(-0.5 * v * v) / norm
             if inf:
+                loglde[t, p] = np.inf
                 lde[t, p] = np.inf
                 continue
-            s = 0.0
-            for j in range(n):
-                s += math.exp(terms[j] - top)
-            lde[t, p] = top + math.log(s / n)
-    for p in prange(N):
-        for t in range(T):
-            k = ks[t]
-            n = S[p, k - 1]
+            if ok:
+                direct /= n
+                ok = direct >= tiny and direct < np.inf
+            if ok:
+                lde[t, p] = direct
+                loglde[t, p] = math.log(direct)
+                continue
+            # log space: log of φ(v) / (h·kd)^dim, φ the 1-d standard normal density; log-sum-exp
+            lde[t, p] = np.nan
             top = -np.inf
             for j in range(n):
+                kd = D[I[p, j], k - 1 + kc]
+                v = max(kd, D[p, j]) / (h * kd)
+                lt = -0.5 * v * v - log_sqrt_2pi - dim * math.log(h * kd)
+                if lt > top:
+                    top = lt
+            s = 0.0
+            for j in range(n):
+                kd = D[I[p, j], k - 1 + kc]
+                v = max(kd, D[p, j]) / (h * kd)
+                s += math.exp(-0.5 * v * v - log_sqrt_2pi - dim * math.log(h * kd) - top)
+            loglde[t, p] = top + math.log(s / n)
+    for p in prange(N):
+        for t in range(T):
+            n = sizes[t, p]
+            # direct path, ELKI's arithmetic
+            lp = lde[t, p]
+            ok = not np.isnan(lp)
+            m = 0.0
+            for j in range(n):
                 v = lde[t, I[p, j]]
+                if np.isnan(v):
+                    ok = False
+                    break
+                m += v
+            if ok:
+                m /= n
+                div = lp + c * m
+                if div == np.inf:
+                    out[t, p] = 0.0 if m < np.inf else 1.0
+                else:
+                    out[t, p] = m / div if div > 0 else 0.0
+                continue
+            # log-space path
+            top = -np.inf
+            for j in range(n):
+                v = loglde[t, I[p, j]]
                 if v > top:
                     top = v
-            lp = lde[t, p]
-            if np.isinf(top) or np.isinf(lp):  # LDE(p) + c·m = +inf
+            lq = loglde[t, p]
+            if np.isinf(top) or np.isinf(lq):  # LDE(p) + c·m = +inf
                 out[t, p] = 1.0 if np.isinf(top) else 0.0
                 continue
             s = 0.0
             for j in range(n):
-                s += math.exp(lde[t, I[p, j]] - top)
+                s += math.exp(loglde[t, I[p, j]] - top)
             logm = top + math.log(s / n)  # log of the mean LDE of the neighbours
-            out[t, p] = 1.0 / (math.exp(lp - logm) + c)
+            out[t, p] = 1.0 / (math.exp(lq - logm) + c)
     return out
 
 
@@ -93,14 +159,20 @@ class LDF(Detector):
         Kernel bandwidth multiplier (Campos et al.: 1).
     c : float, default 0.1
         Score scaling constant (Campos et al.: 0.1); the score is bounded by 1/c.
+    variant : {"paper", "elki-0.7.1", "elki-0.7.1-cks"}, default "paper"
+        ``"paper"`` = ``"elki-0.7.1"`` (ELKI's stand-alone ``LDF``). ``"elki-0.7.1-cks"`` reproduces ELKI
+        0.7.1's batch tool ``ComputeKNNOutlierScores`` (Campos et al. 2016), which uses the neighbours'
+        (k+1)-distance for the bandwidth and the reachability distance (semantics doc §0.3); it needs a
+        graph with ``k_max ≥ k + 1``.
 
     Notes
     -----
     Zero distances, as ELKI 0.7.1 (§0.4): ``LDE(p) = +inf`` as soon as some neighbour o has k-dist(o) = 0;
-    then ``LDF(p) = 0`` if the neighbours' mean LDE is finite, else 1. Everything else is evaluated in log
-    space (log-sum-exp), so where ELKI's direct evaluation of ``(h·k-dist)^d`` overflows or underflows
-    (large d, e.g. d > 300 with k-distances of 0.1) and yields 0, +inf or NaN, this gives the exact value.
-    Elsewhere both agree to rounding (~1e-14 relative). Never NaN.
+    then ``LDF(p) = 0`` if the neighbours' mean LDE is finite, else 1. The LDEs are evaluated in ELKI's
+    order of operations (so that rounding, and with it the ties between nearly identical objects, matches
+    ELKI); wherever that direct evaluation of ``(h·k-dist)^d`` or of the LDE overflows or underflows (large d,
+    e.g. d > 300 with k-distances of 0.1, where ELKI yields 0, +inf or NaN), the score is computed in log
+    space (log-sum-exp) instead, which gives the exact value. Never NaN.
 
     References
     ----------
@@ -111,7 +183,10 @@ class LDF(Detector):
     info = MethodInfo(name="LDF", min_k=1, inverted=False, inlier_value=1.0 / 1.1, score_range=(0.0, 10.0),
                       reference="Latecki, Lazarevic, Pokrajac (2007), MLDM")
 
-    def __init__(self, h: float = 1.0, c: float = 0.1) -> None:
+    def __init__(self, h: float = 1.0, c: float = 0.1, variant: str = "paper") -> None:
+        if variant not in ("paper", "elki-0.7.1", "elki-0.7.1-cks"):
+            raise ValueError(f"LDF: unknown variant {variant!r}; choose one of paper, elki-0.7.1, elki-0.7.1-cks")
+        self.variant = variant
         if not (isinstance(h, int | float) and np.isfinite(h) and h > 0):
             raise ValueError(f"LDF: h must be a finite number > 0, got {h!r}")
         if not (isinstance(c, int | float) and np.isfinite(c) and c > 0):
@@ -123,10 +198,18 @@ class LDF(Detector):
                                score_range=(0.0, 1.0 / self.c), reference=type(self).info.reference)
 
     def params(self) -> dict[str, Any]:
-        return {"h": self.h, "c": self.c}
+        return {"h": self.h, "c": self.c, "variant": self.variant}
+
+    def required_k_max(self, k: int) -> int:
+        return k + 1 if self.variant == "elki-0.7.1-cks" else k
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         ks_arr = check_ks(ks, graph.n_objects, self.info, graph.k_max)
+        cks = self.variant == "elki-0.7.1-cks"
+        if cks and int(ks_arr.max()) + 1 > graph.k_max:
+            k = int(ks_arr.max())
+            raise ValueError(f"LDF (variant 'elki-0.7.1-cks') at k={k} reads the (k+1)-distance; build the graph "
+                             f"with k_max ≥ {k + 1} (detector.required_k_max(k))")
         dim = int(graph.X.shape[1])
         return _ldf_all_k(graph.distances, graph.indices, graph.neighborhood_sizes(), ks_arr, self.h, self.c,
-                          dim, _LOG_SQRT_2PI)
+                          dim, _LOG_SQRT_2PI, _GSCALE, cks)

@@ -125,6 +125,138 @@ def _iter_blocks(graph: Any, width_per_row: np.ndarray):
         start = stop
 
 
+# ELKI 0.7.1's kNN list order (needed to reproduce its arithmetic and tie-breaking exactly)
+
+
+@njit(cache=True, inline="always")
+def _heapify_down(hk, hv, size, cur, val):  # pragma: no cover - numba
+    stop = size >> 1
+    pos = 0
+    while pos < stop:
+        best = 2 * pos + 1
+        bk = hk[best]
+        right = best + 1
+        if right < size and bk < hk[right]:
+            best = right
+            bk = hk[right]
+        if cur >= bk:
+            break
+        hk[pos] = bk
+        hv[pos] = hv[best]
+        pos = best
+    hk[pos] = cur
+    hv[pos] = val
+
+
+@njit(cache=True)
+def _elki_knn_list(keys, K, hk, hv, ties, out):  # pragma: no cover - numba
+    """The order of ELKI 0.7.1's kNN list ``getKNNForDBID(p, K)`` for a linear scan (objects in index
+    order, ``keys`` = squared Euclidean distances to p, p itself included with key 0): the sequence its
+    ``DoubleIntegerDBIDKNNHeap`` (binary max-heap of capacity K plus a list of ties at the K-distance)
+    produces. Sorted by key; among equal keys, the heap's order. NaN keys are skipped. Writes the ids to
+    ``out``, returns the list length (K + ties)."""
+    size = 0
+    nties = 0
+    kdist = np.inf
+    for i in range(keys.shape[0]):
+        d = keys[i]
+        if d != d:  # NaN: not a candidate
+            continue
+        if size < K:
+            pos = size
+            size += 1
+            while pos > 0:  # heapify up
+                par = (pos - 1) >> 1
+                if d <= hk[par]:
+                    break
+                hk[pos] = hk[par]
+                hv[pos] = hv[par]
+                pos = par
+            hk[pos] = d
+            hv[pos] = i
+            if size >= K:
+                kdist = hk[0]
+            continue
+        if d >= kdist:
+            if d == kdist:
+                ties[nties] = i
+                nties += 1
+            continue
+        prevdist = kdist
+        previd = hv[0]
+        _heapify_down(hk, hv, size, d, i)
+        kdist = hk[0]
+        if kdist < prevdist:
+            nties = 0
+        else:
+            ties[nties] = previd
+            nties += 1
+    for t in range(nties):
+        out[size + t] = ties[t]
+    total = size + nties
+    for j in range(size - 1, -1, -1):
+        out[j] = hv[0]
+        size -= 1
+        if size > 0:
+            _heapify_down(hk, hv, size, hk[size], hv[size])
+    return total
+
+
+@njit(cache=True)
+def _squared_keys(X, p):  # pragma: no cover - numba
+    """Squared Euclidean distances from p to every object, Σ (x_u − p_u)² in attribute order (ELKI's)."""
+    N, d = X.shape
+    keys = np.empty(N)
+    for q in range(N):
+        s = 0.0
+        for u in range(d):
+            v = X[q, u] - X[p, u]
+            s += v * v
+        keys[q] = s
+    return keys
+
+
+@njit(cache=True)
+def _row_has_ties(dist, p, n):  # pragma: no cover - numba
+    """True if two of the first n neighbours of p are at the same distance (their order is then ELKI's)."""
+    for j in range(n - 1):
+        if dist[p, j] == dist[p, j + 1]:
+            return True
+    return False
+
+
+@njit(cache=True)
+def _elki_perm(keys, idx, p, K, n, perm):  # pragma: no cover - numba
+    """perm[1..n] := the neighbour positions (1-based, graph row order) of p's list getKNNForDBID(p, K) in
+    ELKI 0.7.1's order, p itself skipped. Leaves perm unchanged if ELKI's list is not the graph's N(p)
+    (cannot happen for the Euclidean graph, whose ties are decided on the same squared distances)."""
+    N = keys.shape[0]
+    hk = np.empty(K)
+    hv = np.empty(K, dtype=np.int64)
+    ties = np.empty(N, dtype=np.int64)
+    lst = np.empty(N, dtype=np.int64)
+    total = _elki_knn_list(keys, K, hk, hv, ties, lst)
+    if total != n + 1:
+        return
+    tmp = np.empty(n + 1, dtype=np.int64)
+    pos = 1
+    for a in range(total):
+        o = lst[a]
+        if o == p:
+            continue
+        found = -1
+        for j in range(n):
+            if idx[p, j] == o:
+                found = j
+                break
+        if found < 0 or pos > n:
+            return
+        tmp[pos] = found + 1
+        pos += 1
+    for i in range(1, n + 1):
+        perm[i] = tmp[i]
+
+
 # ---------------------------------------------------------------------------------------------------------
 # LDOF
 
@@ -161,7 +293,52 @@ def _ldof_chunk(block, sizes):  # pragma: no cover - numba
     return out
 
 
-def ldof_scores(graph: Any, ks: int | Sequence[int]) -> np.ndarray:
+@njit(cache=True, inline="always")
+def _mean_put(state, val):  # pragma: no cover - numba
+    """ELKI 0.7.1's ``Mean.put``: n += 1; m1 += (val − m1)/n (m1 = ±∞ absorbs). state = [n, m1]."""
+    state[0] += 1.0
+    if state[1] == np.inf or state[1] == -np.inf:
+        state[1] += val
+    else:
+        state[1] += (val - state[1]) / state[0]
+
+
+@njit(cache=True, parallel=True)
+def _ldof_elki_chunk(block, sizes, ks, X, rows, dist, idx):  # pragma: no cover - numba
+    """LDOF with ELKI 0.7.1's arithmetic: running means (``Mean``) over the neighbours and over the pairs
+    (i < j) in the order of ELKI's kNN list. O(|N|²) per k."""
+    nk, m = sizes.shape
+    out = np.empty((nk, m))
+    width = block.shape[1]
+    for c in prange(m):
+        p = rows[c]
+        perm = np.arange(width)
+        keys = np.empty(0)
+        dmean = np.zeros(2)
+        pmean = np.zeros(2)
+        for t in range(nk):
+            n = sizes[t, c]
+            for i in range(n + 1):
+                perm[i] = i
+            if _row_has_ties(dist, p, n):
+                if keys.shape[0] == 0:
+                    keys = _squared_keys(X, p)
+                _elki_perm(keys, idx, p, ks[t] + 1, n, perm)
+            dmean[0] = 0.0
+            dmean[1] = 0.0
+            pmean[0] = 0.0
+            pmean[1] = 0.0
+            for a in range(1, n + 1):
+                ma = perm[a]
+                _mean_put(dmean, block[c, 0, ma])
+                for b in range(a + 1, n + 1):
+                    _mean_put(pmean, block[c, ma, perm[b]])
+            val = dmean[1] / pmean[1] if pmean[1] != 0.0 else (np.inf if dmean[1] != 0.0 else np.nan)
+            out[t, c] = val if np.isfinite(val) else 1.0
+    return out
+
+
+def ldof_scores(graph: Any, ks: int | Sequence[int], variant: str = "paper") -> np.ndarray:
     """LDOF scores of all objects for every k in ``ks``, from one kNN graph.
 
     Parameters
@@ -170,6 +347,12 @@ def ldof_scores(graph: Any, ks: int | Sequence[int]) -> np.ndarray:
         Exact kNN graph (:func:`odeval.neighbors.knn_graph`) with ``k_max >= max(ks)``.
     ks : int or sequence of int
         Neighbourhood sizes, each ≥ 2.
+    variant : {"paper", "elki-0.7.1"}
+        The same formula either way. ``"paper"`` (default): exact sums, incremental over k (each new
+        neighbour adds its distances to p and to the earlier neighbours). ``"elki-0.7.1"``: ELKI 0.7.1's
+        arithmetic — running means over the neighbours and the pairs in the order of ELKI's kNN list (its
+        heap order among tied neighbours; Euclidean graphs only) — so that values agree to the last bit and
+        rounding makes or breaks the same ties; O(|N|²) per k.
 
     Returns
     -------
@@ -192,7 +375,7 @@ def ldof_scores(graph: Any, ks: int | Sequence[int]) -> np.ndarray:
     K. Zhang, M. Hutter, H. Jin. A new local distance-based outlier detection approach for scattered
     real-world data. PAKDD 2009, LNCS 5476, pp. 813–822.
     """
-    return LDOF().raw_scores_all_k(graph, ks)
+    return LDOF(variant=variant).raw_scores_all_k(graph, ks)
 
 
 @register
@@ -209,10 +392,26 @@ class LDOF(Detector):
         "scattered real-world data. PAKDD 2009.",
     )
 
+    def __init__(self, variant: str = "paper") -> None:
+        if variant not in ("paper", "elki-0.7.1"):
+            raise ValueError(f"LDOF: unknown variant {variant!r}; choose one of paper, elki-0.7.1")
+        self.variant = variant
+
+    def params(self) -> dict[str, Any]:
+        return {"variant": self.variant}
+
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         _, uniq, inverse = _prepare_ks(graph, ks, self.info)
         sizes = _neighbourhood_sizes(graph, uniq)
         out = np.empty((uniq.size, int(graph.n_objects)))
+        elki = self.variant == "elki-0.7.1"
+        if elki and not _is_euclidean(graph):
+            raise ValueError("LDOF: variant='elki-0.7.1' reproduces ELKI's Euclidean kNN list order; use a "
+                             f"Euclidean graph (got {graph.metric!r}) or variant='paper'")
+        X = np.ascontiguousarray(graph.X, dtype=np.float64)
+        dist = np.ascontiguousarray(graph.distances, dtype=np.float64)
+        idx = np.ascontiguousarray(graph.indices, dtype=np.int64)
         for rows, block in _iter_blocks(graph, sizes[-1]):
-            out[:, rows] = _ldof_chunk(block, np.ascontiguousarray(sizes[:, rows]))
+            sz = np.ascontiguousarray(sizes[:, rows])
+            out[:, rows] = _ldof_elki_chunk(block, sz, uniq, X, rows, dist, idx) if elki else _ldof_chunk(block, sz)
         return out[inverse]

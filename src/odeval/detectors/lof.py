@@ -20,21 +20,31 @@ __all__ = ["LOF", "SimplifiedLOF"]
 
 
 @njit(cache=True, parallel=True)
-def _lof_all_k(D, I, S, ks, simplified):  # pragma: no cover - numba
-    """(len(ks), N) LOF (or Simplified LOF) scores; two parallel passes over the objects, all k inside."""
+def _lof_all_k(D, I, S, ks, simplified, cks):  # pragma: no cover - numba
+    """(len(ks), N) LOF (or Simplified LOF) scores; two parallel passes over the objects, all k inside.
+
+    ``cks``: ELKI 0.7.1 ``ComputeKNNOutlierScores`` — N_k(p) with ties on the stored distances (its kNN
+    sublists) and the (k+1)-distance of the neighbours in the reachability distance.
+    """
     N = D.shape[0]
+    W = D.shape[1]
     T = ks.shape[0]
     out = np.empty((T, N))
     dens = np.empty((T, N))
+    sizes = np.empty((T, N), np.int64)
     for p in prange(N):
         for t in range(T):
             k = ks[t]
             n = S[p, k - 1]
+            if cks:
+                while n < W and D[p, n] == D[p, k - 1]:
+                    n += 1
+            sizes[t, p] = n
             s = 0.0
             for j in range(n):
                 d = D[p, j]
                 if not simplified:
-                    kd = D[I[p, j], k - 1]
+                    kd = D[I[p, j], k] if cks else D[I[p, j], k - 1]
                     if kd > d:
                         d = kd
                 s += d
@@ -46,7 +56,7 @@ def _lof_all_k(D, I, S, ks, simplified):  # pragma: no cover - numba
             if np.isinf(lp):
                 out[t, p] = 1.0
                 continue
-            n = S[p, k - 1]
+            n = sizes[t, p]
             s = 0.0
             for j in range(n):
                 s += dens[t, I[p, j]]
@@ -54,9 +64,28 @@ def _lof_all_k(D, I, S, ks, simplified):  # pragma: no cover - numba
     return out
 
 
-def _scores(det: Detector, graph: Any, ks: Sequence[int], simplified: bool) -> np.ndarray:
+_VARIANTS = ("paper", "elki-0.7.1", "elki-0.7.1-cks")
+
+
+def _check_variant(name: str, variant: str) -> str:
+    if variant not in _VARIANTS:
+        raise ValueError(f"{name}: unknown variant {variant!r}; choose one of {', '.join(_VARIANTS)}")
+    return variant
+
+
+def _scores(det: Detector, graph: Any, ks: Sequence[int], simplified: bool, cks: bool = False) -> np.ndarray:
     ks_arr = check_ks(ks, graph.n_objects, det.info, graph.k_max)
-    return _lof_all_k(graph.distances, graph.indices, graph.neighborhood_sizes(), ks_arr, simplified)
+    if cks:
+        _check_cks_ks(det.info.name, ks_arr, graph)
+    return _lof_all_k(graph.distances, graph.indices, graph.neighborhood_sizes(), ks_arr, simplified, cks)
+
+
+def _check_cks_ks(name: str, ks_arr: np.ndarray, graph: Any) -> None:
+    """The ComputeKNNOutlierScores variant reads the (k+1)-distance: the graph must hold k+1 neighbours."""
+    k = int(ks_arr.max())
+    if k + 1 > graph.k_max:
+        raise ValueError(f"{name} (variant 'elki-0.7.1-cks') at k={k} reads the (k+1)-distance; build the graph "
+                         f"with k_max ≥ {k + 1} (detector.required_k_max(k))")
 
 
 @register
@@ -71,6 +100,16 @@ class LOF(Detector):
     ``lrd = +inf`` when all reach-distances are 0; ``LOF = 1`` when ``lrd(p) = +inf``; ``LOF = +inf`` when
     some neighbour has ``lrd = +inf`` and ``lrd(p)`` is finite. Never NaN.
 
+    Parameters
+    ----------
+    variant : {"paper", "elki-0.7.1", "elki-0.7.1-cks"}, default "paper"
+        ``"paper"`` and ``"elki-0.7.1"`` are identical (ELKI's stand-alone ``LOF`` is the published
+        definition). ``"elki-0.7.1-cks"`` reproduces ELKI 0.7.1's batch tool ``ComputeKNNOutlierScores``
+        (used by Campos et al. 2016), whose kNN sublists return the (k+1)-distance as "k-distance"
+        (semantics doc §0.3): ``reach-dist(p, o) = max(d(p, o), (k+1)-dist(o))``, with N_k(p) itself
+        correct (ties decided on the stored distances). It needs a graph with ``k_max ≥ k + 1``
+        (:meth:`required_k_max`). A hybrid: neither LOF at k nor at k+1.
+
     References
     ----------
     Breunig, M. M., Kriegel, H.-P., Ng, R. T., Sander, J. (2000). LOF: identifying density-based local
@@ -80,8 +119,17 @@ class LOF(Detector):
     info = MethodInfo(name="LOF", min_k=1, inverted=False, inlier_value=1.0, score_range=(0.0, np.inf),
                       reference="Breunig, Kriegel, Ng, Sander (2000), SIGMOD")
 
+    def __init__(self, variant: str = "paper") -> None:
+        self.variant = _check_variant("LOF", variant)
+
+    def params(self) -> dict[str, Any]:
+        return {"variant": self.variant}
+
+    def required_k_max(self, k: int) -> int:
+        return k + 1 if self.variant == "elki-0.7.1-cks" else k
+
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
-        return _scores(self, graph, ks, simplified=False)
+        return _scores(self, graph, ks, simplified=False, cks=self.variant == "elki-0.7.1-cks")
 
 
 @register
@@ -92,6 +140,12 @@ class SimplifiedLOF(Detector):
     ``SimplifiedLOF``; +inf if the sum is 0), ``SLOF_k(p) = Σ_{o ∈ N_k(p)} dens_k(o) / (|N_k(p)| · dens_k(p))``,
     1 if ``dens_k(p) = +inf`` (Schubert, Zimek, Kriegel 2014, Section 4.1).
 
+    Parameters
+    ----------
+    variant : {"paper", "elki-0.7.1", "elki-0.7.1-cks"}, default "paper"
+        Accepted for uniformity with the other methods; all three are identical (ELKI's batch tool is not
+        affected by its k-distance off-by-one here).
+
     References
     ----------
     Schubert, E., Zimek, A., Kriegel, H.-P. (2014). Local outlier detection reconsidered: a generalized view
@@ -101,6 +155,12 @@ class SimplifiedLOF(Detector):
 
     info = MethodInfo(name="SimplifiedLOF", min_k=1, inverted=False, inlier_value=1.0,
                       score_range=(0.0, np.inf), reference="Schubert, Zimek, Kriegel (2014), DAMI 28(1)")
+
+    def __init__(self, variant: str = "paper") -> None:
+        self.variant = _check_variant("SimplifiedLOF", variant)
+
+    def params(self) -> dict[str, Any]:
+        return {"variant": self.variant}
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         return _scores(self, graph, ks, simplified=True)

@@ -18,7 +18,7 @@ from odeval.detectors.base import Detector, MethodInfo, check_ks, register
 
 __all__ = ["LoOP"]
 
-_VARIANTS = ("paper", "elki-0.7.1")
+_VARIANTS = ("paper", "elki-0.7.1", "elki-0.7.1-cks")
 
 
 @njit(cache=True, parallel=True)
@@ -216,7 +216,7 @@ class LoOP(Detector):
         λ, the significance multiplier of the normaliser. It only rescales the scores monotonically (ranks
         are unchanged). 1.0 is the value ELKI 0.7.1's ``ComputeKNNOutlierScores`` uses (the Campos et al.
         study); the ELKI CLI default is 2.0, the paper suggests 3.
-    variant : {"paper", "elki-0.7.1"}, default "paper"
+    variant : {"paper", "elki-0.7.1", "elki-0.7.1-cks"}, default "paper"
         ``"elki-0.7.1"`` reproduces ELKI 0.7.1's ``LoOP``: the density ratio is clipped to ≥ 1 *before* the
         normaliser is computed, ``nPLOF = λ · sqrt(mean_p (max(ratio, 1) − 1)²)``,
         ``LoOP = erf((max(ratio, 1) − 1) / (nPLOF √2))``. This gives the same ranking, but different values
@@ -225,6 +225,9 @@ class LoOP(Detector):
         order of its kNN heap (a linear scan in index order into ``DoubleIntegerDBIDKNNHeap``, lists shared
         between exact duplicates by ``MaterializeKNNPreprocessor``) — emulated for the objects with such a
         tie, at O(N log k) each. The ``"paper"`` variant takes tied objects in index order.
+        ``"elki-0.7.1-cks"`` (ELKI's batch tool ``ComputeKNNOutlierScores``) is the same as
+        ``"elki-0.7.1"``: LoOP is not affected by that tool's k-distance off-by-one (the tool's tie order
+        comes from a heap of size maxk+2 instead of k+1; this is not emulated).
 
     Notes
     -----
@@ -253,7 +256,7 @@ class LoOP(Detector):
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         ks_arr = check_ks(ks, graph.n_objects, self.info, graph.k_max)
-        elki = self.variant == "elki-0.7.1"
+        elki = self.variant != "paper"
         # ELKI's order among tied neighbours is emulated for its Euclidean linear scan only
         order = elki and str(graph.metric) == "euclidean"
         return _loop_all_k(graph.X, graph.distances, graph.indices, graph.neighborhood_sizes(), ks_arr, self.lam,

@@ -30,10 +30,23 @@ class ODIN(Detector):
     ----------
     Hautamäki, V., Kärkkäinen, I., Fränti, P. (2004). Outlier detection using k-nearest neighbour graph.
     ICPR, 430–433.
+
+    Parameters
+    ----------
+    variant : {"paper", "elki-0.7.1", "elki-0.7.1-cks"}, default "paper"
+        Accepted for uniformity with the other methods; all three are identical.
     """
 
     info = MethodInfo(name="ODIN", min_k=1, inverted=True, inlier_value=None, score_range=(0.0, np.inf),
                       reference="Hautamäki, Kärkkäinen, Fränti (2004), ICPR")
+
+    def __init__(self, variant: str = "paper") -> None:
+        if variant not in ("paper", "elki-0.7.1", "elki-0.7.1-cks"):
+            raise ValueError(f"ODIN: unknown variant {variant!r}; choose one of paper, elki-0.7.1, elki-0.7.1-cks")
+        self.variant = variant
+
+    def params(self) -> dict[str, Any]:
+        return {"variant": self.variant}
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         ks_arr = check_ks(ks, graph.n_objects, self.info, graph.k_max)

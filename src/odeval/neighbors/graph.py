@@ -51,6 +51,11 @@ class KNNGraph:
         N.
     counts : ndarray of shape (N,), int64
         Number of real (non-padding) entries per row, ``= neighborhood_size(k_max)``.
+    backend : {"exact", "approx"}
+        How the graph was built.
+    approx_recall : float or None
+        ``backend="approx"`` only: mean recall of the approximate k_max-neighbourhoods against the exact ones
+        (ties included) on a random sample of objects.
     """
 
     distances: np.ndarray
@@ -61,6 +66,7 @@ class KNNGraph:
     keys: np.ndarray = field(repr=False)
     metric_spec: Metric = field(repr=False)
     backend: str = "exact"
+    approx_recall: float | None = None
     _sizes: np.ndarray | None = field(default=None, repr=False)
 
     @property
@@ -182,6 +188,9 @@ def knn_graph(
     p: float | None = None,
     metric_params: dict[str, Any] | None = None,
     chunk_size: int | None = None,
+    seed: int = 0,
+    approx_params: dict[str, Any] | None = None,
+    recall_sample: int = 200,
 ) -> KNNGraph:
     """Exact k-nearest-neighbour lists of every object, ties at the k_max-distance included.
 
@@ -194,8 +203,13 @@ def knn_graph(
     metric : str, default "euclidean"
         ``"euclidean"``, ``"manhattan"``, ``"chebyshev"``, ``"minkowski"`` (with ``p``), ``"cosine"`` or
         another real-valued scipy/scikit-learn metric name; see :func:`odeval.neighbors.resolve_metric`.
-    backend : {"exact"}, default "exact"
-        Only the exact search is implemented.
+    backend : {"exact", "approx"}, default "exact"
+        ``"approx"``: candidate neighbours from NN-descent (the ``pynndescent`` package, extra
+        ``odeval[approx]``), then exact distances of the candidates with this module's arithmetic, sorted
+        by (distance, index). Faster for large N, but a true neighbour can be missed and ties at the
+        k_max-distance are only included when they are among the candidates; rows with too few candidates
+        are computed exactly. The graph's ``approx_recall`` reports the recall against the exact search on
+        ``recall_sample`` random objects (seeded by ``seed``).
     p : float, optional
         Minkowski exponent.
     metric_params : dict, optional
@@ -223,10 +237,12 @@ def knn_graph(
     X = check_data_matrix(X, min_rows=2)
     n = X.shape[0]
     k_max = check_k(k_max, n, name="k_max")
-    if backend != "exact":
-        raise ValueError(f"unknown backend {backend!r}; available: 'exact'")
+    if backend not in ("exact", "approx"):
+        raise ValueError(f"unknown backend {backend!r}; available: 'exact', 'approx'")
     spec = resolve_metric(metric, p=p, metric_params=metric_params)
     block = _block_rows(n, chunk_size)
+    if backend == "approx":
+        return _approx_graph(X, k_max, spec, block, seed, approx_params or {}, recall_sample)
 
     if spec.name == "euclidean":
         big = float(np.abs(X).max())
@@ -249,6 +265,11 @@ def knn_graph(
     else:
         parts = _select_rows(X, spec, np.arange(n, dtype=np.int64), k_max, block)
 
+    return _assemble(X, k_max, spec, parts, "exact")
+
+
+def _assemble(X, k_max, spec, parts, backend, approx_recall=None) -> KNNGraph:
+    n = X.shape[0]
     width = max(int(c.max()) for _, _, _, c in parts if c.size)
     all_keys = np.full((n, width), np.inf)
     all_idx = np.full((n, width), -1, dtype=np.int64)
@@ -258,4 +279,87 @@ def knn_graph(
         all_idx[rows, :w] = idx[:, :w]
     distances = spec.key_to_distance(all_keys)
     return KNNGraph(distances=distances, indices=all_idx, k_max=k_max, metric=spec.label, X=X, keys=all_keys,
-                    metric_spec=spec, backend=backend)
+                    metric_spec=spec, backend=backend, approx_recall=approx_recall)
+
+
+def _candidate_keys(X: np.ndarray, spec: Metric, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Neighbour keys (squared for Euclidean) between X[a[i]] and X[b[i]], the graph's arithmetic."""
+    if spec.name == "euclidean":  # squared key, summed in attribute order as the exact kernel
+        acc = np.zeros(a.size)
+        for j in range(X.shape[1]):
+            t = X[a, j] - X[b, j]
+            acc += t * t
+        return acc
+    code = _NUMBA_METRICS.get(spec.name)
+    if code is not None:
+        return _kernels.pair_distances(X, a, b, code)
+    out = np.empty(a.size)
+    order = np.argsort(a, kind="stable")
+    bounds = np.flatnonzero(np.diff(a[order])) + 1
+    for grp in np.split(order, bounds):
+        if grp.size:
+            i = a[grp[0]]
+            out[grp] = spec.pairwise(X[i:i + 1], X[b[grp]])[0]
+    return out
+
+
+_PYNNDESCENT_METRICS = {"euclidean", "cityblock", "chebyshev", "minkowski", "cosine", "canberra", "braycurtis",
+                        "correlation", "seuclidean", "mahalanobis"}
+
+
+def _approx_graph(X, k_max, spec, block, seed, approx_params, recall_sample) -> KNNGraph:
+    try:
+        from pynndescent import NNDescent
+    except ImportError as exc:
+        raise ImportError("backend='approx' needs the pynndescent package: pip install 'odeval[approx]'") from exc
+    if spec.name not in _PYNNDESCENT_METRICS:
+        raise ValueError(f"backend='approx' does not support metric {spec.label!r}; use backend='exact'")
+    n = X.shape[0]
+    params = {"n_neighbors": min(n, k_max + 1 + max(5, k_max // 10)), "random_state": seed}
+    params.update(approx_params)
+    metric = {"cityblock": "manhattan"}.get(spec.name, spec.name)
+    index = NNDescent(X, metric=metric, metric_kwds=dict(spec.params) or None, **params)
+    cand, _ = index.neighbor_graph
+    cand = np.asarray(cand, dtype=np.int64)
+    rows = np.repeat(np.arange(n, dtype=np.int64), cand.shape[1])
+    flat = cand.ravel()
+    valid = (flat >= 0) & (flat != rows)
+    rows, flat = rows[valid], flat[valid]
+    # drop repeated candidates of a row, then exact keys
+    pair = np.unique(rows * n + flat)
+    rows, flat = pair // n, pair % n
+    keys = _candidate_keys(X, spec, rows, flat)
+    order = np.lexsort((flat, keys, rows))
+    rows, flat, keys = rows[order], flat[order], keys[order]
+    counts = np.bincount(rows, minlength=n)
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    pos = np.arange(rows.size) - starts[rows]
+    short = counts < k_max
+    kth = np.full(n, np.inf)
+    ok = ~short
+    kth[ok] = keys[starts[ok] + k_max - 1]
+    keep = (~short[rows]) & (keys <= kth[rows])
+    kept_counts = np.bincount(rows[keep], minlength=n)
+    width = max(int(kept_counts.max()), k_max)
+    full_rows = np.flatnonzero(ok)
+    kk = np.full((full_rows.size, width), np.inf)
+    ii = np.full((full_rows.size, width), -1, dtype=np.int64)
+    slot = np.full(n, -1)
+    slot[full_rows] = np.arange(full_rows.size)
+    r_keep, p_keep = rows[keep], pos[keep]
+    kk[slot[r_keep], p_keep] = keys[keep]
+    ii[slot[r_keep], p_keep] = flat[keep]
+    parts = [(full_rows, kk, ii, kept_counts[full_rows])]
+    if short.any():
+        parts += _select_rows(X, spec, np.flatnonzero(short), k_max, block)
+    recall = None
+    if recall_sample:
+        rng = np.random.default_rng(seed)
+        sample = np.sort(rng.choice(n, size=min(n, int(recall_sample)), replace=False)).astype(np.int64)
+        exact = {int(r): set(i[: c].tolist()) for rr, _, ii_, cc in _select_rows(X, spec, sample, k_max, block)
+                 for r, i, c in zip(rr, ii_, cc, strict=True)}
+        got = _assemble(X, k_max, spec, parts, "approx")
+        hits = [len(exact[int(r)] & set(got.indices[r, : got.counts[r]].tolist())) / len(exact[int(r)])
+                for r in sample]
+        recall = float(np.mean(hits))
+    return _assemble(X, k_max, spec, parts, "approx", approx_recall=recall)

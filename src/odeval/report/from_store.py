@@ -12,12 +12,17 @@ def report_from_store(store: str | Path, out_dir: str | Path, *, measure: str = 
                       study_hash: str | None = None, title: str = "odeval study report", simulations: int = 200,
                       seed: int = 0, permutations: int = 1000, min_outlier_pct: float | None = None,
                       max_outlier_pct: float | None = None, normalized: bool | None = None,
-                      deduplicated: bool | None = None) -> tuple[Path, list[str]]:
+                      deduplicated: bool | None = None, ensembles: bool = True,
+                      ensemble_random: int = 1000) -> tuple[Path, list[str]]:
     """Read a results store, analyse it and write the static HTML report.
 
     The label permutation test (Campos §5.3) runs when the store kept score vectors (study option
     ``keep_scores``) and ``permutations`` > 0. Returns the path of ``index.html`` and the warnings raised
     while testing (e.g. variants without stored scores).
+
+    With stored score vectors and ``ensembles``, each base dataset page also shows the similarity matrix of
+    the scorings and the greedy ensemble (Schubert et al. 2012) of its first variant, with ``ensemble_random``
+    random ensembles as control group (:func:`odeval.report.comparison.comparisons_from_store`).
 
     Raises
     ------
@@ -44,6 +49,15 @@ def report_from_store(store: str | Path, out_dir: str | Path, *, measure: str = 
                 permutation = permutation_tests(summary, ranks, best_scores, measure, n_permutations=permutations,
                                                 seed=seed)
             messages = [str(w.message) for w in caught]
+    comparisons = None
+    if ensembles and tables.n_scores:
+        from odeval.report.comparison import comparisons_from_store
+
+        ok_runs = runs[runs["status"].astype(str) == "ok"] if "status" in runs.columns else runs
+        firsts = ok_runs.groupby(ok_runs["base_dataset"].astype(str))["dataset"].min()
+        comparisons = comparisons_from_store(store, {str(b): str(d) for b, d in firsts.items()}, measure=measure,
+                                             n_random=ensemble_random, seed=seed)
     index = build_report(runs, ranks, out_dir, measure=measure, statistic=statistic, title=title,
-                         n_simulations=simulations, seed=seed, permutation=permutation, units=tables.units)
+                         n_simulations=simulations, seed=seed, permutation=permutation, units=tables.units,
+                         comparisons=comparisons)
     return Path(index), messages

@@ -226,6 +226,7 @@ def build_report(
     seed: int = 0,
     half_window: int = 5,
     max_curves_per_dataset: int = 6,
+    comparisons: Mapping[str, Any] | None = None,
 ) -> Path:
     """Write the static HTML report of a study to ``out_dir`` and return the path of ``index.html``.
 
@@ -255,6 +256,11 @@ def build_report(
     max_curves_per_dataset : int
         At most this many variants per base dataset get a measure-vs-k plot and a heat map (one per
         preprocessing / outlier-percentage group, first variant by name).
+    comparisons : mapping, optional
+        Base dataset → :class:`odeval.report.comparison.ScoreComparison` (similarity matrix of the scorings
+        and greedy ensemble of Schubert et al. 2012 for one variant); built from the stored score vectors by
+        :func:`odeval.report.comparison.comparisons_from_store`. Without it each dataset page says that
+        these need the score vectors (study option ``keep_scores``).
 
     Returns
     -------
@@ -437,7 +443,13 @@ def build_report(
     # --- one page per base dataset ------------------------------------------------------------------------------
     for base in sorted(meta["base_dataset"].astype(str).unique()):
         _dataset_page(ctx, base, slugs[base], title, ok, summary, by_group, by_group_keys, meta, binned, chars,
-                      perm_summary, permutation, measure, half_window, max_curves_per_dataset)
+                      perm_summary, permutation, measure, half_window, max_curves_per_dataset,
+                      None if comparisons is None else comparisons.get(base, _NO_COMPARISON))
+    if comparisons:
+        ens = _ensembles_table(comparisons)
+        if len(ens):
+            ctx.csv(ens, "ensembles", "greedy ensemble vs best single, naive and random ensembles per base dataset "
+                    "(first variant; Schubert et al. 2012 Table 4 style)")
 
     page.add('<h2 id="tables">Tables (CSV)</h2><ul>' + "".join(
         f'<li><a href="{_e(rel)}">{_e(rel)}</a> — {_e(desc)}</li>' for rel, desc in sorted(ctx.tables.items())
@@ -468,7 +480,7 @@ def _plots():
 
 
 def _dataset_page(ctx, base, slug, title, ok, summary, by_group, keys, meta, binned, chars, perm_summary, permutation,
-                  measure, half_window, max_curves) -> None:
+                  measure, half_window, max_curves, comparison=None) -> None:
     page = _Page(f"{base}")
     vmeta = meta[meta["base_dataset"].astype(str) == base].copy()
     if chars is not None:
@@ -527,6 +539,9 @@ def _dataset_page(ctx, base, slug, title, ok, summary, by_group, keys, meta, bin
             page.add(_figure(lambda: _plots().plot_permutation_test(sub),
                              "Difficulty of the true labels (red) vs permuted labels (Campos et al. Fig. 7).",
                              "permutation test"))
+    page.add('<h2 id="ensembles">Similarity of scorings and ensembles</h2>')
+    for part in _comparison_parts(ctx, base, slug, comparison):
+        page.add(part)
     per = summary[(summary["base_dataset"].astype(str) == base) & (summary["measure"] == measure)][
         ["dataset", "config", "best_k", "best", "window_mean", "mean_over_k", "window_lo", "window_hi"]]
     page.add("<h2>Per variant</h2><details><summary>Show the table</summary>")
@@ -535,3 +550,85 @@ def _dataset_page(ctx, base, slug, title, ok, summary, by_group, keys, meta, bin
     page.add("</details>")
     html_text = _page_html(page, home="../index.html", subtitle=f"{title} · dataset page")
     (ctx.out / "datasets" / f"{slug}.html").write_text(html_text, encoding="utf-8")
+
+
+_NO_COMPARISON = object()  # comparisons were computed, but not for this base dataset
+
+
+def _ensembles_table(comparisons: Mapping[str, Any]) -> pd.DataFrame:
+    """One row per base dataset with a greedy ensemble (index-level CSV)."""
+    rows = []
+    for base, comp in sorted(comparisons.items()):
+        res = getattr(comp, "ensemble", None)
+        if res is None:
+            continue
+        ev = res.evaluation
+        rows.append({"base_dataset": base, "dataset": comp.variant, "n_scorings": res.n_scorings,
+                     "best_single": ev.best_single_name, "best_single_auc": ev.best_single_auc,
+                     "naive_auc": ev.naive_auc, "greedy_size": ev.greedy_size, "greedy_auc": ev.greedy_auc,
+                     "random_auc_mean": ev.random_auc_mean, "random_auc_std": ev.random_auc_std,
+                     "improvement_sd": ev.improvement_sd, "gain_greedy_to_best": ev.gain_greedy_to_best,
+                     "gain_greedy_to_naive": ev.gain_greedy_to_naive, "gain_greedy_to_random": ev.gain_greedy_to_random,
+                     "members": " ".join(ev.greedy_members)})
+    return pd.DataFrame(rows)
+
+
+def _similarity_figure(sim: Any) -> Any:
+    from matplotlib.figure import Figure
+
+    from odeval.compare import plot_similarity_matrix
+
+    n = sim.matrix.shape[0]
+    size = max(4.5, min(13.0, 0.26 * n + 2.5))
+    fig = Figure(figsize=(size + 1.2, size))
+    ax = fig.add_subplot()
+    plot_similarity_matrix(sim.matrix, list(sim.names), ax=ax, measure=sim.measure, title=sim.dataset)
+    fig.tight_layout()
+    return fig
+
+
+def _comparison_parts(ctx: _Context, base: str, slug: str, comp: Any) -> list[str]:
+    """The 'similarity of scorings and ensembles' section of a dataset page (Schubert et al. 2012)."""
+    if comp is None:
+        return ['<p class="note">Not shown: the similarity of scorings and the ensembles need the full score vectors '
+                "of the runs (study option <code>keep_scores = true</code>); this report was built without them "
+                "(the store kept none, or they were switched off with <code>--no-ensembles</code>).</p>"]
+    if comp is _NO_COMPARISON:
+        return ['<p class="note">Not computed for this base dataset.</p>']
+    parts = [f'<p class="muted">Variant <b>{_e(comp.variant)}</b> (the first by name). Every scoring is normalised '
+             "with <code>odeval.scaling.unify</code> (Kriegel et al. 2011) before it is compared or combined.</p>"]
+    if comp.note:
+        parts.append(f'<p class="note">{_e(comp.note)}</p>')
+    sim = comp.similarity
+    if sim is not None:
+        parts.append("<h3>Similarity of the scorings</h3>")
+        parts.append(_figure(lambda: _similarity_figure(sim),
+                             f"Class-balanced weighted {_e(sim.measure)} correlation of the normalised scorings "
+                             "(each method at its best k and at its smallest and largest stored k) and of the "
+                             "ground truth (first row), outliers and inliers weighted ½ each (Schubert et al. 2012, "
+                             "Sect. 3).", f"similarity matrix {comp.variant}"))
+        rel = ctx.csv(sim.frame(), f"ds_{slug}_similarity", f"{base}: similarity matrix of the scorings")
+        parts.append(f'<div class="csv"><a href="../{_e(rel)}">Similarity matrix (CSV)</a></div>')
+    res = comp.ensemble
+    if res is not None:
+        ev = res.evaluation
+        parts.append("<h3>Greedy ensemble</h3>")
+        parts.append(f'<p class="muted">Greedy diversity-aware ensemble (Schubert et al. 2012, Sect. 4.3) of '
+                     f"{res.n_scorings} normalised scorings, selected without labels from "
+                     f"{ev.n_estimated_outliers} estimated outliers (rate {_e(_fmt(res.rate, 3))}, "
+                     f"{_e(res.measure)}, rule {_e(res.rule)}); evaluated with the labels against the best single "
+                     f"scoring, the naive ensemble of all scorings and {ev.n_random} random ensembles of the same "
+                     "size. Cost: weighted distance to the true labels; gain of greedy: share of the remaining ROC "
+                     "AUC gap the greedy ensemble closes (Sect. 5.5).</p>")
+        frame = res.summary_frame()
+        rel = ctx.csv(frame, f"ds_{slug}_ensemble", f"{base}: greedy ensemble summary")
+        shown = frame.rename(columns={"roc_auc": "ROC AUC", "roc_auc_sd": "± sd", "gain_of_greedy": "gain of greedy"})
+        parts.append(_table(shown, csv=rel, prefix="../", digits=4))
+        imp = "n/a" if not np.isfinite(ev.improvement_sd) else f"{ev.improvement_sd:+.2f}"
+        parts.append(f"<p>Improvement of the greedy ensemble over random ensembles: <b>{_e(imp)}</b> standard "
+                     f"deviations. Members ({ev.greedy_size}, in order of addition): "
+                     f"{_e(', '.join(ev.greedy_members))}.</p>")
+        if res.dropped:
+            parts.append(f'<p class="note">Left out ({len(res.dropped)}): '
+                         + _e("; ".join(f"{n}: {r}" for n, r in res.dropped[:10])) + "</p>")
+    return parts

@@ -1,0 +1,165 @@
+"""Similarity matrices and greedy ensembles over the score vectors of a real results store, and `odeval ensemble`."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from odeval.bench import run_study, study_from_dict
+from odeval.bench.ensembles import (
+    NoStoredScoresError,
+    ensemble_from_store,
+    format_ensemble,
+    read_scorings,
+    select_scorings,
+    similarity_from_store,
+    stored_runs,
+)
+from odeval.cli import main
+from odeval.compare import evaluate_ensembles, similarity_matrix
+from odeval.data import catalogue, load_dataset
+from odeval.detectors import get_detector
+from odeval.neighbors import knn_graph
+from odeval.scaling import unify
+
+METHODS = ("kNN", "LOF", "ODIN", "FastABOD")  # ODIN and FastABOD: inverted (public = −raw)
+KS = "3..8"
+DATASET = "Hepatitis_withoutdupl_norm_05_v01"
+
+
+def _vendored(name: str) -> Path:
+    return next(Path(v.path) for v in catalogue.vendored() if Path(v.path).stem == name)
+
+
+def build_store(path: Path, *, keep_scores: bool, datasets: tuple[str, ...] = (DATASET,)) -> Path:
+    spec = study_from_dict({
+        "study": {"name": "ens", "k": KS, "keep_scores": keep_scores},
+        "datasets": [{"path": str(_vendored(d))} for d in datasets],
+        "methods": [{"name": m} for m in METHODS],
+    }, source="test")
+    summary = run_study(spec, path, workers=1, progress="none")
+    assert not summary.failed
+    return path
+
+
+@pytest.fixture(scope="module")
+def kept(tmp_path_factory) -> Path:
+    return build_store(tmp_path_factory.mktemp("kept") / "r.duckdb", keep_scores=True,
+                       datasets=(DATASET, "Parkinson_withoutdupl_norm_05_v01"))
+
+
+@pytest.fixture(scope="module")
+def not_kept(tmp_path_factory) -> Path:
+    return build_store(tmp_path_factory.mktemp("nokept") / "r.duckdb", keep_scores=False)
+
+
+def test_read_scorings_rebuilds_scores_and_labels(kept):
+    sc = read_scorings(kept, DATASET)
+    ds = load_dataset(_vendored(DATASET))
+    np.testing.assert_array_equal(sc.labels, ds.y)
+    assert sc.scores.shape == (len(METHODS) * 6, ds.X.shape[0])
+    assert sc.names[:3] == ("FastABOD-003", "FastABOD-004", "FastABOD-005")
+    # the stored vectors are the public scores: recompute two of them
+    graph = knn_graph(ds.numeric_matrix(), 10)
+    for method in ("ODIN", "LOF"):
+        public = get_detector(method).score_all_k(graph, [5])[0]
+        row = sc.names.index(f"{method}-005")
+        np.testing.assert_array_equal(sc.scores[row], public)
+
+
+def test_unified_uses_the_public_orientation(kept):
+    sc = read_scorings(kept, DATASET, methods="ODIN,FastABOD", ks=[4])
+    u = sc.unified()
+    assert u.names == ("FastABOD-004", "ODIN-004") and not u.dropped
+    for i, method in enumerate(("FastABOD", "ODIN")):
+        np.testing.assert_array_equal(u.scores[i], unify(sc.scores[i], method, orientation="public"))
+        # higher public score (more outlying) never gets a lower probability
+        order = np.argsort(sc.scores[i], kind="stable")
+        assert np.all(np.diff(u.scores[i][order]) >= 0)
+        assert u.scores[i].min() >= 0 and u.scores[i].max() <= 1
+    assert any("inversion" in d for d in u.unified_with)
+
+
+def test_ensemble_from_store_equals_the_core(kept):
+    res = ensemble_from_store(kept, DATASET, rate=0.05, n_random=50, seed=3)
+    sc = read_scorings(kept, DATASET)
+    U = np.vstack([unify(s, m) for s, m in zip(sc.scores, sc.runs["method"], strict=True)])
+    greedy, ev = evaluate_ensembles(U, sc.labels, sc.names, rate=0.05, n_random=50, seed=3)
+    assert res.greedy.members == greedy.members and res.evaluation == ev
+    assert res.n_scorings == U.shape[0] and res.n_outliers == int(sc.labels.sum())
+    d = json.loads(json.dumps(res.to_dict()))
+    assert d["greedy_members"] == list(greedy.names) and d["dataset"] == DATASET
+    frame = res.summary_frame()
+    assert list(frame["scorings"]) == [1, U.shape[0], ev.greedy_size, ev.greedy_size]
+    assert frame["roc_auc"].iloc[3] == ev.greedy_auc
+    text = format_ensemble(res)
+    assert "standard deviations" in text and ev.best_single_name in text
+
+
+def test_similarity_from_store(kept):
+    runs = select_scorings(stored_runs(kept, DATASET))
+    sim = similarity_from_store(kept, DATASET, runs=runs)
+    sc = read_scorings(kept, DATASET, runs=runs).unified()
+    np.testing.assert_array_equal(sim.matrix, similarity_matrix(sc.scores, sc.labels))
+    assert sim.matrix.shape == (len(runs) + 1,) * 2 and sim.matrix[0, 0] == 1.0
+    assert list(sim.frame().columns) == ["truth", *sim.names]
+
+
+def test_select_scorings_best_k_and_grid(kept):
+    runs = stored_runs(kept, DATASET)
+    sel = select_scorings(runs)
+    for method, grp in runs.groupby("method"):
+        chosen = set(sel.loc[sel["method"] == method, "k"])
+        best = grp.loc[grp["roc_auc"] == grp["roc_auc"].max(), "k"].min()
+        assert {3, 8, best} == chosen
+
+
+def test_no_stored_scores_names_keep_scores(not_kept):
+    with pytest.raises(NoStoredScoresError, match="keep_scores"):
+        ensemble_from_store(not_kept, DATASET)
+
+
+def test_selection_errors(kept):
+    with pytest.raises(ValueError, match=r"no dataset 'nope'.*Hepatitis"):
+        read_scorings(kept, "nope")
+    with pytest.raises(ValueError, match="no stored scores of method"):
+        read_scorings(kept, DATASET, methods=["LDOF"])
+    with pytest.raises(ValueError, match="no stored scoring matches"):
+        read_scorings(kept, DATASET, ks=[99])
+
+
+def test_inconsistent_outlier_sets_are_refused(kept, tmp_path):
+    copy = tmp_path / "broken.duckdb"
+    shutil.copy(kept, copy)
+    con = duckdb.connect(str(copy))
+    con.execute("DELETE FROM outlier_ranks WHERE dataset = ? AND method = 'LOF' AND k = 4 AND object = "
+                "(SELECT min(object) FROM outlier_ranks WHERE dataset = ?)", [DATASET, DATASET])
+    con.close()
+    with pytest.raises(ValueError, match="consistent outlier set"):
+        read_scorings(copy, DATASET)
+
+
+def test_cli_ensemble(kept, not_kept):
+    runner = CliRunner()
+    res = runner.invoke(main, ["ensemble", str(kept), "--dataset", DATASET, "--random", "50", "--rate", "0.05"])
+    assert res.exit_code == 0, res.output
+    for text in ("best single scoring", "naive ensemble", "random ensembles (50, seed 0)", "greedy ensemble",
+                 "standard deviations", "members"):
+        assert text in res.output
+    res = runner.invoke(main, ["ensemble", str(kept), "--dataset", DATASET, "--methods", "kNN,LOF", "--k-range",
+                               "3..5", "--random", "20", "--seed", "1", "--rule", "max", "--measure", "manhattan",
+                               "--json"])
+    assert res.exit_code == 0, res.output
+    d = json.loads(res.output)
+    assert d["n_scorings"] == 6 and d["rule"] == "max" and d["measure"] == "manhattan" and d["seed"] == 1
+    assert all(m.split("-")[0] in ("KNN", "LOF") for m in d["greedy_members"])
+    res = runner.invoke(main, ["ensemble", str(not_kept), "--dataset", DATASET])
+    assert res.exit_code == 1 and "keep_scores = true" in res.output
+    res = runner.invoke(main, ["ensemble", str(kept), "--dataset", DATASET, "--k-range", "9..3"])
+    assert res.exit_code == 2 and "--k-range" in res.output
