@@ -193,6 +193,10 @@ def _pearson_matrix(S: np.ndarray, w: np.ndarray) -> np.ndarray:
     wsum = w.sum()
     mean = (S @ w) / wsum
     C = S - mean[:, None]
+    # r is scale-invariant: bring each row to max |C| in [0.5, 1) by an exact power of two, so tiny or huge
+    # scorings (e.g. subnormal values) cannot underflow or overflow their variance; bit-identical otherwise.
+    _, exponent = np.frexp(np.abs(C).max(axis=1))
+    C = np.ldexp(C, -exponent[:, None])
     cov = (C * w) @ C.T
     var = np.diag(cov).copy()
     const = np.ptp(S, axis=1) == 0  # exactly constant scorings
