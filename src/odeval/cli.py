@@ -494,7 +494,8 @@ def _make_detector(name: str, params: dict):
 @main.command("score")
 @click.argument("dataset", type=click.Path(exists=True, dir_okay=False))
 @click.option("--method", "-m", "methods", multiple=True, required=True,
-              help="Detector name (repeatable), e.g. LOF, KNN, LoOP; see --list-methods.")
+              help="Detector name (repeatable, case-insensitive): KNN, KNNW, LOF, SimplifiedLOF, LoOP, LDOF, "
+                   "ODIN, FastABOD, KDEOS, LDF, INFLO, COF, ... (an unknown name lists all).")
 @click.option("--k", "k_spec", default="1:100", show_default=True,
               help="k values: K, K1:K2 (inclusive), K1:K2:STEP or a comma-separated list.")
 @click.option("--metric", default="euclidean", show_default=True,

@@ -69,7 +69,7 @@ def test_score_csv_npz_raw_params_and_min_k(dataset, tmp_path):
     (["-m", "LOF", "--k", "0:3"], "must be ≥ 1"),
     (["-m", "LOF", "--k", "a:b"], "K1:K2"),
     (["-m", "LOF", "--k", "40"], "needs more than 40 objects"),
-    (["-m", "LOF", "--param", "x=1"], "unknown parameter(s) x; accepted: none"),
+    (["-m", "LOF", "--param", "x=1"], "unknown parameter(s) x; accepted: variant"),
     (["-m", "LOF", "-m", "KNN", "--param", "x=1"], "METHOD.x"),
     (["-m", "LoOP", "--param", "lam=-1"], "lam"),
 ])

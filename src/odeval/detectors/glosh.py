@@ -56,21 +56,25 @@ def _mst_mutual_reachability(D, X, dense, core):  # pragma: no cover - numba
         bv = np.inf
         for i in range(m):
             j = rem[i]
-            if dense:
-                w = D[cur, j]
-            else:
-                s = 0.0
-                for t in range(d):
-                    v = X[cur, t] - X[j, t]
-                    s += v * v
-                w = np.sqrt(s)
-            if cc > w:
-                w = cc
-            if core[j] > w:
-                w = core[j]
-            if w < dmin[i]:
-                dmin[i] = w
-                src[i] = cur
+            dm = dmin[i]
+            w0 = cc if cc > core[j] else core[j]
+            if w0 < dm:  # otherwise this edge cannot improve j: skip the distance
+                if dense:
+                    dd = D[cur, j]
+                else:
+                    # partial sums only grow: stop as soon as d(cur, j) surely exceeds dmin
+                    lim = dm * dm * (1.0 + 1e-12)
+                    s = 0.0
+                    for t in range(d):
+                        v = X[cur, t] - X[j, t]
+                        s += v * v
+                        if s > lim:
+                            break
+                    dd = np.sqrt(s) if s <= lim else np.inf
+                w = dd if dd > w0 else w0
+                if w < dm:
+                    dmin[i] = w
+                    src[i] = cur
             if best < 0 or dmin[i] < bv:
                 best = i
                 bv = dmin[i]

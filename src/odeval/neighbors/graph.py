@@ -51,6 +51,8 @@ class KNNGraph:
         N.
     counts : ndarray of shape (N,), int64
         Number of real (non-padding) entries per row, ``= neighborhood_size(k_max)``.
+    keys : ndarray of shape (N, W), float64
+        The values ties are decided on: squared distances for the Euclidean metric, else the distances.
     backend : {"exact", "approx"}
         How the graph was built.
     approx_recall : float or None
@@ -215,8 +217,9 @@ def knn_graph(
     metric_params : dict, optional
         Extra keyword arguments of the metric.
     chunk_size : int, optional
-        Query rows per block. The working memory is ``chunk_size × N`` floats; by default chosen so that it
-        stays at 64 MiB. The result does not depend on it.
+        Query rows per block. Euclidean, Manhattan, Chebyshev: the kernel's query group size (at most 64).
+        Other metrics: rows of the ``chunk_size × N`` distance block (by default sized to 64 MiB). The result
+        does not depend on it.
 
     Returns
     -------
