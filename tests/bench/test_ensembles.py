@@ -158,7 +158,7 @@ def test_cli_ensemble(kept, not_kept):
     assert res.exit_code == 0, res.output
     d = json.loads(res.output)
     assert d["n_scorings"] == 6 and d["rule"] == "max" and d["measure"] == "manhattan" and d["seed"] == 1
-    assert all(m.split("-")[0] in ("KNN", "LOF") for m in d["greedy_members"])
+    assert all(m.split("-")[0] in ("kNN", "LOF") for m in d["greedy_members"])
     res = runner.invoke(main, ["ensemble", str(not_kept), "--dataset", DATASET])
     assert res.exit_code == 1 and "keep_scores = true" in res.output
     res = runner.invoke(main, ["ensemble", str(kept), "--dataset", DATASET, "--k-range", "9..3"])

@@ -58,8 +58,8 @@ def test_score_csv_npz_raw_params_and_min_k(dataset, tmp_path):
                                     "--param", "LoOP.lam=2", "-o", str(out_csv)])
     assert res.exit_code == 0, res.output
     df = pd.read_csv(out_csv)
-    assert [c for c in df.columns if "-" in c] == ["LoOP-002", "LoOP-004", "LoOP-006", "KNN-002", "KNN-004",
-                                                   "KNN-006"]
+    assert [c for c in df.columns if "-" in c] == ["LoOP-002", "LoOP-004", "LoOP-006", "kNN-002", "kNN-004",
+                                                   "kNN-006"]
     np.testing.assert_allclose(df["LoOP-004"], get_detector("LoOP", lam=2).score_all_k(knn_graph(X, 4), [4])[0],
                                rtol=1e-15)
 

@@ -64,7 +64,7 @@ def test_section_present_when_scores_are_kept(kept_report):
     sim = pd.read_csv(tables / "ds_Plain_similarity.csv", index_col=0)
     assert sim.index[0] == "truth" and sim.iloc[0, 0] == 1.0 and sim.shape[0] == sim.shape[1]
     # each method at its best k and at k = 2 and 6
-    assert {"KNN-002", "KNN-006", "LOF-002", "ODIN-006"} <= set(sim.index)
+    assert {"kNN-002", "kNN-006", "LOF-002", "ODIN-006"} <= set(sim.index)
     ens = pd.read_csv(tables / "ds_Plain_ensemble.csv")
     assert list(ens["scorings"])[:2] == [1, 15] and ens["ensemble"].str.startswith("greedy").iloc[3]
     overview = pd.read_csv(tables / "ensembles.csv")

@@ -13,26 +13,8 @@ from odeval.detectors.ldof import _is_euclidean, _prepare_ks
 
 __all__ = ["GLOSH", "glosh_scores"]
 
-# Largest N for which the full pairwise distance matrix is kept in memory (8·N² bytes ≈ 256 MB).
+# Non-Euclidean metrics: largest N for which the full pairwise distance matrix is kept (8·N² bytes ≈ 256 MB).
 _DENSE_MAX_N = 5800
-
-
-@njit(cache=True, parallel=True)
-def _euclidean_matrix(X):  # pragma: no cover - numba
-    n, d = X.shape
-    D = np.empty((n, n))
-    for a in prange(n):
-        D[a, a] = 0.0
-        for b in range(a + 1, n):
-            s = 0.0
-            for t in range(d):
-                v = X[a, t] - X[b, t]
-                s += v * v
-            D[a, b] = np.sqrt(s)
-    for a in range(n):
-        for b in range(a):
-            D[a, b] = D[b, a]
-    return D
 
 
 @njit(cache=True)
@@ -225,8 +207,8 @@ def glosh_scores(graph: Any, ks: int | Sequence[int], min_cluster_size: int | No
     ----------
     graph : KNNGraph
         Exact kNN graph (:func:`odeval.neighbors.knn_graph`) with ``k_max >= max(ks)``; the MST also needs
-        all pairwise distances, computed from ``graph.X`` (Euclidean in numba; other metrics through
-        ``graph.distance_between``, up to N = 5800).
+        pairwise distances, computed from ``graph.X`` (Euclidean: in numba, on the fly, O(N) memory; other
+        metrics: a full matrix through ``graph.distance_between``, up to N = 5800).
     ks : int or sequence of int
         Each ≥ 2.
     min_cluster_size : int, optional
@@ -247,7 +229,8 @@ def glosh_scores(graph: Any, ks: int | Sequence[int], min_cluster_size: int | No
       ``hdbscan`` library's convention (``min_samples = k``); the paper's m_pts counts x itself, so
       k = m_pts − 1.
     * mutual reachability d_mreach(a, b) = max(core(a), core(b), d(a, b)); its minimum spanning tree (exact
-      Prim over all pairs, O(N²) time) gives the HDBSCAN* hierarchy: lowering ε removes edges of weight ≥ ε.
+      Prim over all pairs, O(N²) time; a distance is skipped or cut short when it cannot improve the tree)
+      gives the HDBSCAN* hierarchy: lowering ε removes edges of weight ≥ ε.
       Edges of equal weight are removed simultaneously, as in the paper; a component of fewer than
       ``min_cluster_size`` objects is noise. A cluster that splits into ≥ 2 valid components ends and the
       components become child clusters; if one valid component remains, the cluster shrinks.
@@ -296,9 +279,9 @@ class GLOSH(Detector):
         _, uniq, inverse = _prepare_ks(graph, ks, self.info)
         n = int(graph.n_objects)
         X = np.ascontiguousarray(graph.X, dtype=np.float64)
-        if _is_euclidean(graph):
-            dense = n <= _DENSE_MAX_N
-            D = _euclidean_matrix(X) if dense else np.empty((1, 1))
+        if _is_euclidean(graph):  # distances on the fly (with early exit): O(N) memory
+            dense = False
+            D = np.empty((1, 1))
         else:
             if n > _DENSE_MAX_N:
                 raise ValueError(f"GLOSH: metric {getattr(graph.metric, 'name', graph.metric)!r} needs the full "

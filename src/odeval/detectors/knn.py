@@ -49,11 +49,11 @@ class KNN(Detector):
         (k+1)-distance (semantics doc §0.3); it needs a graph with ``k_max ≥ k + 1``.
     """
 
-    info = MethodInfo(name="KNN", min_k=1, inverted=False, inlier_value=0.0, score_range=(0.0, np.inf),
+    info = MethodInfo(name="kNN", min_k=1, inverted=False, inlier_value=0.0, score_range=(0.0, np.inf),
                       reference="Ramaswamy, Rastogi, Shim (2000), SIGMOD")
 
     def __init__(self, variant: str = "paper") -> None:
-        self.variant = _check_variant("KNN", variant)
+        self.variant = _check_variant("kNN", variant)
 
     def params(self) -> dict[str, Any]:
         return {"variant": self.variant}
@@ -66,7 +66,7 @@ class KNN(Detector):
         if self.variant == "elki-0.7.1-cks":
             k = int(ks_arr.max())
             if k + 1 > graph.k_max:
-                raise ValueError(f"KNN (variant 'elki-0.7.1-cks') at k={k} is the (k+1)-distance; build the graph "
+                raise ValueError(f"kNN (variant 'elki-0.7.1-cks') at k={k} is the (k+1)-distance; build the graph "
                                  f"with k_max ≥ {k + 1} (detector.required_k_max(k))")
             return np.ascontiguousarray(graph.distances[:, ks_arr].T)
         return np.ascontiguousarray(graph.distances[:, ks_arr - 1].T)
@@ -91,11 +91,11 @@ class KNNW(Detector):
         Accepted for uniformity with the other methods; all three are identical.
     """
 
-    info = MethodInfo(name="KNNW", min_k=1, inverted=False, inlier_value=0.0, score_range=(0.0, np.inf),
+    info = MethodInfo(name="kNNW", min_k=1, inverted=False, inlier_value=0.0, score_range=(0.0, np.inf),
                       reference="Angiulli, Pizzuti (2002), PKDD")
 
     def __init__(self, variant: str = "paper") -> None:
-        self.variant = _check_variant("KNNW", variant)
+        self.variant = _check_variant("kNNW", variant)
 
     def params(self) -> dict[str, Any]:
         return {"variant": self.variant}
