@@ -10,7 +10,7 @@ $(BIN)/python:
 	$(BIN)/pip install --quiet --upgrade pip
 
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e .
+	$(BIN)/pip install --quiet -e '.[plot]'
 	touch $@
 
 $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
@@ -32,7 +32,7 @@ test: $(VENV)/.installed-dev lint chromium
 # headless Chromium renders the HTML report in tests/report (the test skips, with a reason, without it)
 chromium:
 	@command -v chromium >/dev/null || command -v chromium-browser >/dev/null \
-	  || (apt-get update && apt-get install -y chromium) \
+	  || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
 	  || echo "warning: could not install chromium; the report rendering test will be skipped"
 
 clean:

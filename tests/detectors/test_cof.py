@@ -177,3 +177,16 @@ def test_cof_registry_and_params():
     assert isinstance(det, COF) and det.params() == {"variant": "elki-0.7.1"}
     with pytest.raises(ValueError, match="unknown variant"):
         COF(variant="elki")
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_cof_trail_reuse_across_k_equals_fresh_computation(seed):
+    """All k at once (the SBN trail of k is reused for k+1 up to the first step a new neighbour would be
+    picked) gives exactly what a fresh computation for each single k gives."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(60, 3)) if seed % 2 else rng.integers(0, 5, size=(60, 2)).astype(float)
+    ks = list(range(1, 16))
+    g = knn_graph(X, max(ks))
+    together = cof_scores(g, ks)
+    for t, k in enumerate(ks):
+        np.testing.assert_array_equal(together[t], cof_scores(g, [k])[0])

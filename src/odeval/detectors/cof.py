@@ -16,7 +16,6 @@ from odeval.detectors.ldof import (
     _neighbourhood_sizes,
     _prepare_ks,
     _row_has_ties,
-    _squared_keys,
 )
 
 __all__ = ["COF", "cof_scores"]
@@ -68,6 +67,81 @@ def _chain_acdist(B, n, k, elki, perm, rem, rmind):  # pragma: no cover - numba
 
 
 @njit(cache=True, parallel=True)
+def _acdist_chunk_paper(block, sizes):  # pragma: no cover - numba
+    """ac-dist (paper variant) for the chunk's objects and all k, reusing the SBN trail across k.
+
+    When N_k(p) grows, the new members come last in graph order, so they lose every tie and the trail is
+    unchanged up to the first step s* at which a new member is strictly closer to the connected set than
+    the old trail's pick. The trail is recomputed from s* only, starting from the stored distances of every
+    member to the connected set after each step (``hist``). Sizes ascend along axis 0.
+    """
+    nk, m = sizes.shape
+    out = np.empty((nk, m))
+    W1 = block.shape[1]
+    for c in prange(m):
+        B = block[c]
+        chain = np.zeros(W1, dtype=np.int64)
+        e = np.zeros(W1)
+        hist = np.empty((W1, W1))
+        done = np.zeros(W1, dtype=np.bool_)
+        mind = np.empty(W1)
+        n_prev = 0
+        for t in range(nk):
+            n = sizes[t, c]
+            if n > n_prev:
+                if n_prev == 0:
+                    for i in range(1, n + 1):
+                        hist[0, i] = B[0, i]
+                    s_star = 1
+                else:
+                    s_star = n_prev + 1
+                    for q in range(n_prev + 1, n + 1):
+                        hist[0, q] = B[0, q]
+                    for st in range(1, n_prev + 1):
+                        mn = np.inf
+                        for q in range(n_prev + 1, n + 1):
+                            if hist[st - 1, q] < mn:
+                                mn = hist[st - 1, q]
+                        if mn < e[st]:
+                            s_star = st
+                            break
+                        b = chain[st]
+                        for q in range(n_prev + 1, n + 1):
+                            v = B[b, q]
+                            hist[st, q] = v if v < hist[st - 1, q] else hist[st - 1, q]
+                # redo Prim from step s_star over members 1..n
+                for i in range(1, n + 1):
+                    done[i] = False
+                for st in range(1, s_star):
+                    done[chain[st]] = True
+                for i in range(1, n + 1):
+                    mind[i] = hist[s_star - 1, i]
+                for st in range(s_star, n + 1):
+                    best = -1
+                    bv = np.inf
+                    for i in range(1, n + 1):
+                        if not done[i] and (best < 0 or mind[i] < bv):
+                            best = i
+                            bv = mind[i]
+                    chain[st] = best
+                    e[st] = bv
+                    done[best] = True
+                    row = B[best]
+                    for i in range(1, n + 1):
+                        if not done[i]:
+                            v = row[i]
+                            if v < mind[i]:
+                                mind[i] = v
+                        hist[st, i] = mind[i]
+                n_prev = n
+            acsum = 0.0
+            for st in range(1, n + 1):
+                acsum += e[st] * (n + 1 - st)
+            out[t, c] = acsum / ((n + 1) * n / 2.0)
+    return out
+
+
+@njit(cache=True, parallel=True)
 def _acdist_chunk(block, sizes, ks, elki, X, rows, dist, idx):  # pragma: no cover - numba
     nk, m = sizes.shape
     out = np.empty((nk, m))
@@ -77,16 +151,14 @@ def _acdist_chunk(block, sizes, ks, elki, X, rows, dist, idx):  # pragma: no cov
         rem = np.empty(width, dtype=np.int64)
         rmind = np.empty(width)
         perm = np.arange(width)
-        keys = np.empty(0)
+        w = sizes[nk - 1, c]
         for t in range(nk):
             n = sizes[t, c]
             for i in range(n + 1):
                 perm[i] = i
             if elki and _row_has_ties(dist, p, n):
                 # ELKI walks its own list order, which differs from ours only among tied neighbours
-                if keys.shape[0] == 0:
-                    keys = _squared_keys(X, p)
-                _elki_perm(keys, idx, p, ks[t] + 1, n, perm)
+                _elki_perm(X, idx, p, ks[t] + 1, n, w, perm)
             out[t, c] = _chain_acdist(block[c], n, ks[t], elki, perm, rem, rmind)
     return out
 
@@ -96,16 +168,14 @@ def _cof_from_acdist(ac, X, dist, idx, sizes, ks, elki):  # pragma: no cover - n
     nk, n = ac.shape
     out = np.empty((nk, n))
     for p in prange(n):
-        keys = np.empty(0)
-        perm = np.arange(sizes[nk - 1, p] + 1)
+        w = sizes[nk - 1, p]
+        perm = np.arange(w + 1)
         for t in range(nk):
             m = sizes[t, p]
             for i in range(m + 1):
                 perm[i] = i
             if elki and _row_has_ties(dist, p, m):  # ELKI sums in its list order
-                if keys.shape[0] == 0:
-                    keys = _squared_keys(X, p)
-                _elki_perm(keys, idx, p, ks[t] + 1, m, perm)
+                _elki_perm(X, idx, p, ks[t] + 1, m, w, perm)
             s = 0.0
             for j in range(1, m + 1):
                 s += ac[t, idx[p, perm[j] - 1]]
@@ -202,5 +272,7 @@ class COF(Detector):
             raise ValueError("COF: variant='elki-0.7.1' reproduces ELKI's Euclidean kNN list order; use a "
                              f"Euclidean graph (got {graph.metric!r}) or variant='paper'")
         for rows, block in _iter_blocks(graph, sizes[-1]):
-            ac[:, rows] = _acdist_chunk(block, np.ascontiguousarray(sizes[:, rows]), uniq, elki, X, rows, dist, idx)
+            sz = np.ascontiguousarray(sizes[:, rows])
+            ac[:, rows] = (_acdist_chunk(block, sz, uniq, elki, X, rows, dist, idx) if elki
+                           else _acdist_chunk_paper(block, sz))
         return _cof_from_acdist(ac, X, dist, idx, sizes, uniq, elki)[inverse]

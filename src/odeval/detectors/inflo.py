@@ -15,7 +15,6 @@ from odeval.detectors.ldof import (
     _neighbourhood_sizes,
     _prepare_ks,
     _row_has_ties,
-    _squared_keys,
 )
 
 __all__ = ["INFLO", "inflo_scores"]
@@ -84,7 +83,7 @@ def _inflo_paper_one_k(idx, rev, size, kd, m, out):  # pragma: no cover - numba
 
 
 @njit(cache=True)
-def _inflo_elki071_one_k(X, dist, idx, rev, size, kd, k, m, out):  # pragma: no cover - numba
+def _inflo_elki071_one_k(X, dist, idx, rev, size, wide, kd, k, m, out):  # pragma: no cover - numba
     """ELKI 0.7.0/0.7.1 ``lof.INFLO`` at one k, objects in index (file) order; see :func:`inflo_scores`.
 
     The reverse lists are kept as linked lists in append order and the final sum runs over ELKI's kNN list
@@ -111,7 +110,7 @@ def _inflo_elki071_one_k(X, dist, idx, rev, size, kd, k, m, out):  # pragma: no 
         for i in range(sp + 1):
             perm[i] = i
         if _row_has_ties(dist, p, sp):  # ELKI's list order decides the order of the reverse lists
-            _elki_perm(_squared_keys(X, p), idx, p, k + 1, sp, perm)
+            _elki_perm(X, idx, p, k + 1, sp, wide[p], perm)
         for jj in range(1, sp + 1):
             j = perm[jj] - 1
             o = idx[p, j]
@@ -138,7 +137,7 @@ def _inflo_elki071_one_k(X, dist, idx, rev, size, kd, k, m, out):  # pragma: no 
         for i in range(sp + 1):
             perm[i] = i
         if _row_has_ties(dist, p, sp):
-            _elki_perm(_squared_keys(X, p), idx, p, k + 1, sp, perm)
+            _elki_perm(X, idx, p, k + 1, sp, wide[p], perm)
         s = 0.0
         for j in range(1, sp + 1):
             s += den[idx[p, perm[j] - 1]]
@@ -160,7 +159,7 @@ def _inflo_all_k(X, dist, idx, rev, sizes, kds, ks, m, elki):  # pragma: no cove
     out = np.empty((nk, n))
     for t in prange(nk):
         if elki:
-            _inflo_elki071_one_k(X, dist, idx, rev, sizes[t], kds[t], ks[t], m, out[t])
+            _inflo_elki071_one_k(X, dist, idx, rev, sizes[t], sizes[nk - 1], kds[t], ks[t], m, out[t])
         else:
             _inflo_paper_one_k(idx, rev, sizes[t], kds[t], m, out[t])
     return out

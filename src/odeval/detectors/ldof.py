@@ -1,8 +1,9 @@
 """LDOF: the local distance-based outlier factor (Zhang, Hutter and Jin 2009).
 
-Also home of the private helpers shared by the detectors that need distances *among* the neighbours of a
-point (LDOF, COF): the tie-extended neighbourhood sizes for all requested k, and blocks of pairwise distances
-among ``{p} ∪ N(p)`` computed in the graph's own arithmetic.
+Also home of private helpers shared by LDOF, COF, FastABOD, INFLO and GLOSH: validation of ks against the
+graph, the tie-extended neighbourhood sizes for all requested k, blocks of pairwise distances among
+``{p} ∪ N(p)`` in the graph's own arithmetic, and a re-enactment of ELKI 0.7.1's kNN heap, whose list order
+among tied neighbours the ``elki-0.7.1`` variants need to reproduce ELKI's values to the last bit.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ _BLOCK_BUDGET = 4_000_000
 
 
 # ---------------------------------------------------------------------------------------------------------
-# shared helpers (private; used by cof.py as well)
+# shared helpers (private; used by cof.py, abod.py, inflo.py and glosh.py as well)
 
 
 def _metric_name(graph: Any) -> str:
@@ -203,20 +204,6 @@ def _elki_knn_list(keys, K, hk, hv, ties, out):  # pragma: no cover - numba
 
 
 @njit(cache=True)
-def _squared_keys(X, p):  # pragma: no cover - numba
-    """Squared Euclidean distances from p to every object, Σ (x_u − p_u)² in attribute order (ELKI's)."""
-    N, d = X.shape
-    keys = np.empty(N)
-    for q in range(N):
-        s = 0.0
-        for u in range(d):
-            v = X[q, u] - X[p, u]
-            s += v * v
-        keys[q] = s
-    return keys
-
-
-@njit(cache=True)
 def _row_has_ties(dist, p, n):  # pragma: no cover - numba
     """True if two of the first n neighbours of p are at the same distance (their order is then ELKI's)."""
     for j in range(n - 1):
@@ -225,34 +212,111 @@ def _row_has_ties(dist, p, n):  # pragma: no cover - numba
     return False
 
 
+@njit(cache=True, inline="always")
+def _sq_key(X, p, q):  # pragma: no cover - numba
+    s = 0.0
+    for u in range(X.shape[1]):
+        v = X[q, u] - X[p, u]
+        s += v * v
+    return s
+
+
 @njit(cache=True)
-def _elki_perm(keys, idx, p, K, n, perm):  # pragma: no cover - numba
+def _elki_perm(X, idx, p, K, n, w, perm):  # pragma: no cover - numba
     """perm[1..n] := the neighbour positions (1-based, graph row order) of p's list getKNNForDBID(p, K) in
-    ELKI 0.7.1's order, p itself skipped. Leaves perm unchanged if ELKI's list is not the graph's N(p)
-    (cannot happen for the Euclidean graph, whose ties are decided on the same squared distances)."""
-    N = keys.shape[0]
+    ELKI 0.7.1's order, p itself skipped.
+
+    Re-enacts ELKI's linear scan into its kNN heap (:func:`_elki_knn_list`) over all objects in index order,
+    keys = squared Euclidean distances (ELKI's arithmetic). ``w``: length of a tie-complete prefix of p's
+    graph row (every object outside it is farther than its last entry), so an object outside it is skipped
+    without computing its key once the heap is full and its top is within that prefix: O(N) per call plus
+    O(d) per computed key. Leaves perm unchanged if ELKI's list is not the graph's N(p) (cannot happen for a
+    Euclidean graph, whose ties are decided on the same squared distances)."""
+    N = X.shape[0]
+    rowmax = _sq_key(X, p, idx[p, w - 1])
     hk = np.empty(K)
     hv = np.empty(K, dtype=np.int64)
     ties = np.empty(N, dtype=np.int64)
-    lst = np.empty(N, dtype=np.int64)
-    total = _elki_knn_list(keys, K, hk, hv, ties, lst)
+    # visiting order: all objects in index order until the heap is full with its top within the prefix;
+    # from then on only the prefix's members (and p) can change anything, visited in index order
+    members = np.empty(w + 1, dtype=np.int64)
+    for j in range(w):
+        members[j] = idx[p, j]
+    members[w] = p
+    order = np.argsort(members)  # members[order] ascending; order[i] = graph row position (w: p itself)
+    members = members[order]
+    size = 0
+    nties = 0
+    kdist = np.inf
+    i = -1
+    mpos = 0
+    while True:
+        if size >= K and kdist <= rowmax:
+            while mpos <= w and members[mpos] <= i:
+                mpos += 1
+            if mpos > w:
+                break
+            i = members[mpos]
+            mpos += 1
+        else:
+            i += 1
+            if i >= N:
+                break
+        if i == p:
+            d = 0.0
+        else:
+            d = _sq_key(X, p, i)
+        if size < K:
+            pos = size
+            size += 1
+            while pos > 0:  # heapify up
+                par = (pos - 1) >> 1
+                if d <= hk[par]:
+                    break
+                hk[pos] = hk[par]
+                hv[pos] = hv[par]
+                pos = par
+            hk[pos] = d
+            hv[pos] = i
+            if size >= K:
+                kdist = hk[0]
+            continue
+        if d >= kdist:
+            if d == kdist:
+                ties[nties] = i
+                nties += 1
+            continue
+        prevdist = kdist
+        previd = hv[0]
+        _heapify_down(hk, hv, size, d, i)
+        kdist = hk[0]
+        if kdist < prevdist:
+            nties = 0
+        else:
+            ties[nties] = previd
+            nties += 1
+    total = size + nties
     if total != n + 1:
         return
+    lst = np.empty(total, dtype=np.int64)
+    for t in range(nties):
+        lst[size + t] = ties[t]
+    for j in range(size - 1, -1, -1):
+        lst[j] = hv[0]
+        size -= 1
+        if size > 0:
+            _heapify_down(hk, hv, size, hk[size], hv[size])
     tmp = np.empty(n + 1, dtype=np.int64)
-    pos = 1
+    k = 1
     for a in range(total):
         o = lst[a]
         if o == p:
             continue
-        found = -1
-        for j in range(n):
-            if idx[p, j] == o:
-                found = j
-                break
-        if found < 0 or pos > n:
+        h = np.searchsorted(members, o)
+        if h > w or members[h] != o or order[h] >= n or k > n:
             return
-        tmp[pos] = found + 1
-        pos += 1
+        tmp[k] = order[h] + 1
+        k += 1
     for i in range(1, n + 1):
         perm[i] = tmp[i]
 
@@ -313,7 +377,7 @@ def _ldof_elki_chunk(block, sizes, ks, X, rows, dist, idx):  # pragma: no cover 
     for c in prange(m):
         p = rows[c]
         perm = np.arange(width)
-        keys = np.empty(0)
+        w = sizes[nk - 1, c]
         dmean = np.zeros(2)
         pmean = np.zeros(2)
         for t in range(nk):
@@ -321,9 +385,7 @@ def _ldof_elki_chunk(block, sizes, ks, X, rows, dist, idx):  # pragma: no cover 
             for i in range(n + 1):
                 perm[i] = i
             if _row_has_ties(dist, p, n):
-                if keys.shape[0] == 0:
-                    keys = _squared_keys(X, p)
-                _elki_perm(keys, idx, p, ks[t] + 1, n, perm)
+                _elki_perm(X, idx, p, ks[t] + 1, n, w, perm)
             dmean[0] = 0.0
             dmean[1] = 0.0
             pmean[0] = 0.0
