@@ -14,6 +14,8 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
+from odeval.measures import MEASURES
+
 __all__ = [
     "DATASET_COLUMNS",
     "DEFAULT_MEASURES",
@@ -24,17 +26,9 @@ __all__ = [
     "measure_columns",
 ]
 
-#: Measure names assumed when :data:`odeval.measures.MEASURES` is not available (Campos et al. 2016, §3).
-DEFAULT_MEASURES: tuple[str, ...] = (
-    "roc_auc",
-    "average_precision",
-    "r_precision",
-    "max_f1",
-    "adjusted_roc_auc",
-    "adjusted_average_precision",
-    "adjusted_r_precision",
-    "adjusted_max_f1",
-)
+#: The measure columns of the results store: :data:`odeval.measures.MEASURES` (the measures stage precedes
+#: analysis, so the names are defined once, there).
+DEFAULT_MEASURES: tuple[str, ...] = tuple(MEASURES)
 
 #: Per-variant metadata columns of ``runs`` (constant within one dataset variant).
 DATASET_COLUMNS: tuple[str, ...] = (
@@ -52,13 +46,8 @@ _RANKS_REQUIRED = ("dataset", "method", "k", "object", "rank")
 
 
 def known_measures() -> tuple[str, ...]:
-    """Measure names of :data:`odeval.measures.MEASURES`, or :data:`DEFAULT_MEASURES` when not importable."""
-    try:
-        from odeval.measures import MEASURES  # the measures stage precedes analysis
-    except ImportError:
-        return DEFAULT_MEASURES
-    names = tuple(MEASURES) if not isinstance(MEASURES, str) else (MEASURES,)
-    return names or DEFAULT_MEASURES
+    """Measure names of :data:`odeval.measures.MEASURES` (the store's measure columns)."""
+    return DEFAULT_MEASURES
 
 
 def measure_columns(runs: pd.DataFrame, measures: str | Iterable[str] | None = None) -> list[str]:

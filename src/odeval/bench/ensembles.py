@@ -37,6 +37,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from odeval.bench.store import open_read_only, table_names
+
 __all__ = [
     "NoStoredScoresError",
     "StoreEnsemble",
@@ -57,22 +59,6 @@ _KEEP_SCORES_HINT = ("the study did not keep its score vectors; set keep_scores 
 
 class NoStoredScoresError(ValueError):
     """The results store holds no score vectors for the requested dataset (study option ``keep_scores``)."""
-
-
-def _connect(store: str | Path):
-    import duckdb
-
-    p = Path(store)
-    if not p.is_file():
-        raise FileNotFoundError(f"results store not found: {p}")
-    try:
-        return duckdb.connect(str(p), read_only=True)
-    except duckdb.Error as exc:
-        raise ValueError(f"{p} is not a readable DuckDB results store: {exc}") from exc
-
-
-def _tables(con) -> set[str]:
-    return {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
 
 
 def _params_label(params: str) -> str:
@@ -108,9 +94,9 @@ def stored_runs(store: str | Path, dataset: str, *, measure: str = "roc_auc") ->
         If the store has no ``scores`` table or no score vector of ``dataset`` (names the study option
         ``keep_scores``).
     """
-    con = _connect(store)
+    con = open_read_only(store)
     try:
-        tables = _tables(con)
+        tables = table_names(con)
         if "scores" not in tables:
             raise NoStoredScoresError(f"{store}: no table 'scores': {_KEEP_SCORES_HINT}")
         join = "LEFT JOIN units u ON s.unit_id = u.unit_id" if "units" in tables else ""
@@ -310,7 +296,7 @@ def read_scorings(
     if table.empty:
         raise ValueError(f"{dataset}: no stored scoring matches the selection (methods={_as_list(methods)}, "
                          f"k={None if ks is None else sorted({int(k) for k in ks})})")
-    con = _connect(store)
+    con = open_read_only(store)
     try:
         want = table[["unit_id", "k"]].assign(_row=np.arange(len(table)))
         con.register("_want", want)

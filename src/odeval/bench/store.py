@@ -37,7 +37,7 @@ import duckdb
 import numpy as np
 import pandas as pd
 
-__all__ = ["ResultStore", "UnitResult", "measure_columns"]
+__all__ = ["ResultStore", "UnitResult", "measure_columns", "open_read_only", "table_names"]
 
 _RUN_FACT_COLUMNS: dict[str, str] = {
     "unit_id": "VARCHAR",
@@ -63,6 +63,22 @@ _RUN_TAIL_COLUMNS: dict[str, str] = {
     "error": "VARCHAR",
     "odeval_version": "VARCHAR",
 }
+
+
+def open_read_only(path: str | Path) -> duckdb.DuckDBPyConnection:
+    """A read-only connection to an existing results store, with clear errors for a missing or foreign file."""
+    p = Path(path)
+    if not p.is_file():
+        raise FileNotFoundError(f"results store not found: {p}")
+    try:
+        return duckdb.connect(str(p), read_only=True)
+    except duckdb.Error as exc:
+        raise ValueError(f"{p} is not a readable DuckDB results store: {exc}") from exc
+
+
+def table_names(con: duckdb.DuckDBPyConnection) -> set[str]:
+    """Names of the tables of a store connection."""
+    return {row[0] for row in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
 
 
 def measure_columns() -> tuple[str, ...]:

@@ -11,6 +11,8 @@ from typing import NamedTuple
 
 import pandas as pd
 
+from odeval.bench.store import open_read_only, table_names
+
 __all__ = ["StoreTables", "read_best_k_ranks", "read_best_k_scores", "read_results_store"]
 
 
@@ -21,22 +23,6 @@ class StoreTables(NamedTuple):
     outlier_ranks: pd.DataFrame | None
     units: pd.DataFrame | None
     n_scores: int
-
-
-def _connect(path: str | Path):
-    import duckdb
-
-    p = Path(path)
-    if not p.is_file():
-        raise FileNotFoundError(f"results store not found: {p}")
-    try:
-        return duckdb.connect(str(p), read_only=True)
-    except duckdb.Error as exc:
-        raise ValueError(f"{p} is not a readable DuckDB results store: {exc}") from exc
-
-
-def _tables(con) -> set[str]:
-    return {row[0] for row in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
 
 
 def read_results_store(path: str | Path, study_hash: str | None = None, *, with_ranks: bool = True) -> StoreTables:
@@ -60,9 +46,9 @@ def read_results_store(path: str | Path, study_hash: str | None = None, *, with_
         If the file is not a DuckDB database, has no ``runs`` table, or no run of ``study_hash``.
     """
     p = Path(path)
-    con = _connect(p)
+    con = open_read_only(p)
     try:
-        tables = _tables(con)
+        tables = table_names(con)
         if "runs" not in tables:
             raise ValueError(f"{p} has no table 'runs' (tables: {sorted(tables)})")
         where, args = ("", []) if study_hash is None else (" WHERE study_hash = ?", [study_hash])
@@ -90,9 +76,9 @@ def _read_best_k(path: str | Path, table: str, summary: pd.DataFrame, measure: s
     best = summary[(summary["measure"] == measure) & summary["best_k"].notna()]
     cols = ["unit_id", "k"] if "unit_id" in best.columns else ["dataset", "method", "k"]
     want = best[[c if c != "k" else "best_k" for c in cols]].rename(columns={"best_k": "k"}).astype({"k": "int64"})
-    con = _connect(path)
+    con = open_read_only(path)
     try:
-        if table not in _tables(con):
+        if table not in table_names(con):
             return pd.DataFrame(columns=empty)
         con.register("_want", want)
         join = " AND ".join(f"t.{c} = w.{c}" for c in cols)
