@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 from numba import njit, prange
 
+from odeval.detectors._numeric import GAUSS_NORM, powi
 from odeval.detectors.base import Detector, MethodInfo, check_ks, register
 
 __all__ = ["KDEOS"]
@@ -22,22 +23,8 @@ __all__ = ["KDEOS"]
 _VARIANTS = ("paper", "elki-0.7.1", "elki-0.7.1-cks")
 #: Canonical bandwidth of the Gaussian kernel, (1/(4π))^(1/10) (ELKI ``GaussianKernelDensityFunction``).
 GAUSSIAN_CANONICAL_BANDWIDTH = (1.0 / (4.0 * math.pi)) ** 0.1
-_GSCALE = 1.0 / math.sqrt(2.0 * math.pi)
 _CUTOFF = 1e-20
 _SQRT2 = math.sqrt(2.0)
-
-
-@njit(cache=True, inline="always")
-def _powi(x, p):  # pragma: no cover - numba
-    """x**p for an integer p ≥ 0 by repeated squaring."""
-    r = 1.0
-    b = x
-    while p > 0:
-        if p & 1:
-            r *= b
-        b *= b
-        p >>= 1
-    return r
 
 
 @njit(cache=True, parallel=True)
@@ -54,7 +41,7 @@ def _kdeos_all_k(D, I, S, ks, scale, iminbw, dim, gscale, cutoff, elki):  # prag
             for j in range(k - 1):
                 s += D[p, j]
             ibw = min(k / (s * scale), iminbw)
-            sca = _powi(ibw, dim)
+            sca = powi(ibw, dim)
             point = not (sca < np.inf) or np.isinf(ibw)
             n = S[p, k - 1]
             for j in range(-1, n):
@@ -169,4 +156,4 @@ class KDEOS(Detector):
         iminbw = 1.0 / (self.min_bandwidth * s) if self.min_bandwidth > 0 else np.inf
         dim = self.idim if self.idim >= 0 else int(graph.X.shape[1])
         return _kdeos_all_k(graph.distances, graph.indices, graph.neighborhood_sizes(), ks_arr, s, iminbw, dim,
-                            _GSCALE, _CUTOFF, self.variant != "paper")
+                            GAUSS_NORM, _CUTOFF, self.variant != "paper")

@@ -14,25 +14,12 @@ from typing import Any
 import numpy as np
 from numba import njit, prange
 
+from odeval.detectors._numeric import GAUSS_NORM, powi
 from odeval.detectors.base import Detector, MethodInfo, check_ks, register
 
 __all__ = ["LDF"]
 
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
-_GSCALE = 1.0 / math.sqrt(2.0 * math.pi)
-
-
-@njit(cache=True, inline="always")
-def _powi(x, p):  # pragma: no cover - numba
-    """x**p for an integer p ≥ 0 by repeated squaring."""
-    r = 1.0
-    b = x
-    while p > 0:
-        if p & 1:
-            r *= b
-        b *= b
-        p >>= 1
-    return r
 
 
 @njit(cache=True, parallel=True)
@@ -71,7 +58,7 @@ def _ldf_all_k(D, I, S, ks, h, c, dim, log_sqrt_2pi, gscale, cks):  # pragma: no
                     inf = True
                     break
                 v = max(kd, D[p, j]) / (h * kd)
-                norm = _powi(h * kd, dim)
+                norm = powi(h * kd, dim)
                 if not (norm >= tiny and norm < np.inf):
                     ok = False
                     break
@@ -212,4 +199,4 @@ class LDF(Detector):
                              f"with k_max ≥ {k + 1} (detector.required_k_max(k))")
         dim = int(graph.X.shape[1])
         return _ldf_all_k(graph.distances, graph.indices, graph.neighborhood_sizes(), ks_arr, self.h, self.c,
-                          dim, _LOG_SQRT_2PI, _GSCALE, cks)
+                          dim, _LOG_SQRT_2PI, GAUSS_NORM, cks)
