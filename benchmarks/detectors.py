@@ -117,17 +117,22 @@ def run_pyod(X: np.ndarray, k_max: int, sample: list[int], budget_s: float) -> d
     except ImportError:
         print("  PyOD not installed (pip install 'odeval[pyod]'): skipped", file=sys.stderr)
         return {}
-    makers = {
-        "LOF": lambda k: LOF(n_neighbors=k),
-        "kNN": lambda k: KNN(n_neighbors=k, method="largest"),
-        "COF": lambda k: COF(n_neighbors=k),
-        "FastABOD": lambda k: ABOD(n_neighbors=k, method="fast"),
+    makers = {  # name: (constructor, smallest k PyOD accepts)
+        "LOF": (lambda k: LOF(n_neighbors=k), 1),
+        "kNN": (lambda k: KNN(n_neighbors=k, method="largest"), 1),
+        "COF": (lambda k: COF(n_neighbors=k), 2),
+        "FastABOD": (lambda k: ABOD(n_neighbors=k, method="fast"), 3),
     }
     res = {}
-    for name, make in makers.items():
+    for name, (make, min_k) in makers.items():
+        if name == "COF" and X.shape[0] > 20000:  # PyOD's COF holds the full N×N distance matrix
+            gb = X.shape[0] ** 2 * 8 / 1e9
+            print(f"  PyOD COF skipped: it needs an N×N distance matrix ({gb:.0f} GB) at N={X.shape[0]}",
+                  file=sys.stderr)
+            continue
         times = []
         for k in sample:
-            if name == "FastABOD" and k < 3:
+            if k < min_k:
                 continue
             t0 = time.perf_counter()
             make(k).fit(X)
@@ -174,10 +179,13 @@ def main() -> None:
             sample = sorted({1, 2, 5, 10, 20, 50, args.kmax} & set(range(1, args.kmax + 1)))
             pyod = run_pyod(X, args.kmax, sample, args.pyod_budget)
             for m, r in pyod.items():
-                ratio = r["extrapolated_total"] / ours[m]
+                # PyOD refits (kNN search included) per k; odeval shares one graph among all 12 methods, so
+                # show the ratio for the method alone and with the whole graph charged to this one method.
+                alone = r["extrapolated_total"] / ours[m]
+                charged = r["extrapolated_total"] / (ours[m] + ours["knn_graph"])
                 print(f"PyOD {m:9s}: {r['mean_per_k']:.2f}s per k over {r['k_sampled']} sampled k → "
-                      f"extrapolated {r['extrapolated_total']:.0f}s for k=1..{args.kmax} "
-                      f"(odeval {ours[m]:.2f}s, ratio {ratio:.0f}x, EXTRAPOLATED)")
+                      f"extrapolated {r['extrapolated_total']:.0f}s for k=1..{args.kmax} (EXTRAPOLATED); "
+                      f"odeval {ours[m]:.2f}s: ratio {alone:.0f}x, {charged:.0f}x with the kNN graph charged to it")
 
 
 if __name__ == "__main__":
