@@ -59,7 +59,9 @@ def check_scores(scores: Any, *, name: str = "scores") -> np.ndarray:
     arr = arr.astype(np.float64, copy=False)
     bad = ~np.isfinite(arr)
     if bad.any():
-        raise ValueError(f"{name} contain NaN or infinite values {_describe_bad_positions(bad)}")
+        hint = ("; for ±inf from LOF-like methods (duplicates), odeval.measures.finite_for_ranking keeps the "
+                "ranking and every tie") if not np.isnan(arr).any() else ""
+        raise ValueError(f"{name} contain NaN or infinite values {_describe_bad_positions(bad)}{hint}")
     return arr
 
 

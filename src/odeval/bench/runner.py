@@ -125,28 +125,11 @@ def prepare_variant(ref: DatasetRef, methods: list[MethodSpec], metric: str) -> 
     return Prepared(facts=facts, labels=ds.y, graph=graph)
 
 
-def _rankable(scores: np.ndarray) -> np.ndarray:
-    """Map ±inf to finite values just beyond the finite range, keeping every order and tie.
-
-    LOF-like methods legitimately give +inf (duplicates, §0.4 of the ELKI semantics); all stored measures
-    depend on the ranking only, and ELKI sorts infinities normally, so this changes no measure.
-    """
-    inf = np.isinf(scores)
-    if not inf.any():
-        return scores
-    finite = scores[~inf]
-    lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 0.0)
-    out = scores.copy()
-    out[scores == np.inf] = hi + 1.0 + abs(hi)
-    out[scores == -np.inf] = lo - 1.0 - abs(lo)
-    return out
-
-
 def run_unit(prepared: Prepared, uid: str, method: MethodSpec, metric: str, measures: tuple[str, ...],
              keep_scores: bool) -> UnitResult:
     """Score one method at all its k on a prepared variant and evaluate every k. Never raises."""
     from odeval.detectors import get_detector
-    from odeval.measures import evaluate, outlier_ranks
+    from odeval.measures import evaluate, finite_for_ranking, outlier_ranks
 
     result = UnitResult(unit_id=uid, dataset=prepared.facts, method=method.name, params=method.params_json,
                         metric=metric, status="ok")
@@ -173,7 +156,7 @@ def run_unit(prepared: Prepared, uid: str, method: MethodSpec, metric: str, meas
                 bad = np.flatnonzero(np.isnan(s))
                 result.skipped[k] = f"NaN scores for {bad.size} object(s), first at {bad[:5].tolist()}"
                 continue
-            r = _rankable(s)
+            r = finite_for_ranking(s)
             full = evaluate(y, r)
             result.ks.append(k)
             result.measures.append({m: float(full[m]) for m in measures if m in full})

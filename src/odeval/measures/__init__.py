@@ -20,6 +20,7 @@ from odeval.measures._ranking import (
     avpr,
     evaluate,
     evaluate_many,
+    finite_for_ranking,
     max_f1,
     outlier_ranks,
     precision_at_n,
@@ -54,4 +55,5 @@ __all__ = [
     "r_precision",
     "roc_auc",
     "roc_curve",
+    "finite_for_ranking",
 ]

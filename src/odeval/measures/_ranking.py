@@ -47,6 +47,7 @@ __all__ = [
     "r_precision",
     "roc_auc",
     "roc_curve",
+    "finite_for_ranking",
 ]
 
 #: Names (and order) of the measures that :func:`evaluate` always returns; these are the column names of the
@@ -655,4 +656,33 @@ def evaluate_many(labels: Any, scores: Any, n: int | None = None) -> dict[str, n
         res = _evaluate_groups(_tie_groups(y, check_scores(S[r], name=f"scores (row {r})")), n)
         for name in names:
             out[name][r] = res[name]
+    return out
+
+
+def finite_for_ranking(scores: Any) -> np.ndarray:
+    """Replace ±inf by finite values just beyond the finite range, keeping every order and every tie.
+
+    LOF-like methods legitimately score +inf on data with duplicates (ELKI 0.7.1 semantics §0.4), and ELKI
+    ranks infinities like any other value. Every measure here depends on the ranking only, so evaluating
+    ``finite_for_ranking(scores)`` gives ELKI's numbers for such scorings; the measures themselves refuse ±inf
+    so that an infinity is never taken silently. NaN stays NaN (and is refused by the measures).
+
+    Parameters
+    ----------
+    scores : array-like of shape (n_objects,)
+
+    Returns
+    -------
+    ndarray of float64
+        A copy where +inf → (max finite) + 1 + |max finite| and −inf → (min finite) − 1 − |min finite|.
+    """
+    s = np.asarray(scores, dtype=np.float64)
+    inf = np.isinf(s)
+    if not inf.any():
+        return s.copy()
+    finite = s[np.isfinite(s)]
+    lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 0.0)
+    out = s.copy()
+    out[s == np.inf] = hi + 1.0 + abs(hi)
+    out[s == -np.inf] = lo - 1.0 - abs(lo)
     return out
