@@ -9,7 +9,8 @@ import numpy as np
 from numba import njit, prange
 
 from odeval.detectors.base import Detector, MethodInfo, check_ks, register
-from odeval.detectors.ldof import _elki_knn_list, _is_euclidean, _neighbourhood_sizes, _prepare_ks
+from odeval.detectors.ldof import _is_euclidean, _neighbourhood_sizes, _prepare_ks
+from odeval.neighbors._elki_order import elki_knn_list
 
 __all__ = ["FastABOD", "fastabod_scores"]
 
@@ -158,7 +159,7 @@ def _abof_poly2(X, ks, no_pair):  # pragma: no cover - numba
                 hv = np.empty(K, dtype=np.int64)
                 ties = np.empty(n, dtype=np.int64)
                 lst = np.empty(n, dtype=np.int64)
-                total = _elki_knn_list(keys, K, hk, hv, ties, lst)
+                total = elki_knn_list(keys, K, hk, hv, ties, lst)
                 if total == m:
                     for i in range(m):
                         o = lst[i]

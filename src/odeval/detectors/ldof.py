@@ -15,6 +15,7 @@ import numpy as np
 from numba import njit, prange
 
 from odeval.detectors.base import Detector, MethodInfo, check_ks, register
+from odeval.neighbors._elki_order import heap_drain, heap_offer
 
 __all__ = ["LDOF", "ldof_scores"]
 
@@ -129,80 +130,6 @@ def _iter_blocks(graph: Any, width_per_row: np.ndarray):
 # ELKI 0.7.1's kNN list order (needed to reproduce its arithmetic and tie-breaking exactly)
 
 
-@njit(cache=True, inline="always")
-def _heapify_down(hk, hv, size, cur, val):  # pragma: no cover - numba
-    stop = size >> 1
-    pos = 0
-    while pos < stop:
-        best = 2 * pos + 1
-        bk = hk[best]
-        right = best + 1
-        if right < size and bk < hk[right]:
-            best = right
-            bk = hk[right]
-        if cur >= bk:
-            break
-        hk[pos] = bk
-        hv[pos] = hv[best]
-        pos = best
-    hk[pos] = cur
-    hv[pos] = val
-
-
-@njit(cache=True)
-def _elki_knn_list(keys, K, hk, hv, ties, out):  # pragma: no cover - numba
-    """The order of ELKI 0.7.1's kNN list ``getKNNForDBID(p, K)`` for a linear scan (objects in index
-    order, ``keys`` = squared Euclidean distances to p, p itself included with key 0): the sequence its
-    ``DoubleIntegerDBIDKNNHeap`` (binary max-heap of capacity K plus a list of ties at the K-distance)
-    produces. Sorted by key; among equal keys, the heap's order. NaN keys are skipped. Writes the ids to
-    ``out``, returns the list length (K + ties)."""
-    size = 0
-    nties = 0
-    kdist = np.inf
-    for i in range(keys.shape[0]):
-        d = keys[i]
-        if d != d:  # NaN: not a candidate
-            continue
-        if size < K:
-            pos = size
-            size += 1
-            while pos > 0:  # heapify up
-                par = (pos - 1) >> 1
-                if d <= hk[par]:
-                    break
-                hk[pos] = hk[par]
-                hv[pos] = hv[par]
-                pos = par
-            hk[pos] = d
-            hv[pos] = i
-            if size >= K:
-                kdist = hk[0]
-            continue
-        if d >= kdist:
-            if d == kdist:
-                ties[nties] = i
-                nties += 1
-            continue
-        prevdist = kdist
-        previd = hv[0]
-        _heapify_down(hk, hv, size, d, i)
-        kdist = hk[0]
-        if kdist < prevdist:
-            nties = 0
-        else:
-            ties[nties] = previd
-            nties += 1
-    for t in range(nties):
-        out[size + t] = ties[t]
-    total = size + nties
-    for j in range(size - 1, -1, -1):
-        out[j] = hv[0]
-        size -= 1
-        if size > 0:
-            _heapify_down(hk, hv, size, hk[size], hv[size])
-    return total
-
-
 @njit(cache=True)
 def _row_has_ties(dist, p, n):  # pragma: no cover - numba
     """True if two of the first n neighbours of p are at the same distance (their order is then ELKI's)."""
@@ -226,8 +153,8 @@ def _elki_perm(X, idx, p, K, n, w, perm):  # pragma: no cover - numba
     """perm[1..n] := the neighbour positions (1-based, graph row order) of p's list getKNNForDBID(p, K) in
     ELKI 0.7.1's order, p itself skipped.
 
-    Re-enacts ELKI's linear scan into its kNN heap (:func:`_elki_knn_list`) over all objects in index order,
-    keys = squared Euclidean distances (ELKI's arithmetic). ``w``: length of a tie-complete prefix of p's
+    Re-enacts ELKI's linear scan into its kNN heap (:mod:`odeval.neighbors._elki_order`) over all objects in
+    index order, keys = squared Euclidean distances (ELKI's arithmetic). ``w``: length of a tie-complete prefix of p's
     graph row (every object outside it is farther than its last entry), so an object outside it is skipped
     without computing its key once the heap is full and its top is within that prefix: O(N) per call plus
     O(d) per computed key. Leaves perm unchanged if ELKI's list is not the graph's N(p) (cannot happen for a
@@ -266,46 +193,11 @@ def _elki_perm(X, idx, p, K, n, w, perm):  # pragma: no cover - numba
             d = 0.0
         else:
             d = _sq_key(X, p, i)
-        if size < K:
-            pos = size
-            size += 1
-            while pos > 0:  # heapify up
-                par = (pos - 1) >> 1
-                if d <= hk[par]:
-                    break
-                hk[pos] = hk[par]
-                hv[pos] = hv[par]
-                pos = par
-            hk[pos] = d
-            hv[pos] = i
-            if size >= K:
-                kdist = hk[0]
-            continue
-        if d >= kdist:
-            if d == kdist:
-                ties[nties] = i
-                nties += 1
-            continue
-        prevdist = kdist
-        previd = hv[0]
-        _heapify_down(hk, hv, size, d, i)
-        kdist = hk[0]
-        if kdist < prevdist:
-            nties = 0
-        else:
-            ties[nties] = previd
-            nties += 1
-    total = size + nties
-    if total != n + 1:
+        size, nties, kdist = heap_offer(hk, hv, ties, K, size, nties, kdist, d, i)
+    if size + nties != n + 1:
         return
-    lst = np.empty(total, dtype=np.int64)
-    for t in range(nties):
-        lst[size + t] = ties[t]
-    for j in range(size - 1, -1, -1):
-        lst[j] = hv[0]
-        size -= 1
-        if size > 0:
-            _heapify_down(hk, hv, size, hk[size], hv[size])
+    lst = np.empty(size + nties, dtype=np.int64)
+    total = heap_drain(hk, hv, ties, size, nties, lst)
     tmp = np.empty(n + 1, dtype=np.int64)
     k = 1
     for a in range(total):

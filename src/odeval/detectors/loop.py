@@ -15,6 +15,7 @@ import numpy as np
 from numba import njit, prange
 
 from odeval.detectors.base import Detector, MethodInfo, check_ks, register
+from odeval.neighbors._elki_order import heap_drain, heap_offer
 
 __all__ = ["LoOP"]
 
@@ -81,89 +82,23 @@ def _loop_all_k(X, D, I, S, ks, lam, elki, elki_order):  # pragma: no cover - nu
 
 
 @njit(cache=True)
-def _heap_down(hk, hv, size, cur, val):  # pragma: no cover - numba
-    """ELKI's DoubleIntegerMaxHeap.heapifyDown (used by replaceTopElement and poll)."""
-    stop = size >> 1
-    pos = 0
-    while pos < stop:
-        child = 2 * pos + 1
-        best = hk[child]
-        right = child + 1
-        if right < size and best < hk[right]:
-            child = right
-            best = hk[right]
-        if cur >= best:
-            break
-        hk[pos] = best
-        hv[pos] = hv[child]
-        pos = child
-    hk[pos] = cur
-    hv[pos] = val
-
-
-@njit(cache=True)
 def _elki_knn_list(X, q, K):  # pragma: no cover - numba
-    """Object indices of ELKI 0.7.1's kNN list of q (K entries incl. q, + ties), in ELKI's order.
-
-    Emulates ``LinearScanEuclideanDistanceKNNQuery`` (objects in index order, inserted when the squared
-    distance is ≤ the current K-distance) into a ``DoubleIntegerDBIDKNNHeap`` and its ``toKNNList``: the
-    order among tied objects is the binary heap's poll order, with tied extras appended.
-    """
+    """Object indices of ELKI 0.7.1's kNN list of q (K entries incl. q, + ties), in ELKI's order: a linear
+    scan in index order over squared distances summed in attribute order, into ELKI's kNN heap
+    (:mod:`odeval.neighbors._elki_order`)."""
     N, d = X.shape
     hk = np.empty(K)
     hv = np.empty(K, np.int64)
-    ties = np.empty(16, np.int64)
-    size = 0
-    nt = 0
-    kdist = np.inf
+    ties = np.empty(N, np.int64)
+    size, nties, kdist = 0, 0, np.inf
     for o in range(N):
         s = 0.0
         for j in range(d):
             t = X[q, j] - X[o, j]
             s += t * t
-        if not s <= kdist:
-            continue
-        if size < K:  # DoubleIntegerMaxHeap.add + heapifyUp
-            pos = size
-            size += 1
-            while pos > 0:
-                parent = (pos - 1) >> 1
-                if s <= hk[parent]:
-                    break
-                hk[pos] = hk[parent]
-                hv[pos] = hv[parent]
-                pos = parent
-            hk[pos] = s
-            hv[pos] = o
-            if size >= K:
-                kdist = hk[0]
-            continue
-        if s >= kdist:
-            if s == kdist:
-                if nt == ties.shape[0]:
-                    ties = np.concatenate((ties, np.empty(ties.shape[0] + 1, np.int64)))
-                ties[nt] = o
-                nt += 1
-            continue
-        prevdist = kdist
-        previd = hv[0]
-        _heap_down(hk, hv, size, s, o)
-        kdist = hk[0]
-        if kdist < prevdist:
-            nt = 0
-        else:
-            if nt == ties.shape[0]:
-                ties = np.concatenate((ties, np.empty(ties.shape[0] + 1, np.int64)))
-            ties[nt] = previd
-            nt += 1
-    out = np.empty(size + nt, np.int64)
-    for i in range(nt):
-        out[size + i] = ties[i]
-    for j in range(size - 1, -1, -1):
-        out[j] = hv[0]
-        size -= 1
-        if size > 0:
-            _heap_down(hk, hv, size, hk[size], hv[size])
+        size, nties, kdist = heap_offer(hk, hv, ties, K, size, nties, kdist, s, o)
+    out = np.empty(size + nties, np.int64)
+    heap_drain(hk, hv, ties, size, nties, out)
     return out
 
 
