@@ -15,7 +15,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-__all__ = ["MethodInfo", "Detector", "register", "get_detector", "available_methods", "orient", "check_ks"]
+__all__ = ["MethodInfo", "Detector", "register", "get_detector", "available_methods", "orient", "check_ks",
+           "check_variant"]
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,14 @@ def check_ks(ks: int | Sequence[int], n_objects: int, info: MethodInfo, k_max: i
             raise ValueError(f"{info.name}: k={int(k)} exceeds the graph's k_max={k_max}; build the graph "
                              "for the largest k you need")
     return arr.astype(np.int64)
+
+
+def check_variant(method: str, variant: str, allowed: Sequence[str]) -> str:
+    """Validate a method's ``variant`` parameter ("paper" = the published definition; "elki-0.7.1…" =
+    ELKI 0.7.1's behaviour, see docs/detectors.md)."""
+    if variant not in allowed:
+        raise ValueError(f"{method}: unknown variant {variant!r}; choose one of {', '.join(allowed)}")
+    return variant
 
 
 class Detector(ABC):

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from numba import njit, prange
 
-from odeval.detectors.base import Detector, MethodInfo, register
+from odeval.detectors.base import Detector, MethodInfo, check_variant, register
 from odeval.detectors.ldof import (
     _elki_perm,
     _is_euclidean,
@@ -252,8 +252,7 @@ class COF(Detector):
     )
 
     def __init__(self, variant: str = "paper") -> None:
-        if variant not in _VARIANTS:
-            raise ValueError(f"COF: unknown variant {variant!r}; choose one of {', '.join(_VARIANTS)}")
+        check_variant("COF", variant, _VARIANTS)
         self.variant = variant
 
     def params(self) -> dict[str, Any]:

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from numba import njit, prange
 
-from odeval.detectors.base import Detector, MethodInfo, register
+from odeval.detectors.base import Detector, MethodInfo, check_variant, register
 from odeval.detectors.ldof import (
     _elki_perm,
     _is_euclidean,
@@ -230,8 +230,7 @@ class INFLO(Detector):
     )
 
     def __init__(self, m: float = 1.0, variant: str = "paper") -> None:
-        if variant not in _VARIANTS:
-            raise ValueError(f"INFLO: unknown variant {variant!r}; choose one of {', '.join(_VARIANTS)}")
+        check_variant("INFLO", variant, _VARIANTS)
         if isinstance(m, bool) or not isinstance(m, int | float | np.integer | np.floating) or not m > 0:
             raise ValueError(f"INFLO: pruning threshold m must be a number > 0, got {m!r}")
         self.m = float(m)

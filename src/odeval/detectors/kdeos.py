@@ -16,7 +16,7 @@ import numpy as np
 from numba import njit, prange
 
 from odeval.detectors._numeric import GAUSS_NORM, powi
-from odeval.detectors.base import Detector, MethodInfo, check_ks, register
+from odeval.detectors.base import Detector, MethodInfo, check_ks, check_variant, register
 
 __all__ = ["KDEOS"]
 
@@ -139,8 +139,7 @@ class KDEOS(Detector):
             raise ValueError(f"KDEOS: idim must be an integer ≥ 0, or −1 for the data dimensionality; got {idim!r}")
         if not (isinstance(min_bandwidth, int | float) and np.isfinite(min_bandwidth) and min_bandwidth >= 0):
             raise ValueError(f"KDEOS: min_bandwidth must be a finite number ≥ 0, got {min_bandwidth!r}")
-        if variant not in _VARIANTS:
-            raise ValueError(f"KDEOS: unknown variant {variant!r}; choose one of {', '.join(_VARIANTS)}")
+        check_variant("KDEOS", variant, _VARIANTS)
         self.scale = float(scale)
         self.idim = int(idim)
         self.min_bandwidth = float(min_bandwidth)

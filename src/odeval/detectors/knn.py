@@ -16,17 +16,11 @@ from typing import Any
 
 import numpy as np
 
-from odeval.detectors.base import Detector, MethodInfo, check_ks, register
+from odeval.detectors.base import Detector, MethodInfo, check_ks, check_variant, register
 
 __all__ = ["KNN", "KNNW"]
 
 _VARIANTS = ("paper", "elki-0.7.1", "elki-0.7.1-cks")
-
-
-def _check_variant(name: str, variant: str) -> str:
-    if variant not in _VARIANTS:
-        raise ValueError(f"{name}: unknown variant {variant!r}; choose one of {', '.join(_VARIANTS)}")
-    return variant
 
 
 @register
@@ -53,7 +47,7 @@ class KNN(Detector):
                       reference="Ramaswamy, Rastogi, Shim (2000), SIGMOD")
 
     def __init__(self, variant: str = "paper") -> None:
-        self.variant = _check_variant("kNN", variant)
+        self.variant = check_variant("kNN", variant, _VARIANTS)
 
     def params(self) -> dict[str, Any]:
         return {"variant": self.variant}
@@ -95,7 +89,7 @@ class KNNW(Detector):
                       reference="Angiulli, Pizzuti (2002), PKDD")
 
     def __init__(self, variant: str = "paper") -> None:
-        self.variant = _check_variant("kNNW", variant)
+        self.variant = check_variant("kNNW", variant, _VARIANTS)
 
     def params(self) -> dict[str, Any]:
         return {"variant": self.variant}

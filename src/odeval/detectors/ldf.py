@@ -15,7 +15,7 @@ import numpy as np
 from numba import njit, prange
 
 from odeval.detectors._numeric import GAUSS_NORM, powi
-from odeval.detectors.base import Detector, MethodInfo, check_ks, register
+from odeval.detectors.base import Detector, MethodInfo, check_ks, check_variant, register
 
 __all__ = ["LDF"]
 
@@ -171,8 +171,7 @@ class LDF(Detector):
                       reference="Latecki, Lazarevic, Pokrajac (2007), MLDM")
 
     def __init__(self, h: float = 1.0, c: float = 0.1, variant: str = "paper") -> None:
-        if variant not in ("paper", "elki-0.7.1", "elki-0.7.1-cks"):
-            raise ValueError(f"LDF: unknown variant {variant!r}; choose one of paper, elki-0.7.1, elki-0.7.1-cks")
+        check_variant("LDF", variant, ("paper", "elki-0.7.1", "elki-0.7.1-cks"))
         self.variant = variant
         if not (isinstance(h, int | float) and np.isfinite(h) and h > 0):
             raise ValueError(f"LDF: h must be a finite number > 0, got {h!r}")

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 from numba import njit, prange
 
-from odeval.detectors.base import Detector, MethodInfo, check_ks, register
+from odeval.detectors.base import Detector, MethodInfo, check_ks, check_variant, register
 from odeval.neighbors._elki_order import heap_drain, heap_offer
 
 __all__ = ["LDOF", "ldof_scores"]
@@ -347,8 +347,7 @@ class LDOF(Detector):
     )
 
     def __init__(self, variant: str = "paper") -> None:
-        if variant not in ("paper", "elki-0.7.1"):
-            raise ValueError(f"LDOF: unknown variant {variant!r}; choose one of paper, elki-0.7.1")
+        check_variant("LDOF", variant, ("paper", "elki-0.7.1"))
         self.variant = variant
 
     def params(self) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 from numba import njit, prange
 
-from odeval.detectors.base import Detector, MethodInfo, check_ks, register
+from odeval.detectors.base import Detector, MethodInfo, check_ks, check_variant, register
 
 __all__ = ["LOF", "SimplifiedLOF"]
 
@@ -67,12 +67,6 @@ def _lof_all_k(D, I, S, ks, simplified, cks):  # pragma: no cover - numba
 _VARIANTS = ("paper", "elki-0.7.1", "elki-0.7.1-cks")
 
 
-def _check_variant(name: str, variant: str) -> str:
-    if variant not in _VARIANTS:
-        raise ValueError(f"{name}: unknown variant {variant!r}; choose one of {', '.join(_VARIANTS)}")
-    return variant
-
-
 def _scores(det: Detector, graph: Any, ks: Sequence[int], simplified: bool, cks: bool = False) -> np.ndarray:
     ks_arr = check_ks(ks, graph.n_objects, det.info, graph.k_max)
     if cks:
@@ -120,7 +114,7 @@ class LOF(Detector):
                       reference="Breunig, Kriegel, Ng, Sander (2000), SIGMOD")
 
     def __init__(self, variant: str = "paper") -> None:
-        self.variant = _check_variant("LOF", variant)
+        self.variant = check_variant("LOF", variant, _VARIANTS)
 
     def params(self) -> dict[str, Any]:
         return {"variant": self.variant}
@@ -157,7 +151,7 @@ class SimplifiedLOF(Detector):
                       score_range=(0.0, np.inf), reference="Schubert, Zimek, Kriegel (2014), DAMI 28(1)")
 
     def __init__(self, variant: str = "paper") -> None:
-        self.variant = _check_variant("SimplifiedLOF", variant)
+        self.variant = check_variant("SimplifiedLOF", variant, _VARIANTS)
 
     def params(self) -> dict[str, Any]:
         return {"variant": self.variant}

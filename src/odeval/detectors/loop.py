@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 from numba import njit, prange
 
-from odeval.detectors.base import Detector, MethodInfo, check_ks, register
+from odeval.detectors.base import Detector, MethodInfo, check_ks, check_variant, register
 from odeval.neighbors._elki_order import heap_drain, heap_offer
 
 __all__ = ["LoOP"]
@@ -181,8 +181,7 @@ class LoOP(Detector):
     def __init__(self, lam: float = 1.0, variant: str = "paper") -> None:
         if not (isinstance(lam, int | float) and np.isfinite(lam) and lam > 0):
             raise ValueError(f"LoOP: lam (λ) must be a finite number > 0, got {lam!r}")
-        if variant not in _VARIANTS:
-            raise ValueError(f"LoOP: unknown variant {variant!r}; choose one of {', '.join(_VARIANTS)}")
+        check_variant("LoOP", variant, _VARIANTS)
         self.lam = float(lam)
         self.variant = variant
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from odeval.detectors.base import Detector, MethodInfo, check_ks, register
+from odeval.detectors.base import Detector, MethodInfo, check_ks, check_variant, register
 from odeval.neighbors import in_degrees_all_k
 
 __all__ = ["ODIN"]
@@ -41,8 +41,7 @@ class ODIN(Detector):
                       reference="Hautamäki, Kärkkäinen, Fränti (2004), ICPR")
 
     def __init__(self, variant: str = "paper") -> None:
-        if variant not in ("paper", "elki-0.7.1", "elki-0.7.1-cks"):
-            raise ValueError(f"ODIN: unknown variant {variant!r}; choose one of paper, elki-0.7.1, elki-0.7.1-cks")
+        check_variant("ODIN", variant, ("paper", "elki-0.7.1", "elki-0.7.1-cks"))
         self.variant = variant
 
     def params(self) -> dict[str, Any]:
