@@ -9,8 +9,9 @@ Run from the repository root::
 The grid is every ``*withoutdupl_norm*`` ARFF file in ``../shared/datasets/dami``, the 12 methods of Campos et
 al., k = 1..100, all measures, into a fresh DuckDB store, on all local cores. It prints units/s, total wall
 time and the peak memory of this process and its workers; then it runs ELKI 0.7.1 ``ComputeKNNOutlierScores``
-(one JVM per variant, followed by nothing else — ELKI's own evaluation is not timed) on the first 10 variants of
-the same grid and odeval's runner on the same 10, and prints the ratio.
+(one JVM per variant, followed by nothing else — ELKI's own evaluation is not timed) on 10 variants of
+the same grid (one variant of each of the first 10 base datasets) and odeval's runner on the same 10, and prints
+the ratio.
 """
 
 from __future__ import annotations
@@ -32,6 +33,15 @@ METHODS = ["kNN", "kNNW", "LOF", "SimplifiedLOF", "LoOP", "LDOF", "ODIN", "FastA
 
 def grid_files() -> list[Path]:
     return sorted((SHARED / "dami").glob("*/*withoutdupl_norm*.arff"))
+
+
+def elki_subset(files: list[Path], n: int = 10) -> list[Path]:
+    """One variant (the first by name) of each of the first ``n`` base datasets: sizes from ~50 to ~10^4
+    objects, as in the grid, rather than ten draws of the same large base dataset."""
+    first: dict[str, Path] = {}
+    for f in files:
+        first.setdefault(f.parent.name, f)
+    return list(first.values())[:n]
 
 
 def study_dict(files: list[Path], k_max: int) -> dict:
@@ -85,7 +95,7 @@ def main() -> None:
     from detectors import run_elki  # same ELKI invocation as benchmarks/detectors.py
     from odeval.data import load_dataset
 
-    subset = files[:10]
+    subset = elki_subset(files)
     t_elki = 0.0
     for f in subset:
         ds = load_dataset(f)
