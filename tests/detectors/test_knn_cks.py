@@ -1,6 +1,6 @@
 """variant="elki-0.7.1-cks": ELKI 0.7.1's batch tool ComputeKNNOutlierScores (the Campos et al. pipeline),
 checked against its scores stored in the ELKI fixtures (tests/fixtures/elki_detectors, ``cks__*`` arrays),
-for the eight methods of this module family. KNN, LOF and LDF differ from the stand-alone CLI there (the
+for the methods that have the variant. KNN, LOF, LDF and INFLO differ from the stand-alone CLI there (the
 tool's kNN sublists report the (k+1)-distance as k-distance, semantics doc §0.3); the others do not."""
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from odeval.neighbors import knn_graph
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "elki_detectors"
 PARAMS = {"KNN": {}, "KNNW": {}, "LOF": {}, "SimplifiedLOF": {}, "LoOP": {"lam": 1.0}, "ODIN": {},
-          "KDEOS": {"idim": 2, "scale": 0.5, "min_bandwidth": 0.0}, "LDF": {"h": 1.0, "c": 0.1}}
+          "KDEOS": {"idim": 2, "scale": 0.5, "min_bandwidth": 0.0}, "LDF": {"h": 1.0, "c": 0.1},
+          "INFLO": {"m": 1.0}}
 
 
 def _fixtures():
@@ -57,7 +58,7 @@ def test_cks_knn_is_the_next_distance_and_needs_k_plus_one():
     det = get_detector("KNN", variant="elki-0.7.1-cks")
     assert det.required_k_max(5) == 6
     np.testing.assert_array_equal(det.raw_scores_all_k(g, [5])[0], g.kdist(6))
-    for m in ("KNN", "LOF", "LDF"):
+    for m in ("KNN", "LOF", "LDF", "INFLO"):
         with pytest.raises(ValueError, match="k_max ≥ 7"):
             get_detector(m, variant="elki-0.7.1-cks").raw_scores_all_k(g, [6])
     with pytest.raises(ValueError, match="unknown variant"):

@@ -19,7 +19,7 @@ from odeval.detectors.ldof import (
 
 __all__ = ["INFLO", "inflo_scores"]
 
-_VARIANTS = ("paper", "elki-0.7.1")
+_VARIANTS = ("paper", "elki-0.7.1", "elki-0.7.1-cks")
 
 
 @njit(cache=True, parallel=True)
@@ -176,9 +176,11 @@ def inflo_scores(graph: Any, ks: int | Sequence[int], m: float = 1.0, variant: s
         Neighbourhood sizes, each ≥ 1.
     m : float, default 1.0
         Pruning threshold of the two-way search (> 0); see Notes.
-    variant : {"paper", "elki-0.7.1"}
+    variant : {"paper", "elki-0.7.1", "elki-0.7.1-cks"}
         ``"paper"`` (default): the published INFLO. ``"elki-0.7.1"``: ELKI 0.7.0/0.7.1's ``lof.INFLO`` (used by
-        Campos et al. 2016), which is a different method (see Notes).
+        Campos et al. 2016), which is a different method (see Notes). ``"elki-0.7.1-cks"``: the same as run by
+        ELKI's batch tool ``ComputeKNNOutlierScores``, whose density reads the (k+1)-distance (semantics doc
+        §0.3); needs a graph with k_max ≥ k + 1.
 
     Returns
     -------
@@ -239,15 +241,23 @@ class INFLO(Detector):
     def params(self) -> dict[str, Any]:
         return {"m": self.m, "variant": self.variant}
 
+    def required_k_max(self, k: int) -> int:
+        # the batch tool reads the density of k from the (k+1)-distance (semantics doc §0.3)
+        return k + 1 if self.variant == "elki-0.7.1-cks" else k
+
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         _, uniq, inverse = _prepare_ks(graph, ks, self.info)
+        cks = self.variant == "elki-0.7.1-cks"
+        if cks and int(uniq[-1]) + 1 > graph.k_max:
+            raise ValueError(f"INFLO (variant 'elki-0.7.1-cks') at k={int(uniq[-1])} reads the (k+1)-distance; "
+                             f"build the graph with k_max ≥ {int(uniq[-1]) + 1}")
         sizes = _neighbourhood_sizes(graph, uniq)
-        kds = np.stack([np.asarray(graph.kdist(int(k)), dtype=np.float64) for k in uniq])
+        kds = np.stack([np.asarray(graph.kdist(int(k) + cks), dtype=np.float64) for k in uniq])
         idx = np.ascontiguousarray(graph.indices, dtype=np.int64)
         rev = _reverse_positions(idx, np.ascontiguousarray(sizes[-1]))
-        elki = self.variant == "elki-0.7.1"
+        elki = self.variant != "paper"
         if elki and not _is_euclidean(graph):
-            raise ValueError("INFLO: variant='elki-0.7.1' reproduces ELKI's Euclidean kNN list order; use a "
+            raise ValueError(f"INFLO: variant={self.variant!r} reproduces ELKI's Euclidean kNN list order; use a "
                              f"Euclidean graph (got {graph.metric!r}) or variant='paper'")
         X = np.ascontiguousarray(graph.X, dtype=np.float64)
         dist = np.ascontiguousarray(graph.distances, dtype=np.float64)
