@@ -147,3 +147,13 @@ def test_dask_local_cluster_gives_the_same_store(toy_study, tmp_path):
     assert summary.ok == 6
     for a, b in zip(comparable(tmp_path / "local.duckdb"), comparable(tmp_path / "dask.duckdb"), strict=True):
         pd.testing.assert_frame_equal(a, b)
+
+
+def test_unit_error_names_where_it_was_raised(tmp_path, npz_dataset):
+    from odeval.bench.config import MethodSpec
+    from odeval.bench.runner import Prepared, run_unit
+
+    prepared = Prepared(facts={"name": "x", "n_objects": 10}, labels=np.zeros(10, bool), graph=None)
+    res = run_unit(prepared, "uid", MethodSpec("LOF", {}, (2,)), "euclidean", MEASURES, False)
+    assert res.status == "error" and res.ks == []
+    assert res.error.startswith("AttributeError") and "raised in" in res.error

@@ -1,6 +1,6 @@
 """Stage: studies — the study definition (TOML), the runner and the DuckDB results store."""
 
-from odeval.bench.config import DatasetRef, MethodSpec, Study, StudyError, load_study, parse_k_range, study_from_dict
+from odeval.bench.config import MethodSpec, Study, StudyError, load_study, parse_k_range, study_from_dict
 from odeval.bench.ensembles import (
     NoStoredScoresError,
     StoredScorings,
@@ -13,6 +13,6 @@ from odeval.bench.ensembles import (
 from odeval.bench.runner import RunSummary, run_study
 from odeval.bench.store import ResultStore
 
-__all__ = ["DatasetRef", "MethodSpec", "NoStoredScoresError", "ResultStore", "RunSummary", "StoreEnsemble",
+__all__ = ["MethodSpec", "NoStoredScoresError", "ResultStore", "RunSummary", "StoreEnsemble",
            "StoreSimilarity", "StoredScorings", "Study", "StudyError", "ensemble_from_store", "load_study",
            "parse_k_range", "read_scorings", "run_study", "similarity_from_store", "study_from_dict"]

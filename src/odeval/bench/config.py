@@ -37,11 +37,13 @@ import hashlib
 import json
 import re
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["DatasetRef", "MethodSpec", "Study", "StudyError", "load_study", "parse_k_range", "study_from_dict"]
+from odeval.data.catalogue import Variant
+
+__all__ = ["MethodSpec", "Study", "StudyError", "load_study", "parse_k_range", "study_from_dict"]
 
 _K_RANGE = re.compile(r"^\s*(\d+)\s*\.\.\s*(\d+)\s*(?::\s*(\d+))?\s*$")
 
@@ -53,20 +55,6 @@ class StudyError(ValueError):
         self.problems = problems
         lines = "\n".join(f"  - {p}" for p in problems)
         super().__init__(f"{source}: {len(problems)} problem(s) in the study definition:\n{lines}")
-
-
-@dataclass(frozen=True)
-class DatasetRef:
-    """One dataset variant of a study: a file and what is known of how it was made."""
-
-    name: str
-    path: str
-    base_dataset: str
-    normalized: bool | None = None
-    deduplicated: bool | None = None
-    outlier_pct: float | None = None
-    version: int | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -87,7 +75,7 @@ class Study:
     """A validated study: everything the runner needs, nothing it has to look up again."""
 
     name: str
-    datasets: tuple[Any, ...]  # DatasetRef-like: odeval.data.catalogue.Variant
+    datasets: tuple[Variant, ...]
     methods: tuple[MethodSpec, ...]
     metric: str
     measures: tuple[str, ...]
@@ -256,7 +244,7 @@ def study_from_dict(raw: dict[str, Any], *, base_dir: str | Path = ".", source: 
         seen.add(key)
 
     # --- datasets -----------------------------------------------------------------------------
-    datasets: list[DatasetRef] = []
+    datasets: list[Variant] = []
     raw_datasets = raw.get("datasets")
     if not raw_datasets:
         problems.append("no [[datasets]] given")
@@ -293,7 +281,7 @@ def study_from_dict(raw: dict[str, Any], *, base_dir: str | Path = ".", source: 
     )
 
 
-def _resolve_datasets(entry: dict[str, Any], base_dir: Path, data_dir: str | None) -> list[DatasetRef]:
+def _resolve_datasets(entry: dict[str, Any], base_dir: Path, data_dir: str | None) -> list[Variant]:
     """Turn one [[datasets]] entry into dataset references (files must exist)."""
     file_keys = {"path", "glob"}
     if file_keys & set(entry):
@@ -318,7 +306,7 @@ def _resolve_datasets(entry: dict[str, Any], base_dir: Path, data_dir: str | Non
     return _resolve_catalogue(entry, base_dir, data_dir)
 
 
-def _ref_from_path(path: Path, base: str | None) -> Any:
+def _ref_from_path(path: Path, base: str | None) -> Variant:
     """A reference for a plain file: the catalogue parses the Campos naming scheme when the name follows it."""
     from dataclasses import replace
 
@@ -328,7 +316,7 @@ def _ref_from_path(path: Path, base: str | None) -> Any:
     return replace(variant, base=base) if base else variant
 
 
-def _resolve_catalogue(entry: dict[str, Any], base_dir: Path, data_dir: str | None) -> list[DatasetRef]:
+def _resolve_catalogue(entry: dict[str, Any], base_dir: Path, data_dir: str | None) -> list[Variant]:
     from odeval.data import catalogue
 
     return catalogue.study_refs(entry, base_dir=base_dir, data_dir=data_dir)

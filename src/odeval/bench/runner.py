@@ -27,8 +27,9 @@ from typing import Any
 import numpy as np
 
 from odeval import __version__
-from odeval.bench.config import DatasetRef, MethodSpec, Study
+from odeval.bench.config import MethodSpec, Study
 from odeval.bench.store import ResultStore, UnitResult
+from odeval.data.catalogue import Variant
 
 __all__ = ["Prepared", "RunSummary", "plan_study", "prepare_variant", "run_study", "run_unit", "unit_id"]
 
@@ -44,7 +45,7 @@ class Prepared:
 
 @dataclass
 class VariantPlan:
-    ref: DatasetRef
+    ref: Variant
     file_sha256: str
     units: list[tuple[str, MethodSpec]]  # (unit_id, method) still to compute
 
@@ -72,7 +73,7 @@ def _file_sha256(path: str) -> str:
     return h.hexdigest()
 
 
-def unit_id(file_sha256: str, ref: DatasetRef, method: MethodSpec, study: Study) -> str:
+def unit_id(file_sha256: str, ref: Variant, method: MethodSpec, study: Study) -> str:
     """Content hash identifying a unit: same inputs ⇒ same id, in any study that contains them."""
     payload = json.dumps([file_sha256, ref.name, method.name, method.params_json, list(method.ks), study.metric,
                           list(study.measures), study.keep_scores], sort_keys=True)
@@ -98,7 +99,7 @@ def plan_study(study: Study, store: ResultStore, *, retry_failed: bool = False) 
 
 
 # --- the two kinds of task (module level: they are pickled to worker processes) ----------------
-def prepare_variant(ref: DatasetRef, methods: list[MethodSpec], metric: str) -> Prepared:
+def prepare_variant(ref: Variant, methods: list[MethodSpec], metric: str) -> Prepared:
     """Load a dataset variant and build its kNN graph for the largest k its methods need."""
     from odeval.data import load_dataset
     from odeval.detectors import get_detector
@@ -165,13 +166,14 @@ def run_unit(prepared: Prepared, uid: str, method: MethodSpec, metric: str, meas
                 result.scores.append((k, s.astype(np.float64)))
     except Exception as exc:  # recorded, never fatal for the study
         result.status = "error"
-        result.error = f"{type(exc).__name__}: {exc}"
+        where = traceback.extract_tb(exc.__traceback__)[-1]
+        result.error = (f"{type(exc).__name__}: {exc} "
+                        f"(raised in {Path(where.filename).name}:{where.lineno}, {where.name})")
         result.ks, result.measures, result.ranks, result.scores = [], [], [], []
-        result.dataset = dict(result.dataset, traceback=traceback.format_exc(limit=5))
     return result
 
 
-def _failed_unit(uid: str, ref: DatasetRef, method: MethodSpec, metric: str, error: str) -> UnitResult:
+def _failed_unit(uid: str, ref: Variant, method: MethodSpec, metric: str, error: str) -> UnitResult:
     facts = {"name": ref.name, "base_dataset": ref.base_dataset, "normalized": ref.normalized,
              "deduplicated": ref.deduplicated, "outlier_pct": ref.outlier_pct, "version": ref.version,
              "n_objects": None, "n_outliers": None, "n_attributes": None}
