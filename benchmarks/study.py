@@ -77,6 +77,7 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=None, help="only the first N variants of the grid")
     ap.add_argument("--workers", type=int, default=None)
     ap.add_argument("--skip-elki", action="store_true")
+    ap.add_argument("--skip-grid", action="store_true", help="only the ELKI subset and odeval on the same subset")
     args = ap.parse_args()
 
     files = grid_files()
@@ -84,11 +85,12 @@ def main() -> None:
         raise SystemExit(f"no withoutdupl_norm files under {SHARED / 'dami'}")
     if args.limit:
         files = files[: args.limit]
-    print(f"grid: {len(files)} variants × {len(METHODS)} methods, k = 1..{args.kmax}")
-    wall, units = run_grid(files, args.kmax, args.workers)
-    own, children = peak_mb()
-    print(f"odeval runner: {units} units in {wall:.1f}s = {units / wall:.2f} units/s; "
-          f"peak RSS main {own:.0f} MB, largest worker {children:.0f} MB")
+    if not args.skip_grid:
+        print(f"grid: {len(files)} variants × {len(METHODS)} methods, k = 1..{args.kmax}")
+        wall, units = run_grid(files, args.kmax, args.workers)
+        own, children = peak_mb()
+        print(f"odeval runner: {units} units in {wall:.1f}s = {units / wall:.2f} units/s; "
+              f"peak RSS main {own:.0f} MB, largest worker {children:.0f} MB")
 
     if args.skip_elki:
         return
@@ -104,6 +106,7 @@ def main() -> None:
         if res is None:
             return
         t_elki += res["total"]
+        print(f"  ELKI {f.stem} ({ds.n_objects} x {ds.n_features}): {res['total']:.1f}s", flush=True)
     wall_sub, _ = run_grid(subset, args.kmax, args.workers)
     print(f"10-variant subset: ELKI ComputeKNNOutlierScores {t_elki:.1f}s (one JVM per variant, scores only); "
           f"odeval runner {wall_sub:.1f}s incl. evaluation and store; ratio {t_elki / wall_sub:.1f}x")

@@ -382,52 +382,122 @@ def results_export(store: str, fmt: str, table: str, output: str | None) -> None
 
 @main.command("evaluate")
 @click.option("--scores", "scores_file", type=click.Path(exists=True, dir_okay=False), required=True,
-              help="Scores: one per line, a CSV column (see --column) or a .npy array; higher = more outlying.")
+              help="Scores: one per line, a CSV column (see --column), a .npy array, or a table written by "
+                   "'odeval score' (.parquet, .csv, .npz: every score column is evaluated); higher = more outlying.")
 @click.option("--labels", "labels_file", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Ground truth: 0/1 per line (a one-column CSV or a .npy array), 1 = outlier.")
 @click.option("--dataset", "dataset_file", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Take the ground truth from a dataset file (.arff, .mat, .npz, .csv) instead of --labels.")
-@click.option("--column", default=None, help="Column of a multi-column scores file (header name or 0-based index).")
+@click.option("--column", "columns", multiple=True,
+              help="Column of a multi-column scores file (header name or 0-based index); repeatable for a table "
+                   "written by 'odeval score'.")
 @click.option("--n", "n", type=click.IntRange(min=1), default=None, help="Also report P@n and adjusted P@n.")
 @click.option("--ascending", is_flag=True, help="Lower score = more outlying (e.g. raw ODIN, FastABOD): negate.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (one JSON object).")
-def evaluate_cmd(scores_file: str, labels_file: str | None, dataset_file: str | None, column: str | None,
+def evaluate_cmd(scores_file: str, labels_file: str | None, dataset_file: str | None, columns: tuple[str, ...],
                  n: int | None, ascending: bool, as_json: bool) -> None:
-    """Print every external measure of one scoring (ELKI 0.7.1 tie rules; see docs/measures.md).
+    """Print every external measure of a scoring (ELKI 0.7.1 tie rules; see docs/measures.md).
 
-    Example: odeval evaluate --scores lof.txt --labels labels.txt --n 10
+    SCORES is a single scoring, or a table written by 'odeval score', whose score columns are all evaluated
+    (one row each) with the labels stored in the table unless --labels or --dataset is given. Raw columns of
+    methods where low = outlier ('odeval score --raw', e.g. ODIN-005-raw) are negated first.
+
+    Examples: odeval evaluate --scores lof.txt --labels labels.txt --n 10;
+    odeval evaluate --scores scores.parquet
     """
     import json
 
     from odeval.measures import evaluate
-    from odeval.measures._io import read_vector
+    from odeval.measures._io import is_score_table, read_score_table, read_vector
 
-    if (labels_file is None) == (dataset_file is None):
-        raise click.UsageError("give exactly one of --labels and --dataset")
+    if labels_file is not None and dataset_file is not None:
+        raise click.UsageError("give at most one of --labels and --dataset")
     try:
-        scores = read_vector(scores_file, what="scores", column=column)
+        if is_score_table(scores_file):
+            table = read_score_table(scores_file)
+            names, matrix = _select_table_columns(scores_file, table.columns, table.scores, columns)
+            labels = table.labels
+        else:
+            if len(columns) > 1:
+                raise click.UsageError("several --column values need a table written by 'odeval score'")
+            if labels_file is None and dataset_file is None:
+                raise click.UsageError("give --labels or --dataset (only an 'odeval score' table carries labels)")
+            names = [None]
+            matrix = read_vector(scores_file, what="scores", column=columns[0] if columns else None)[None, :]
+            labels = None
         if labels_file is not None:
             labels = read_vector(labels_file, what="labels")
-        else:
+        elif dataset_file is not None:
             from odeval.data import load_dataset
 
             ds = load_dataset(dataset_file)
             if ds.y is None:
                 raise ValueError(f"{dataset_file}: the dataset has no labels")
             labels = ds.y
+        elif labels is None:
+            raise click.UsageError(f"{scores_file} has no 'label' column: give --labels or --dataset")
         if ascending:
-            scores = -scores
-        result = evaluate(labels, scores, n=n)
+            matrix = -matrix
+        results = [evaluate(labels, row, n=n) for row in matrix]
     except (ValueError, OSError) as exc:
         raise click.ClickException(str(exc)) from None
     n_out = int(sum(labels))
-    if as_json:
-        click.echo(json.dumps({"n_objects": len(scores), "n_outliers": n_out, "n": n, "measures": result}, indent=2))
+    header = f"N = {matrix.shape[1]}, |O| = {n_out}" + (f", n = {n}" if n is not None else "")
+    if names == [None]:
+        if as_json:
+            click.echo(json.dumps({"n_objects": matrix.shape[1], "n_outliers": n_out, "n": n,
+                                   "measures": results[0]}, indent=2))
+            return
+        click.echo(header)
+        width = max(map(len, results[0]))
+        for name, value in results[0].items():
+            click.echo(f"{name:<{width}}  {value:.6f}")
         return
-    click.echo(f"N = {len(scores)}, |O| = {n_out}" + (f", n = {n}" if n is not None else ""))
-    width = max(map(len, result))
-    for name, value in result.items():
-        click.echo(f"{name:<{width}}  {value:.6f}")
+    if as_json:
+        click.echo(json.dumps({"n_objects": matrix.shape[1], "n_outliers": n_out, "n": n,
+                               "results": [{"column": c, "measures": r} for c, r in zip(names, results, strict=True)]},
+                              indent=2))
+        return
+    click.echo(header)
+    measures = list(results[0])
+    width = max(len("column"), *map(len, names))
+    widths = {m: max(len(m), 9) for m in measures}
+    click.echo(f"{'column':<{width}}  " + "  ".join(f"{m:>{widths[m]}}" for m in measures))
+    for name, result in zip(names, results, strict=True):
+        click.echo(f"{name:<{width}}  " + "  ".join(f"{result[m]:>{widths[m]}.6f}" for m in measures))
+
+
+def _select_table_columns(path: str, names: list[str], scores, wanted: tuple[str, ...]):
+    """The requested columns (all by default) of an ``odeval score`` table, public orientation: raw columns
+    (``METHOD-kNNN-raw``) of methods where low = outlier are negated via the detector's metadata."""
+    import numpy as np
+
+    from odeval.detectors import get_detector, orient
+
+    if wanted:
+        picked = []
+        for w in wanted:
+            if w in names:
+                picked.append(names.index(w))
+            elif w.isdigit() and int(w) < len(names):
+                picked.append(int(w))
+            else:
+                raise ValueError(f"{path}: no score column {w!r} (columns: {', '.join(names)})")
+    else:
+        picked = list(range(len(names)))
+    rows = []
+    for i in picked:
+        row = scores[i]
+        if names[i].endswith("-raw"):
+            method = names[i].rsplit("-", 2)[0]
+            try:
+                info = get_detector(method).info
+            except ValueError:
+                raise ValueError(f"{path}: raw column {names[i]!r} of an unknown method {method!r}: its "
+                                 "orientation is not known (write public scores, without --raw)") from None
+            row = orient(row, info)
+        rows.append(row)
+    return [names[i] for i in picked], np.vstack(rows)
 
 
 def _parse_ks(spec: str) -> list[int]:
@@ -514,7 +584,8 @@ def score_cmd(dataset: str, methods: tuple[str, ...], k_spec: str, metric: str, 
     """Score DATASET with kNN detectors for every k from one exact kNN graph.
 
     Output table: one row per object (columns object, id, label) and one column per method and k, named
-    METHOD-kNNN (e.g. LOF-007); public scores (higher = more outlying) unless --raw. A k below a method's
+    METHOD-kNNN (e.g. LOF-007); public scores (higher = more outlying), or with --raw the method's own
+    scores in columns named METHOD-kNNN-raw. A k below a method's
     minimum (KDEOS: 2) is skipped for that method with a note. .npz holds arrays scores (rows = columns of
     the table), columns, ks, labels. Example: odeval score Waveform.arff -m LOF -m KNN --k 1:100 -o s.parquet
     """
@@ -553,7 +624,7 @@ def score_cmd(dataset: str, methods: tuple[str, ...], k_spec: str, metric: str, 
                 continue
             S = det.raw_scores_all_k(graph, use) if raw else det.score_all_k(graph, use)
             blocks.append(S)
-            columns += [f"{det.info.name}-{k:03d}" for k in use]
+            columns += [f"{det.info.name}-{k:03d}" + ("-raw" if raw else "") for k in use]
     except (ValueError, ImportError) as exc:
         raise click.ClickException(str(exc)) from None
     scores = np.vstack(blocks) if blocks else np.empty((0, X.shape[0]))

@@ -49,7 +49,7 @@ def test_score_csv_npz_raw_params_and_min_k(dataset, tmp_path):
     assert res.exit_code == 0, res.output
     assert "skipped 1 smaller k" in res.output
     z = np.load(out)
-    assert list(z["columns"]) == ["KDEOS-003"]
+    assert list(z["columns"]) == ["KDEOS-003-raw"]
     g = knn_graph(X, 3, metric="manhattan")
     np.testing.assert_array_equal(z["scores"][0],
                                   get_detector("KDEOS", variant="elki-0.7.1").raw_scores_all_k(g, [3])[0])
@@ -84,3 +84,25 @@ def test_score_rejects_unknown_extension(dataset, tmp_path):
     path, _, _ = dataset
     res = CliRunner().invoke(main, ["score", str(path), "-m", "LOF", "-o", str(tmp_path / "x.txt")])
     assert res.exit_code != 0 and ".parquet, .csv or .npz" in res.output
+
+
+def test_score_then_evaluate_round_trip(dataset, tmp_path):
+    """`odeval evaluate` reads the table `odeval score` wrote: every column, the stored labels, and --raw
+    columns oriented like public scores."""
+    import json
+
+    from odeval.measures import evaluate
+
+    path, X, y = dataset
+    g = knn_graph(X, 3)
+    for out, extra in ((tmp_path / "s.parquet", []), (tmp_path / "r.csv", ["--raw"])):
+        res = CliRunner().invoke(main, ["score", str(path), "-m", "ODIN", "-m", "LOF", "--k", "2:3", *extra,
+                                        "-o", str(out)])
+        assert res.exit_code == 0, res.output
+        res = CliRunner().invoke(main, ["evaluate", "--scores", str(out), "--json"])
+        assert res.exit_code == 0, res.output
+        got = json.loads(res.output)["results"]
+        suffix = "-raw" if extra else ""
+        assert [r["column"] for r in got] == [f"{m}-{k:03d}{suffix}" for m in ("ODIN", "LOF") for k in (2, 3)]
+        for r, (m, k) in zip(got, [(m, k) for m in ("ODIN", "LOF") for k in (2, 3)], strict=True):
+            assert r["measures"] == evaluate(y, get_detector(m).score_all_k(g, [k])[0])

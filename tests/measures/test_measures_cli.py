@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from odeval.cli import main
 from odeval.measures import MEASURES, MEASURES_AT_N, evaluate
-from odeval.measures._io import read_vector
+from odeval.measures._io import is_score_table, read_score_table, read_vector
 
 Y = np.array([1, 0, 1, 0, 0])
 S = np.array([0.9, 0.8, 0.8, 0.1, 0.0])
@@ -77,7 +77,11 @@ def test_read_vector_errors(tmp_path, content, what, match):
 
 def test_bad_inputs(files):
     r = run("evaluate", "--scores", files / "s.txt")
-    assert r.exit_code == 2 and "exactly one of --labels and --dataset" in r.output
+    assert r.exit_code == 2 and "give --labels or --dataset" in r.output
+    r = run("evaluate", "--scores", files / "s.txt", "--labels", files / "l.txt", "--dataset", files / "l.txt")
+    assert r.exit_code == 2 and "at most one of --labels and --dataset" in r.output
+    r = run("evaluate", "--scores", files / "s.txt", "--labels", files / "l.txt", "--column", "0", "--column", "1")
+    assert r.exit_code == 2 and "need a table written by 'odeval score'" in r.output
     (files / "short.txt").write_text("1\n0\n")
     r = run("evaluate", "--scores", files / "s.txt", "--labels", files / "short.txt")
     assert r.exit_code == 1 and "differ in length" in r.output
@@ -101,3 +105,81 @@ def test_dataset_labels(dami, tmp_path):
     out = json.loads(r.output)
     assert out["n_outliers"] == 9
     assert out["measures"] == evaluate(ds.y, s, n=10)
+
+
+# --- tables written by `odeval score` ------------------------------------------------------------------------
+
+
+def _score_table_csv(path, labels=True, extra=""):
+    head = "object,id," + ("label," if labels else "") + "LOF-001,kNN-001" + extra
+    rows = [f"{i},{100 + i}," + (f"{bool(y)}," if labels else "") + f"{s},{-s}"
+            for i, (y, s) in enumerate(zip(Y, S, strict=True))]
+    path.write_text(head + "\n" + "\n".join(rows) + "\n")
+    return path
+
+
+def test_score_table_csv_all_columns_labels_from_table(files):
+    table = _score_table_csv(files / "t.csv")
+    assert is_score_table(table) and not is_score_table(files / "s.txt")
+    r = run("evaluate", "--scores", table, "--json")
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.output)
+    assert [x["column"] for x in out["results"]] == ["LOF-001", "kNN-001"]
+    assert out["results"][0]["measures"] == evaluate(Y, S)
+    assert out["results"][1]["measures"] == evaluate(Y, -S)
+    r = run("evaluate", "--scores", table, "--column", "kNN-001")
+    assert r.exit_code == 0, r.output
+    lines = r.output.splitlines()
+    assert lines[0] == "N = 5, |O| = 2" and lines[1].split()[:2] == ["column", "roc_auc"]
+    assert len(lines) == 3 and lines[2].startswith("kNN-001")
+    r = run("evaluate", "--scores", table, "--column", "nope")
+    assert r.exit_code == 1 and "no score column 'nope'" in r.output
+
+
+def test_score_table_without_labels_needs_them(files):
+    table = _score_table_csv(files / "t.csv", labels=False)
+    r = run("evaluate", "--scores", table)
+    assert r.exit_code == 2 and "has no 'label' column" in r.output
+    r = run("evaluate", "--scores", table, "--labels", files / "l.txt", "--json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.output)["results"][0]["measures"] == evaluate(Y, S)
+
+
+def test_score_table_npz_raw_columns_are_oriented(files):
+    np.savez(files / "t.npz", scores=np.vstack([S, -S]), columns=np.array(["ODIN-002-raw", "LOF-002-raw"]),
+             ks=np.array([2]), labels=Y.astype(bool))
+    out = json.loads(run("evaluate", "--scores", files / "t.npz", "--json").output)
+    # ODIN's raw score is inverted (low = outlier), LOF's is not
+    assert out["results"][0]["measures"] == evaluate(Y, -S)
+    assert out["results"][1]["measures"] == evaluate(Y, -S)
+    np.savez(files / "u.npz", scores=S[None, :], columns=np.array(["Foo-002-raw"]), labels=Y.astype(bool))
+    r = run("evaluate", "--scores", files / "u.npz")
+    assert r.exit_code == 1 and "unknown method 'Foo'" in r.output
+
+
+@pytest.mark.parametrize(
+    ("write", "match"),
+    [
+        (lambda p: np.savez(p, x=S), "not an odeval score archive"),
+        (lambda p: np.savez(p, scores=S, columns=np.array(["a"])), "has shape"),
+        (lambda p: np.savez(p, scores=np.array([[np.nan, 1.0]]), columns=np.array(["LOF-001"])),
+         "column 'LOF-001', row 0: score nan is not finite"),
+        (lambda p: np.savez(p, scores=S[None, :], columns=np.array(["LOF-001"]), labels=np.arange(5)),
+         "'label' column must be"),
+    ],
+)
+def test_read_score_table_errors(tmp_path, write, match):
+    path = tmp_path / "t.npz"
+    write(path)
+    with pytest.raises(ValueError, match=match):
+        read_score_table(path)
+
+
+def test_read_score_table_csv_errors(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text("object,label\n0,True\n")
+    with pytest.raises(ValueError, match="no score columns"):
+        read_score_table(path)
+    path.write_text("object,label,LOF-001\n0,True,0.5\n1,False,abc\n")
+    with pytest.raises(ValueError, match="column 'LOF-001', row 1: 'abc' is not a number"):
+        read_score_table(path)

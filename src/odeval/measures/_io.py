@@ -1,14 +1,15 @@
-"""Reading score and label vectors from files for ``odeval evaluate``."""
+"""Reading score and label vectors, and ``odeval score`` tables, from files for ``odeval evaluate``."""
 
 from __future__ import annotations
 
 import csv
 import os
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["read_vector"]
+__all__ = ["ScoreTable", "is_score_table", "read_score_table", "read_vector"]
 
 _TRUE = frozenset({"1", "1.0", "true", "yes"})
 _FALSE = frozenset({"0", "0.0", "false", "no"})
@@ -123,3 +124,83 @@ def _from_npy(path: Path, what: str, column: str | None) -> np.ndarray:
     if bad.any():
         raise ValueError(f"{path}: {what} contain NaN or infinite values at index {int(np.flatnonzero(bad)[0])}")
     return arr.astype(np.float64)
+
+
+# Columns of an ``odeval score`` table that are not scores.
+_TABLE_META = ("object", "id", "label")
+
+
+class ScoreTable(NamedTuple):
+    """The score columns of an ``odeval score`` output file.
+
+    ``scores`` has one row per column (shape (C, N)); ``labels`` is the table's ``label`` column (bool) or None.
+    """
+
+    columns: list[str]
+    scores: np.ndarray
+    labels: np.ndarray | None
+
+
+def is_score_table(path: str | os.PathLike[str]) -> bool:
+    """True for the files ``odeval score`` writes: ``.parquet``, ``.npz``, and ``.csv`` whose header starts
+    with ``object``. Everything else is read as a single vector by :func:`read_vector`."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix in (".parquet", ".npz"):
+        return True
+    if suffix != ".csv":
+        return False
+    with open(path, encoding="utf-8") as fh:
+        first = fh.readline()
+    return first.split(",")[0].strip() == "object"
+
+
+def read_score_table(path: str | os.PathLike[str]) -> ScoreTable:
+    """Read a table written by ``odeval score`` (``.parquet``, ``.csv`` or ``.npz``).
+
+    Raises
+    ------
+    ValueError
+        Naming the file: no score columns, a non-numeric or non-finite score (with its column and row),
+        a ``label`` column that is not boolean.
+    """
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix == ".npz":
+        with np.load(path, allow_pickle=False) as z:
+            missing = [key for key in ("scores", "columns") if key not in z.files]
+            if missing:
+                raise ValueError(f"{path}: not an odeval score archive (no array {', '.join(missing)}; "
+                                 f"it holds {', '.join(z.files) or 'nothing'})")
+            columns = [str(c) for c in z["columns"]]
+            scores = np.asarray(z["scores"], dtype=np.float64)
+            labels = np.asarray(z["labels"]) if "labels" in z.files else None
+        if scores.ndim != 2 or scores.shape[0] != len(columns):
+            raise ValueError(f"{path}: 'scores' has shape {scores.shape} but there are {len(columns)} columns")
+    else:
+        import pandas as pd
+
+        try:
+            frame = pd.read_parquet(path) if suffix == ".parquet" else pd.read_csv(path)
+        except ImportError as exc:
+            raise ValueError(f"{path}: reading Parquet needs pyarrow (pip install 'odeval[parquet]'): {exc}") from None
+        columns = [str(c) for c in frame.columns if c not in _TABLE_META]
+        for c in columns:
+            if not pd.api.types.is_numeric_dtype(frame[c]):
+                bad = pd.to_numeric(frame[c], errors="coerce").isna().to_numpy()
+                row = int(np.flatnonzero(bad)[0]) if bad.any() else 0
+                raise ValueError(f"{path}: column {c!r}, row {row}: {frame[c].iloc[row]!r} is not a number")
+        scores = frame[columns].to_numpy(dtype=np.float64).T if columns else np.empty((0, len(frame)))
+        labels = frame["label"].to_numpy() if "label" in frame else None
+    if not columns:
+        raise ValueError(f"{path}: no score columns")
+    bad = ~np.isfinite(scores)
+    if bad.any():
+        c, row = (int(i[0]) for i in np.nonzero(bad))
+        raise ValueError(f"{path}: column {columns[c]!r}, row {row}: score {float(scores[c, row])} is not finite")
+    if labels is not None:
+        if labels.dtype != bool:
+            if not np.isin(labels, (0, 1)).all():
+                raise ValueError(f"{path}: the 'label' column must be true/false or 0/1")
+            labels = labels.astype(bool)
+    return ScoreTable(columns, scores, labels)
