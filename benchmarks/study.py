@@ -106,7 +106,7 @@ def main() -> None:
         if res is None:
             return
         t_elki += res["total"]
-        print(f"  ELKI {f.stem} ({ds.n_objects} x {ds.n_features}): {res['total']:.1f}s", flush=True)
+        print(f"  ELKI {f.stem} ({ds.n_objects} x {ds.n_attributes}): {res['total']:.1f}s", flush=True)
     wall_sub, _ = run_grid(subset, args.kmax, args.workers)
     print(f"10-variant subset: ELKI ComputeKNNOutlierScores {t_elki:.1f}s (one JVM per variant, scores only); "
           f"odeval runner {wall_sub:.1f}s incl. evaluation and store; ratio {t_elki / wall_sub:.1f}x")
