@@ -1,0 +1,348 @@
+"""EM / MV evaluation of a *detector* (an algorithm that can be refitted), with feature sub-sampling.
+
+:func:`emmv` implements Algorithm "EMMV" of Goix (2016), §"Scaling with dimension": for ``d > max_dim``
+(default 8, the chapter's "standard criteria when d ≤ 8"), m draws (default 50) of d' features (default 5;
+without replacement inside a draw, with replacement between draws), the detector refitted on each sub-space,
+the box volume and the uniform sample in d' dimensions, EM and MV criteria computed per draw
+(:func:`~odeval.measures.internal.excess_mass_volume.excess_mass`, ``mass_volume``) and averaged. Draws whose
+criterion cannot be estimated (a level set with estimated volume 0, see those functions) are NaN, counted in
+the result (``em_failed``, ``mv_failed``) with their reasons and left out of the average — never silently.
+
+Detectors. Anything with ``fit(X)`` and ``score(X)`` returning higher = more outlying scores for *new* points
+(the uniform sample is always new): odeval's scikit-learn / PyOD adapters
+(:func:`odeval.detectors.adapters.wrap_estimator`: IsolationForest, OneClassSVM, LocalOutlierFactor with
+``novelty=True``, ...), a bare scikit-learn / PyOD estimator (wrapped here), or — among odeval's own kNN
+methods — the distance-based **kNN** and **kNNW**, for which :class:`KNNQueryDetector` scores query points
+against the fitted data (the query's k nearest fitted objects; the fitted objects themselves are scored with
+the usual kNN graph, self excluded). The other odeval methods (LOF, LoOP, ODIN, ...) define scores only for
+members of the data set and raise here; use the scikit-learn LOF (``novelty=True``) for LOF. (A general
+novelty mode for odeval's kNN methods is being built for the protocols stage; this one is deliberately minimal.)
+
+Settings. Novelty: ``emmv(det, X_train_normal, X_test_normal)`` (the chapter evaluates EM/MV on normal test
+data only). Unsupervised: ``emmv(det, X_polluted_train, X_polluted_test)`` (the chapter's split), or
+``emmv(det, X)`` to fit and evaluate on the same data.
+
+References
+----------
+Goix, N. (2016). PhD thesis, chapter "How to Evaluate the Quality of Anomaly Detection Algorithms?",
+Algorithm evaluation:algo:EMMV and Remark "default parameters" (m = 50, d' = 5).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from odeval._validation import check_data_matrix, check_k
+from odeval.measures.internal.excess_mass_volume import (
+    ALPHA_MAX,
+    ALPHA_MIN,
+    N_GENERATED,
+    T_MAX,
+    EMMVWarning,
+    ExcessMassResult,
+    MassVolumeResult,
+    bounding_box,
+    excess_mass,
+    mass_volume,
+    uniform_in_box,
+)
+
+__all__ = ["EMMVResult", "KNNQueryDetector", "emmv", "make_detector", "QUERY_METHODS", "SKLEARN_DETECTORS"]
+
+QUERY_METHODS = ("kNN", "kNNW")
+SKLEARN_DETECTORS = ("iforest", "ocsvm", "lof")
+MAX_DIM = 8
+
+
+class KNNQueryDetector:
+    """odeval's kNN / kNNW as a fit-then-score detector that can score points outside the fitted data.
+
+    * Fitted objects (:meth:`score_fitted`): the usual scores from an exact :func:`odeval.neighbors.knn_graph`
+      (k excludes the object itself; duplicates are neighbours at distance 0).
+    * New points (:meth:`score`): the distances to the k nearest *fitted* objects (no object is excluded —
+      a query is not a member of the data), Euclidean, from scikit-learn's exact ``NearestNeighbors``.
+      kNN = the k-th distance, kNNW = the sum of the k distances (left to right).
+
+    Parameters
+    ----------
+    method : {"kNN", "kNNW"}
+    k : int
+    """
+
+    def __init__(self, method: str, k: int) -> None:
+        names = {m.lower(): m for m in QUERY_METHODS}
+        if method.lower() not in names:
+            raise ValueError(f"odeval method {method!r} cannot score points outside the fitted data (needed for "
+                             f"the uniform sample of EM/MV); supported odeval methods: {', '.join(QUERY_METHODS)}; "
+                             "for LOF use the scikit-learn detector 'lof' (novelty=True)")
+        self.method = names[method.lower()]
+        if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
+            raise ValueError(f"{self.method}: k must be a positive integer, got {k!r}")
+        self.k = int(k)
+        self.name = f"{self.method}(k={self.k})"
+
+    def fit(self, X: Any) -> KNNQueryDetector:
+        from sklearn.neighbors import NearestNeighbors
+
+        X = check_data_matrix(X, name="X (training data)")
+        check_k(self.k, X.shape[0], name=f"{self.method} k")
+        self.X_ = X
+        self.nn_ = NearestNeighbors(n_neighbors=self.k, algorithm="auto", metric="euclidean").fit(X)
+        return self
+
+    def _reduce(self, d: np.ndarray) -> np.ndarray:
+        if self.method == "kNN":
+            return np.ascontiguousarray(d[:, self.k - 1])
+        return np.cumsum(d[:, : self.k], axis=1)[:, -1]
+
+    def score(self, X: Any) -> np.ndarray:
+        """Scores of new points (higher = more outlying) against the fitted data."""
+        if not hasattr(self, "X_"):
+            raise RuntimeError(f"{self.name}: call fit(X_train) before score(X)")
+        X = check_data_matrix(X, name="X (query points)", min_rows=1)
+        if X.shape[1] != self.X_.shape[1]:
+            raise ValueError(f"{self.name}: X has {X.shape[1]} attributes, fitted on {self.X_.shape[1]}")
+        d, _ = self.nn_.kneighbors(X, n_neighbors=self.k)
+        return self._reduce(d)
+
+    def score_fitted(self) -> np.ndarray:
+        """Scores of the fitted objects themselves (kNN graph, self excluded)."""
+        from odeval.detectors import get_detector
+        from odeval.neighbors import knn_graph
+
+        graph = knn_graph(self.X_, self.k)
+        return get_detector(self.method).score_all_k(graph, [self.k])[0]
+
+
+def make_detector(name: str, *, k: int = 20, seed: int = 0) -> Any:
+    """A detector for :func:`emmv` by name, with the chapter's settings.
+
+    * ``"iforest"``: ``IsolationForest()`` (100 trees, 256 samples; unchanged since 2016), ``random_state=seed``.
+    * ``"ocsvm"``: ``OneClassSVM(gamma="auto")`` (RBF, nu = 0.5): ``gamma = 1/d``, scikit-learn's default in
+      2016; today's default ``"scale"`` is ``1/(d·Var(X))``.
+    * ``"lof"``: ``LocalOutlierFactor(n_neighbors=k, novelty=True)`` (the chapter: k = 20).
+    * ``"kNN"``, ``"kNNW"``: :class:`KNNQueryDetector` (odeval's methods, with query scoring).
+    """
+    from odeval.detectors.adapters import wrap_estimator
+
+    key = name.lower()
+    if key == "iforest":
+        from sklearn.ensemble import IsolationForest
+
+        return wrap_estimator(IsolationForest(), seed=seed, name="iForest")
+    if key == "ocsvm":
+        from sklearn.svm import OneClassSVM
+
+        return wrap_estimator(OneClassSVM(gamma="auto"), name="OCSVM")
+    if key == "lof":
+        from sklearn.neighbors import LocalOutlierFactor
+
+        return wrap_estimator(LocalOutlierFactor(n_neighbors=k, novelty=True), name=f"LOF(k={k})")
+    from odeval.detectors import available_methods
+
+    if key in {m.lower() for m in available_methods()}:
+        return KNNQueryDetector(name, k)
+    raise ValueError(f"unknown detector {name!r}; choose one of {', '.join(SKLEARN_DETECTORS)} or an odeval "
+                     f"method with query scoring ({', '.join(QUERY_METHODS)})")
+
+
+def _as_detector(detector: Any, seed: int) -> Any:
+    if isinstance(detector, str):
+        return make_detector(detector, seed=seed)
+    if hasattr(detector, "fit") and hasattr(detector, "score") and not hasattr(detector, "get_params"):
+        return detector  # odeval adapter / KNNQueryDetector / duck-typed
+    if hasattr(detector, "fit") and (hasattr(detector, "score_samples") or hasattr(detector, "decision_function")):
+        from odeval.detectors.adapters import wrap_estimator
+
+        has_rs = hasattr(detector, "get_params") and "random_state" in detector.get_params(deep=False)
+        return wrap_estimator(detector, seed=seed if has_rs else None)
+    from odeval.detectors.base import Detector
+
+    if isinstance(detector, Detector):
+        raise ValueError(f"{detector!r} cannot be refitted and score new points as EM/MV needs; pass its name "
+                         f"(supported odeval methods: {', '.join(QUERY_METHODS)}) or a scikit-learn detector")
+    raise ValueError(f"detector {detector!r} cannot be refitted: it needs fit(X) and score(X) (or score_samples / "
+                     "decision_function)")
+
+
+@dataclass(frozen=True)
+class EMMVResult:
+    """EM and MV criteria of a detector on a data set (averaged over feature draws when sub-sampling).
+
+    Attributes
+    ----------
+    em, mv : float
+        Mean of the per-draw criteria over the draws where they could be estimated (NaN if none).
+        EM: larger = better; MV: smaller = better.
+    em_draws, mv_draws : ndarray of shape (m,)
+        Per-draw criteria (NaN where not estimable).
+    features : list of ndarray
+        The feature indices of each draw (all features when not sub-sampling).
+    em_failed, mv_failed : int
+        Draws where EM / MV could not be estimated (zero estimated volume, EM never falling to 0.9).
+    reasons : list of str
+        The distinct reasons of those failures.
+    subsampled : bool
+        True when feature sub-sampling was used (``d > max_dim``).
+    em_curve, mv_curve : ExcessMassResult, MassVolumeResult or None
+        The curves when there is a single draw (no sub-sampling).
+    """
+
+    em: float
+    mv: float
+    em_draws: np.ndarray
+    mv_draws: np.ndarray
+    features: list[np.ndarray]
+    em_failed: int
+    mv_failed: int
+    reasons: list[str]
+    subsampled: bool
+    n_train: int
+    n_test: int
+    n_generated: int
+    seed: int
+    detector: str
+    em_curve: ExcessMassResult | None = field(default=None, repr=False)
+    mv_curve: MassVolumeResult | None = field(default=None, repr=False)
+
+    @property
+    def draws(self) -> int:
+        return len(self.features)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-serialisable summary (NaN as None)."""
+        def f(x: float) -> float | None:
+            return None if not np.isfinite(x) else float(x)
+
+        return {"detector": self.detector, "em": f(self.em), "mv": f(self.mv), "draws": self.draws,
+                "subsampled": self.subsampled, "features_per_draw": int(self.features[0].size),
+                "em_failed": self.em_failed, "mv_failed": self.mv_failed, "reasons": self.reasons,
+                "n_train": self.n_train, "n_test": self.n_test, "n_generated": self.n_generated, "seed": self.seed,
+                "em_draws": [f(x) for x in self.em_draws], "mv_draws": [f(x) for x in self.mv_draws],
+                "features": [x.tolist() for x in self.features]}
+
+
+def _check_count(value: Any, name: str, minimum: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
+        raise ValueError(f"{name} must be an integer ≥ {minimum}, got {value!r}")
+    return int(value)
+
+
+def emmv(detector: Any, X_train: Any, X_test: Any = None, *, draws: int = 50, features: int = 5,
+         max_dim: int = MAX_DIM, n_generated: int = N_GENERATED, seed: int = 0, t_max: float = T_MAX,
+         alpha_min: float = ALPHA_MIN, alpha_max: float = ALPHA_MAX, integration: str = "grid",
+         progress: Callable[[int, int], None] | None = None) -> EMMVResult:
+    """EM and MV criteria of a detector, with the chapter's feature sub-sampling (Goix 2016, Algorithm EMMV).
+
+    Parameters
+    ----------
+    detector : object or str
+        ``fit(X)`` + ``score(X)`` (higher = more outlying for new points), a scikit-learn / PyOD estimator, or a
+        name for :func:`make_detector` (``"iforest"``, ``"ocsvm"``, ``"lof"``, ``"kNN"``, ``"kNNW"``). It is
+        refitted on every feature draw.
+    X_train : array-like, shape (n_train, d)
+        Data the detector is fitted on (novelty: normal data only; unsupervised: the polluted data).
+    X_test : array-like, shape (n_test, d), optional
+        Objects whose scores define ``P_n``. None: evaluate on ``X_train`` itself (fit and evaluate on the
+        same data; odeval kNN methods then score the fitted objects with self excluded).
+    draws, features : int, default 50, 5
+        m and d' of the chapter's Algorithm EMMV; used only when ``d > max_dim``.
+    max_dim : int, default 8
+        Largest dimension evaluated with the standard criteria (all features, one evaluation).
+    n_generated : int, default 100,000
+        Uniform points per evaluation, in the bounding box of ``X_train ∪ X_test`` (restricted to the drawn
+        features).
+    seed : int, default 0
+        Seeds the feature draws, the uniform samples and (where it has a ``random_state``) the detector.
+    t_max, alpha_min, alpha_max, integration
+        See :func:`~odeval.measures.internal.excess_mass_volume.excess_mass` and ``mass_volume``.
+    progress : callable(done, total), optional
+        Called after each draw (the CLI's progress bar).
+
+    Returns
+    -------
+    EMMVResult
+    """
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
+        raise ValueError(f"seed must be an integer, got {seed!r}")
+    seed = int(seed)
+    draws = _check_count(draws, "draws (m)")
+    features = _check_count(features, "features (d')")
+    max_dim = _check_count(max_dim, "max_dim", 0)
+    n_generated = _check_count(n_generated, "n_generated")
+    Xtr = check_data_matrix(X_train, name="X_train")
+    if X_test is None:
+        Xte, same = Xtr, True
+    else:
+        arr = np.asarray(X_test)
+        if arr.ndim == 2 and arr.shape[0] == 0:
+            raise ValueError("X_test is empty (an empty test split): nothing to evaluate")
+        Xte, same = check_data_matrix(X_test, name="X_test", min_rows=1), False
+        if Xte.shape[1] != Xtr.shape[1]:
+            raise ValueError(f"X_test has {Xte.shape[1]} attributes, X_train {Xtr.shape[1]}")
+    d = Xtr.shape[1]
+    both = Xtr if same else np.vstack([Xtr, Xte])
+    lo, hi, _ = bounding_box(both)
+    const = np.flatnonzero(hi - lo <= 0)
+    if const.size:
+        raise ValueError(f"attribute(s) {const[:5].tolist()} are constant (zero-width bounding box, volume 0); "
+                         "remove them before EM/MV")
+    det = _as_detector(detector, seed)
+    name = getattr(det, "name", type(det).__name__)
+    subsampled = d > max_dim
+    if subsampled and features > d:
+        raise ValueError(f"features (d'={features}) exceeds the number of attributes (d={d})")
+    m = draws if subsampled else 1
+    ss = np.random.SeedSequence(seed)
+    feat_rng = np.random.default_rng(ss.spawn(1)[0])
+    draw_seeds = [int(s.generate_state(1)[0]) for s in ss.spawn(m)]
+    em_draws = np.full(m, np.nan)
+    mv_draws = np.full(m, np.nan)
+    feats: list[np.ndarray] = []
+    reasons: list[str] = []
+    em_curve = mv_curve = None
+    for i in range(m):
+        f = np.sort(feat_rng.choice(d, size=features, replace=False)) if subsampled else np.arange(d)
+        feats.append(f)
+        vol = float(np.prod(hi[f] - lo[f]))
+        if not vol > 0 or not np.isfinite(vol):  # underflow/overflow of the product
+            reasons.append(f"box volume {vol!r} in the drawn sub-space is not a positive finite number")
+            if progress is not None:
+                progress(i + 1, m)
+            continue
+        try:
+            det.fit(Xtr[:, f])
+            s_data = det.score_fitted() if same and hasattr(det, "score_fitted") else det.score(Xte[:, f])
+            s_unif = det.score(uniform_in_box(lo[f], hi[f], n_generated, draw_seeds[i]))
+        except (ValueError, TypeError, AttributeError) as exc:
+            where = f" on features {f.tolist()} (draw {i + 1})" if subsampled else ""
+            raise ValueError(f"detector {name} could not be refitted/scored{where}: {exc}") from exc
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", EMMVWarning)
+            em = excess_mass(s_data, s_unif, vol, t_max=t_max, integration=integration, warn=False)
+            mv = mass_volume(s_data, s_unif, vol, alpha_min=alpha_min, alpha_max=alpha_max,
+                             integration=integration, warn=False)
+        em_draws[i], mv_draws[i] = em.criterion, mv.criterion
+        for r in (em.reason, mv.reason):
+            if r is not None and r not in reasons:
+                reasons.append(r)
+        if not subsampled:
+            em_curve, mv_curve = em, mv
+        if progress is not None:
+            progress(i + 1, m)
+    em_failed = int(np.isnan(em_draws).sum())
+    mv_failed = int(np.isnan(mv_draws).sum())
+    em_mean = float(np.mean(em_draws[~np.isnan(em_draws)])) if em_failed < m else np.nan
+    mv_mean = float(np.mean(mv_draws[~np.isnan(mv_draws)])) if mv_failed < m else np.nan
+    if em_failed or mv_failed:
+        warnings.warn(f"EM/MV of {name}: {em_failed} of {m} draw(s) without an EM estimate, {mv_failed} without an "
+                      f"MV estimate (left out of the mean): {'; '.join(reasons)}", EMMVWarning, stacklevel=2)
+    return EMMVResult(em=em_mean, mv=mv_mean, em_draws=em_draws, mv_draws=mv_draws, features=feats,
+                      em_failed=em_failed, mv_failed=mv_failed, reasons=reasons, subsampled=subsampled,
+                      n_train=Xtr.shape[0], n_test=Xte.shape[0], n_generated=n_generated, seed=seed, detector=name,
+                      em_curve=em_curve, mv_curve=mv_curve)
