@@ -29,7 +29,7 @@ def files(tmp_path_factory):
     nan[5, 0] = np.nan
     return {"low": _npz(d / "low.npz", X, y), "wide": _npz(d / "wide.npz", wide, y),
             "const": _npz(d / "const.npz", const, y), "nan": _npz(d / "nan.npz", nan, y),
-            "tiny": _npz(d / "tiny.npz", X[:1], y[:1])}
+            "tiny": _npz(d / "tiny.npz", X[[0, 190, 191]], y[[0, 190, 191]])}
 
 
 def run(*args):
@@ -58,7 +58,7 @@ def test_text_unsupervised_subsampled_knn(files):
     ("low", ["-d", "nosuch"], "unknown detector"),
     ("const", ["--min-distinct", 0], "constant"),
     ("nan", [], "missing values"),
-    ("tiny", [], "test split"),
+    ("tiny", ["--max-outlier-ratio", 5, "--min-distinct", 0, "--seed", 1], "empty test split"),
     ("low", ["--no-split"], "needs a train/test split"),
 ])
 def test_bad_input_one_line(files, key, args, match):
