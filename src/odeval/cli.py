@@ -766,10 +766,12 @@ def report_cmd(store: str, out_dir: str, measure: str, statistic: str, study_has
 @click.option("--min-distinct", type=click.IntRange(min=0), default=10, show_default=True,
               help="Drop attributes with fewer distinct values (the chapter: 10; 0 keeps all).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seeds split, draws, uniform points, detector.")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Feature draws evaluated in parallel (same result for any value).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (one JSON object).")
 def emmv_cmd(dataset: str, detector: str, k: int, setting: str, split: bool, draws: int, features: int,
              max_dim: int, n_generated: int, integration: str, max_outlier_ratio: float, min_distinct: int,
-             seed: int, as_json: bool) -> None:
+             seed: int, jobs: int, as_json: bool) -> None:
     """Label-free Excess-Mass / Mass-Volume criteria of a detector on DATASET (Goix 2016).
 
     The chapter's protocol: outliers capped, non-continuous attributes dropped, standardised, 50/50 split;
@@ -799,7 +801,7 @@ def emmv_cmd(dataset: str, detector: str, k: int, setting: str, split: bool, dra
                                file=sys.stderr, hidden=as_json) as bar:
             res, labelled = evaluate_split(detector, sp, k=k, seed=seed, draws=draws, features=features,
                                            max_dim=max_dim, n_generated=n_generated, integration=integration,
-                                           progress=lambda i, m: bar.update(1))
+                                           n_jobs=jobs, progress=lambda i, m: bar.update(1))
     except (ValueError, ImportError, OSError) as exc:
         raise click.ClickException(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
     out = res.to_dict() | labelled | {"dataset": Path(dataset).name, "setting": setting,

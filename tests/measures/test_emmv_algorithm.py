@@ -181,3 +181,14 @@ def test_chapter_split():
         warnings.simplefilter("ignore", EMMVWarning)
         res, lab = evaluate_split("iforest", nov, n_generated=2000)
     assert 0 <= lab["roc_auc"] <= 1 and np.isfinite(res.em)
+
+
+def test_parallel_draws_give_identical_results():
+    X = np.random.default_rng(4).normal(size=(60, 10))
+    a = emmv("iforest", X, draws=2, features=3, n_generated=500, n_jobs=1)
+    from joblib import parallel_config
+
+    with parallel_config(backend="threading"):  # processes (the default) start slowly; same code path otherwise
+        b = emmv("iforest", X, draws=2, features=3, n_generated=500, n_jobs=2)
+    np.testing.assert_array_equal(a.em_draws, b.em_draws)
+    np.testing.assert_array_equal(a.mv_draws, b.mv_draws)

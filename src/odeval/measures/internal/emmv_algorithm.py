@@ -239,7 +239,7 @@ def _check_count(value: Any, name: str, minimum: int = 1) -> int:
 def emmv(detector: Any, X_train: Any, X_test: Any = None, *, draws: int = 50, features: int = 5,
          max_dim: int = MAX_DIM, n_generated: int = N_GENERATED, seed: int = 0, t_max: float = T_MAX,
          alpha_min: float = ALPHA_MIN, alpha_max: float = ALPHA_MAX, integration: str = "grid",
-         progress: Callable[[int, int], None] | None = None) -> EMMVResult:
+         n_jobs: int = 1, progress: Callable[[int, int], None] | None = None) -> EMMVResult:
     """EM and MV criteria of a detector, with the chapter's feature sub-sampling (Goix 2016, Algorithm EMMV).
 
     Parameters
@@ -264,6 +264,9 @@ def emmv(detector: Any, X_train: Any, X_test: Any = None, *, draws: int = 50, fe
         Seeds the feature draws, the uniform samples and (where it has a ``random_state``) the detector.
     t_max, alpha_min, alpha_max, integration
         See :func:`~odeval.measures.internal.excess_mass_volume.excess_mass` and ``mass_volume``.
+    n_jobs : int, default 1
+        Draws evaluated in parallel by joblib (processes); the result does not depend on it (every draw has
+        its own seeds).
     progress : callable(done, total), optional
         Called after each draw (the CLI's progress bar).
 
@@ -278,6 +281,7 @@ def emmv(detector: Any, X_train: Any, X_test: Any = None, *, draws: int = 50, fe
     features = _check_count(features, "features (d')")
     max_dim = _check_count(max_dim, "max_dim", 0)
     n_generated = _check_count(n_generated, "n_generated")
+    n_jobs = _check_count(n_jobs, "n_jobs")
     Xtr = check_data_matrix(X_train, name="X_train")
     if X_test is None:
         Xte, same = Xtr, True
@@ -304,40 +308,38 @@ def emmv(detector: Any, X_train: Any, X_test: Any = None, *, draws: int = 50, fe
     ss = np.random.SeedSequence(seed)
     feat_rng = np.random.default_rng(ss.spawn(1)[0])
     draw_seeds = [int(s.generate_state(1)[0]) for s in ss.spawn(m)]
-    em_draws = np.full(m, np.nan)
-    mv_draws = np.full(m, np.nan)
-    feats: list[np.ndarray] = []
-    reasons: list[str] = []
-    em_curve = mv_curve = None
-    for i in range(m):
-        f = np.sort(feat_rng.choice(d, size=features, replace=False)) if subsampled else np.arange(d)
-        feats.append(f)
-        vol = float(np.prod(hi[f] - lo[f]))
-        if not vol > 0 or not np.isfinite(vol):  # underflow/overflow of the product
-            reasons.append(f"box volume {vol!r} in the drawn sub-space is not a positive finite number")
+    feats = [np.sort(feat_rng.choice(d, size=features, replace=False)) if subsampled else np.arange(d)
+             for _ in range(m)]
+    job = dict(det=det, Xtr=Xtr, Xte=Xte, same=same, lo=lo, hi=hi, n_generated=n_generated, t_max=t_max,
+               alpha_min=alpha_min, alpha_max=alpha_max, integration=integration, name=name, subsampled=subsampled)
+    if n_jobs == 1 or m == 1:
+        outcomes = []
+        for i in range(m):
+            outcomes.append(_one_draw(i, feats[i], draw_seeds[i], **job))
             if progress is not None:
                 progress(i + 1, m)
-            continue
-        try:
-            det.fit(Xtr[:, f])
-            s_data = det.score_fitted() if same and hasattr(det, "score_fitted") else det.score(Xte[:, f])
-            s_unif = det.score(uniform_in_box(lo[f], hi[f], n_generated, draw_seeds[i]))
-        except (ValueError, TypeError, AttributeError) as exc:
-            where = f" on features {f.tolist()} (draw {i + 1})" if subsampled else ""
-            raise ValueError(f"detector {name} could not be refitted/scored{where}: {exc}") from exc
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", EMMVWarning)
-            em = excess_mass(s_data, s_unif, vol, t_max=t_max, integration=integration, warn=False)
-            mv = mass_volume(s_data, s_unif, vol, alpha_min=alpha_min, alpha_max=alpha_max,
-                             integration=integration, warn=False)
-        em_draws[i], mv_draws[i] = em.criterion, mv.criterion
-        for r in (em.reason, mv.reason):
+    else:
+        from joblib import Parallel, delayed
+
+        outcomes = []
+        par = Parallel(n_jobs=n_jobs, return_as="generator")
+        for i, out in enumerate(par(delayed(_one_draw)(i, feats[i], draw_seeds[i], **job) for i in range(m))):
+            outcomes.append(out)
+            if progress is not None:
+                progress(i + 1, m)
+    em_draws = np.full(m, np.nan)
+    mv_draws = np.full(m, np.nan)
+    reasons: list[str] = []
+    em_curve = mv_curve = None
+    for i, (em, mv, reason) in enumerate(outcomes):
+        for r in (reason, None if em is None else em.reason, None if mv is None else mv.reason):
             if r is not None and r not in reasons:
                 reasons.append(r)
+        if em is None:
+            continue
+        em_draws[i], mv_draws[i] = em.criterion, mv.criterion
         if not subsampled:
             em_curve, mv_curve = em, mv
-        if progress is not None:
-            progress(i + 1, m)
     em_failed = int(np.isnan(em_draws).sum())
     mv_failed = int(np.isnan(mv_draws).sum())
     em_mean = float(np.mean(em_draws[~np.isnan(em_draws)])) if em_failed < m else np.nan
@@ -349,6 +351,25 @@ def emmv(detector: Any, X_train: Any, X_test: Any = None, *, draws: int = 50, fe
                       em_failed=em_failed, mv_failed=mv_failed, reasons=reasons, subsampled=subsampled,
                       n_train=Xtr.shape[0], n_test=Xte.shape[0], n_generated=n_generated, seed=seed, detector=name,
                       em_curve=em_curve, mv_curve=mv_curve)
+
+
+def _one_draw(i, f, useed, *, det, Xtr, Xte, same, lo, hi, n_generated, t_max, alpha_min, alpha_max, integration,
+              name, subsampled):
+    """Refit on features ``f``, score the evaluated objects and a seeded uniform sample, EM and MV criteria."""
+    vol = float(np.prod(hi[f] - lo[f]))
+    if not vol > 0 or not np.isfinite(vol):  # underflow/overflow of the product
+        return None, None, f"box volume {vol!r} in the drawn sub-space is not a positive finite number"
+    try:
+        det.fit(Xtr[:, f])
+        s_data = det.score_fitted() if same and hasattr(det, "score_fitted") else det.score(Xte[:, f])
+        s_unif = det.score(uniform_in_box(lo[f], hi[f], n_generated, useed))
+    except (ValueError, TypeError, AttributeError) as exc:
+        where = f" on features {f.tolist()} (draw {i + 1})" if subsampled else ""
+        raise ValueError(f"detector {name} could not be refitted/scored{where}: {exc}") from exc
+    em = excess_mass(s_data, s_unif, vol, t_max=t_max, integration=integration, warn=False)
+    mv = mass_volume(s_data, s_unif, vol, alpha_min=alpha_min, alpha_max=alpha_max, integration=integration,
+                     warn=False)
+    return em, mv, None
 
 
 # ------------------------------------------------------------------------------- the chapter's protocol
@@ -440,7 +461,7 @@ def chapter_split(X: Any, y: Any, *, setting: str = "novelty", seed: int = 0, ma
 
 def evaluate_split(name: str, split: ChapterSplit, *, k: int = 20, seed: int = 0, draws: int = 50, features: int = 5,
                    max_dim: int = MAX_DIM, n_generated: int = N_GENERATED, integration: str = "grid",
-                   max_train: int | None = None,
+                   max_train: int | None = None, n_jobs: int = 1,
                    progress: Callable[[int, int], None] | None = None) -> tuple[EMMVResult, dict[str, float]]:
     """EM/MV (:func:`emmv`) and ROC / PR AUC (labels of the test half) of one detector on a :class:`ChapterSplit`.
 
@@ -460,7 +481,7 @@ def evaluate_split(name: str, split: ChapterSplit, *, k: int = 20, seed: int = 0
     same = split.X_eval is split.X_train or (split.X_eval.shape == X_train.shape and
                                              np.array_equal(split.X_eval, X_train))
     res = emmv(det, X_train, None if same else split.X_eval, draws=draws, features=features, max_dim=max_dim,
-               n_generated=n_generated, seed=seed, integration=integration, progress=progress)
+               n_generated=n_generated, seed=seed, integration=integration, n_jobs=n_jobs, progress=progress)
     labelled: dict[str, float] = {}
     y = split.y_test
     if y.any() and not y.all():
