@@ -30,6 +30,7 @@ Algorithm evaluation:algo:EMMV and Remark "default parameters" (m = 50, d' = 5).
 
 from __future__ import annotations
 
+import copy
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -359,6 +360,7 @@ def _one_draw(i, f, useed, *, det, Xtr, Xte, same, lo, hi, n_generated, t_max, a
     vol = float(np.prod(hi[f] - lo[f]))
     if not vol > 0 or not np.isfinite(vol):  # underflow/overflow of the product
         return None, None, f"box volume {vol!r} in the drawn sub-space is not a positive finite number"
+    det = copy.deepcopy(det)  # every draw refits its own copy (thread-safe; the caller's object is untouched)
     try:
         det.fit(Xtr[:, f])
         s_data = det.score_fitted() if same and hasattr(det, "score_fitted") else det.score(Xte[:, f])
