@@ -192,3 +192,19 @@ def test_parallel_draws_give_identical_results():
         b = emmv("iforest", X, draws=2, features=3, n_generated=500, n_jobs=2)
     np.testing.assert_array_equal(a.em_draws, b.em_draws)
     np.testing.assert_array_equal(a.mv_draws, b.mv_draws)
+
+
+@pytest.mark.slow
+def test_chapter_table_piece_pima_novelty(shared_datasets):
+    """One cell of the chapter's novelty table (pima, iForest: EM 5.0e-07, MV 1.2e04): same order of magnitude."""
+    from odeval.data import load_dataset
+
+    path = shared_datasets / "odds" / "pima.mat"
+    if not path.is_file():
+        pytest.skip(f"{path} not found")
+    ds = load_dataset(path)
+    sp = chapter_split(ds.numeric_matrix(), ds.y, setting="novelty", seed=0)
+    res, lab = evaluate_split("iforest", sp, seed=0, n_generated=50_000)
+    assert 5.0e-07 / 3 < res.em < 5.0e-07 * 3
+    assert 1.2e04 / 2 < res.mv < 1.2e04 * 2
+    assert 0.65 < lab["roc_auc"] < 0.85
