@@ -176,7 +176,9 @@ def _check_volume(volume: float) -> float:
     return v
 
 
-def _check_inputs(s_data, s_uniform, volume):
+def _check_inputs(s_data, s_uniform, volume, integration):
+    if integration not in _INTEGRATIONS:
+        raise ValueError(f"integration must be one of {', '.join(_INTEGRATIONS)}, got {integration!r}")
     a = check_scores(s_data, name="s_data (scores of the evaluated objects)")
     b = check_scores(s_uniform, name="s_uniform (scores of the uniform sample)")
     if a.size == 0:
@@ -341,9 +343,7 @@ def excess_mass(s_data, s_uniform, volume: float, *, t_max: float = T_MAX, t: np
     Goix (2016), thesis chapter "How to Evaluate the Quality of Anomaly Detection Algorithms?", Eqs.
     (evaluation:EM-def-emp) and (evaluation:eq:standard_emp_EM).
     """
-    a, b, volume = _check_inputs(s_data, s_uniform, volume)
-    if integration not in _INTEGRATIONS:
-        raise ValueError(f"integration must be one of {', '.join(_INTEGRATIONS)}, got {integration!r}")
+    a, b, volume = _check_inputs(s_data, s_uniform, volume, integration)
     if not 0 < t_max < 1:
         raise ValueError(f"t_max must lie in (0, 1), got {t_max!r}")
     tg = default_t_grid(volume) if t is None else np.asarray(t, dtype=np.float64)
@@ -412,9 +412,7 @@ def mass_volume(s_data, s_uniform, volume: float, *, alpha_min: float = ALPHA_MI
     Goix (2016), thesis chapter "How to Evaluate the Quality of Anomaly Detection Algorithms?", Eqs.
     (evaluation:MV-def-emp) and (evaluation:eq:standard_emp_MV).
     """
-    a, b, volume = _check_inputs(s_data, s_uniform, volume)
-    if integration not in _INTEGRATIONS:
-        raise ValueError(f"integration must be one of {', '.join(_INTEGRATIONS)}, got {integration!r}")
+    a, b, volume = _check_inputs(s_data, s_uniform, volume, integration)
     if not 0 < alpha_min < alpha_max <= 1:
         raise ValueError(f"need 0 < alpha_min < alpha_max ≤ 1, got alpha_min={alpha_min!r}, alpha_max={alpha_max!r}")
     ag = default_alpha_grid(alpha_min, alpha_max) if alpha is None else np.asarray(alpha, dtype=np.float64)
