@@ -10,5 +10,5 @@ from odeval.neighbors.graph import KNNGraph, knn_graph
 from odeval.neighbors.query import QueryKNN, query_knn
 from odeval.neighbors.reverse import in_degree, in_degrees_all_k, reverse_neighbors
 
-__all__ = ["KNNGraph", "knn_graph", "QueryKNN", "query_knn", "Metric", "resolve_metric", "reverse_neighbors", "in_degree",
-           "in_degrees_all_k"]
+__all__ = ["KNNGraph", "knn_graph", "QueryKNN", "query_knn", "Metric", "resolve_metric", "reverse_neighbors",
+           "in_degree", "in_degrees_all_k"]
