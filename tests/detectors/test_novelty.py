@@ -47,6 +47,19 @@ def test_training_object_is_its_own_neighbour(method):
     np.testing.assert_array_equal(nov, ins)
 
 
+@pytest.mark.parametrize("metric", ["euclidean", "manhattan"])
+def test_ldof_leave_one_out_equals_in_sample(metric):
+    """LDOF depends only on N_k(x) and the distances among its members: x against X \\ {x} equals x in X."""
+    X = _data("grid", 2)
+    for k in (2, 5):
+        ins = get_detector("LDOF").score(X, k, metric=metric)
+        for i in range(0, X.shape[0], 5):
+            rest = np.delete(X, i, axis=0)
+            g = knn_graph(rest, k, metric=metric)
+            nov = get_detector("LDOF").novelty_scores_all_k(g, query_knn(g, X[i:i + 1], k), [k])[0, 0]
+            assert nov == ins[i]
+
+
 @pytest.mark.parametrize("method", ["LOF", "SimplifiedLOF"])
 @pytest.mark.parametrize("kind", ["grid", "normal"])
 def test_lof_leave_one_out_equals_in_sample_when_nobody_has_x_as_neighbour(method, kind):
@@ -84,7 +97,7 @@ def test_loop_novelty_uses_training_normaliser():
 
 
 def test_methods_without_novelty_form_raise_clearly():
-    assert {"kNN", "kNNW", "LOF", "SimplifiedLOF", "LoOP"} <= set(novelty_methods())
+    assert {"kNN", "kNNW", "LOF", "SimplifiedLOF", "LoOP", "LDOF"} <= set(novelty_methods())
     with pytest.raises(ValueError, match="COF has no novelty"):
         NoveltyDetector("COF", 5)
     g = knn_graph(_data("normal"), 3)
