@@ -748,7 +748,7 @@ def report_cmd(store: str, out_dir: str, measure: str, statistic: str, study_has
 @click.argument("dataset", type=click.Path(exists=True, dir_okay=False))
 @click.option("--detector", "-d", required=True,
               help="ocsvm, iforest, lof-novelty (scikit-learn) or an odeval method with a novelty form "
-                   "(kNN, kNNW, LOF, SimplifiedLOF, LoOP; needs --k).")
+                   "(kNN, kNNW, LOF, SimplifiedLOF, LoOP, LDOF; needs --k).")
 @click.option("--param", "param_items", multiple=True, metavar="NAME=VALUE",
               help="Detector parameter (repeatable), e.g. nu=0.9 gamma=auto (values parsed as JSON when possible).")
 @click.option("--k", "k", type=int, default=None, help="Neighbourhood size of odeval methods (and lof-novelty).")

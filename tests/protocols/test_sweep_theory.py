@@ -17,20 +17,11 @@ from odeval.protocols import (
 from odeval.protocols.plot import plot_sweep, plot_theory
 
 
-class GaussScorer:
-    def fit(self, X):
-        self.mu = X.mean(axis=0)
-        return self
-
-    def score(self, X):
-        return np.sqrt(((X - self.mu) ** 2).sum(axis=1))
-
-
-def test_f1_and_avpr_rise_with_injected_contamination_auc_does_not():
+def test_f1_and_avpr_rise_with_injected_contamination_auc_does_not(gauss):
     rng = np.random.default_rng(0)
     X = np.vstack((rng.normal(size=(2000, 2)), rng.normal(size=(400, 2)) + 1.5))
     y = np.r_[np.zeros(2000, bool), np.ones(400, bool)]
-    sw = contamination_sweep(X, y, GaussScorer(), runs=12, seed=0, points=6)
+    sw = contamination_sweep(X, y, gauss(), runs=12, seed=0, points=6)
     m = sw.groupby("n_anomalies").mean(numeric_only=True)
     assert list(m.index) == sweep_counts(400, 6).tolist()
     for col in ("contamination", "f1_estimated", "f1_constant", "f1_optimal", "avpr"):
@@ -80,11 +71,11 @@ def test_ring_toy_estimated_threshold_is_more_biased():
     assert m["auc"].max() - m["auc"].min() < 0.03
 
 
-def test_figures(tmp_path):
+def test_figures(tmp_path, gauss):
     pytest.importorskip("matplotlib")
     rng = np.random.default_rng(1)
     X = np.vstack((rng.normal(size=(100, 2)), rng.normal(size=(10, 2)) + 3))
     y = np.r_[np.zeros(100, bool), np.ones(10, bool)]
-    sw = contamination_sweep(X, y, GaussScorer(), runs=2, seed=0)
+    sw = contamination_sweep(X, y, gauss(), runs=2, seed=0)
     assert plot_sweep(sw, tmp_path / "s.png").stat().st_size > 1000
     assert plot_theory(tmp_path / "t.png").stat().st_size > 1000

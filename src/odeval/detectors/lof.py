@@ -20,30 +20,33 @@ __all__ = ["LOF", "SimplifiedLOF"]
 
 
 @njit(cache=True, parallel=True)
-def _density_all_k(D, I, S, ks, simplified, cks):  # pragma: no cover - numba
-    """(dens, sizes), each (len(ks), N): lrd_k (or the simplified density) and |N_k(p)| of every object.
+def _density_all_k(QD, QI, QS, D, ks, simplified, cks):  # pragma: no cover - numba
+    """(dens, sizes), each (len(ks), M): lrd_k (or the simplified density) and |N_k(q)| of every query row.
 
-    ``cks``: ELKI 0.7.1 ``ComputeKNNOutlierScores`` — N_k(p) with ties on the stored distances (its kNN
+    Rows (QD, QI, QS) are the neighbour lists of the scored objects — the graph's own rows in-sample, a
+    :class:`~odeval.neighbors.QueryKNN` in novelty mode; ``D`` is the training graph, whose k-distances enter
+    ``reach-dist(q, o) = max(d(q, o), k-dist(o))`` (plain d(q, o) when ``simplified``).
+    ``cks``: ELKI 0.7.1 ``ComputeKNNOutlierScores`` — N_k with ties on the stored distances (its kNN
     sublists) and the (k+1)-distance of the neighbours in the reachability distance.
     """
-    N = D.shape[0]
-    W = D.shape[1]
+    M = QD.shape[0]
+    W = QD.shape[1]
     T = ks.shape[0]
-    dens = np.empty((T, N))
-    sizes = np.empty((T, N), np.int64)
-    for p in prange(N):
+    dens = np.empty((T, M))
+    sizes = np.empty((T, M), np.int64)
+    for p in prange(M):
         for t in range(T):
             k = ks[t]
-            n = S[p, k - 1]
+            n = QS[p, k - 1]
             if cks:
-                while n < W and D[p, n] == D[p, k - 1]:
+                while n < W and QD[p, n] == QD[p, k - 1]:
                     n += 1
             sizes[t, p] = n
             s = 0.0
             for j in range(n):
-                d = D[p, j]
+                d = QD[p, j]
                 if not simplified:
-                    kd = D[I[p, j], k] if cks else D[I[p, j], k - 1]
+                    kd = D[QI[p, j], k] if cks else D[QI[p, j], k - 1]
                     if kd > d:
                         d = kd
                 s += d
@@ -72,33 +75,8 @@ def _ratio_all_k(dens_q, sizes_q, I_q, dens_ref):  # pragma: no cover - numba
 
 def _lof_all_k(D, I, S, ks, simplified, cks):
     """(len(ks), N) LOF (or Simplified LOF) scores; two parallel passes over the objects, all k inside."""
-    dens, sizes = _density_all_k(D, I, S, ks, simplified, cks)
+    dens, sizes = _density_all_k(D, I, S, D, ks, simplified, cks)
     return _ratio_all_k(dens, sizes, I, dens)
-
-
-@njit(cache=True, parallel=True)
-def _query_density_all_k(QD, QI, QS, D, ks, simplified):  # pragma: no cover - numba
-    """Density of query objects from their training neighbours: ``reach-dist(q, o) = max(d(q, o), k-dist(o))``
-    with k-dist(o) from the training graph ``D`` (plain d(q, o) when ``simplified``)."""
-    M = QD.shape[0]
-    T = ks.shape[0]
-    dens = np.empty((T, M))
-    sizes = np.empty((T, M), np.int64)
-    for p in prange(M):
-        for t in range(T):
-            k = ks[t]
-            n = QS[p, k - 1]
-            sizes[t, p] = n
-            s = 0.0
-            for j in range(n):
-                d = QD[p, j]
-                if not simplified:
-                    kd = D[QI[p, j], k - 1]
-                    if kd > d:
-                        d = kd
-                s += d
-            dens[t, p] = n / s if s > 0 else np.inf
-    return dens, sizes
 
 
 def _novelty_scores(det: Detector, graph: Any, query: Any, ks: Sequence[int], simplified: bool) -> np.ndarray:
@@ -109,10 +87,10 @@ def _novelty_scores(det: Detector, graph: Any, query: Any, ks: Sequence[int], si
     ks_arr = check_ks(ks, graph.n_objects + 1, det.info, query.k_max)
     if int(ks_arr.max()) > graph.k_max:
         raise ValueError(f"{det.info.name}: k={int(ks_arr.max())} exceeds the training graph's k_max={graph.k_max}")
-    dens_ref, _ = _density_all_k(graph.distances, graph.indices, graph.neighborhood_sizes(), ks_arr, simplified,
-                                 False)
-    dens_q, sizes_q = _query_density_all_k(query.distances, query.indices, query.neighborhood_sizes(),
-                                           graph.distances, ks_arr, simplified)
+    dens_ref, _ = _density_all_k(graph.distances, graph.indices, graph.neighborhood_sizes(), graph.distances,
+                                 ks_arr, simplified, False)
+    dens_q, sizes_q = _density_all_k(query.distances, query.indices, query.neighborhood_sizes(), graph.distances,
+                                     ks_arr, simplified, False)
     return _ratio_all_k(dens_q, sizes_q, query.indices, dens_ref)
 
 

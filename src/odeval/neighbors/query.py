@@ -18,11 +18,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from numba import njit, prange
 
 from odeval._validation import check_data_matrix, check_k
 from odeval.neighbors import _kernels
-from odeval.neighbors.graph import _DEFAULT_BLOCK_ENTRIES, _NUMBA_METRICS, KNNGraph
+from odeval.neighbors.graph import _DEFAULT_BLOCK_ENTRIES, KNNGraph, _select_rows, _stack
 
 __all__ = ["QueryKNN", "query_knn"]
 
@@ -70,27 +69,6 @@ class QueryKNN:
         return self.distances[:, k - 1].copy()
 
 
-@njit(cache=True, parallel=True)
-def _query_keys(Q, X, metric):  # pragma: no cover - numba
-    """Keys between every query row and every reference row, shape (M, N); arithmetic of the graph kernel."""
-    M, d = Q.shape
-    N = X.shape[0]
-    out = np.empty((M, N))
-    for b in prange(M):
-        for q in range(N):
-            s = 0.0
-            for j in range(d):
-                t = Q[b, j] - X[q, j]
-                if metric == 0:
-                    s += t * t
-                elif metric == 1:
-                    s += abs(t)
-                elif abs(t) > s:
-                    s = abs(t)
-            out[b, q] = s
-    return out
-
-
 def query_knn(reference: KNNGraph, Q: Any, k_max: int | None = None, *, chunk_size: int | None = None) -> QueryKNN:
     """k nearest reference objects (ties at the k_max-distance included) of every query object.
 
@@ -118,8 +96,6 @@ def query_knn(reference: KNNGraph, Q: Any, k_max: int | None = None, *, chunk_si
         raise ValueError(f"Q has {Q.shape[1]} attributes, the reference set has {X.shape[1]}")
     n = X.shape[0]
     k_max = reference.k_max if k_max is None else check_k(k_max, n + 1, name="k_max")
-    spec = reference.metric_spec
-    code = _NUMBA_METRICS.get(spec.name)
     m = Q.shape[0]
     if chunk_size is None:
         block = max(1, min(m, _DEFAULT_BLOCK_ENTRIES // n))
@@ -127,27 +103,7 @@ def query_knn(reference: KNNGraph, Q: Any, k_max: int | None = None, *, chunk_si
         raise ValueError(f"chunk_size must be a positive integer (query rows per block), got {chunk_size!r}")
     else:
         block = int(chunk_size)
-    parts = []
-    for s in range(0, m, block):
-        rows = np.arange(s, min(m, s + block), dtype=np.int64)
-        Qb = Q[rows]
-        D = _query_keys(Qb, X, code) if code is not None else spec.pairwise(Qb, X)
-        cap = k_max + 8
-        while True:  # rows = -1: no reference object is excluded
-            keys = np.full((rows.size, cap), np.inf)
-            idx = np.full((rows.size, cap), -1, dtype=np.int64)
-            cnt = np.zeros(rows.size, dtype=np.int64)
-            _kernels.select_block(D, np.full(rows.size, -1, dtype=np.int64), k_max, cap, keys, idx, cnt)
-            if cnt.max() <= cap:
-                break
-            cap = int(cnt.max())
-        parts.append((rows, keys, idx, cnt))
-    width = max(int(c.max()) for _, _, _, c in parts)
-    all_keys = np.full((m, width), np.inf)
-    all_idx = np.full((m, width), -1, dtype=np.int64)
-    for rows, keys, idx, _ in parts:
-        w = min(width, keys.shape[1])
-        all_keys[rows, :w] = keys[:, :w]
-        all_idx[rows, :w] = idx[:, :w]
+    spec = reference.metric_spec
+    all_keys, all_idx = _stack(_select_rows(X, spec, np.arange(m, dtype=np.int64), k_max, block, Q=Q), m)
     return QueryKNN(distances=spec.key_to_distance(all_keys), indices=all_idx, keys=all_keys, k_max=k_max, Q=Q,
                     reference=reference)

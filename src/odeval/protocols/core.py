@@ -303,6 +303,12 @@ def _check_settings(settings: Sequence[Setting]) -> list[Setting]:
     return out
 
 
+def _check_n_jobs(n_jobs: Any) -> int:
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs == 0 or n_jobs < -1:
+        raise ValueError(f"n_jobs must be a positive integer or -1, got {n_jobs!r}")
+    return n_jobs
+
+
 def _table_run(X, y, scorer, settings, run, seed, stratify, normalize) -> list[RunResult]:
     by_size: dict[float, list[Setting]] = {}
     for st in settings:
@@ -374,8 +380,7 @@ def protocol_table(X: Any, y: Any, scorer: Any, *, settings: Sequence[Setting] =
     check_scorer(scorer)
     settings = _check_settings(settings)
     seeds = run_seeds(seed, runs)
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs == 0 or n_jobs < -1:
-        raise ValueError(f"n_jobs must be a positive integer or -1, got {n_jobs!r}")
+    _check_n_jobs(n_jobs)
     out: list[RunResult] = []
     if n_jobs == 1 or runs == 1:
         for r, s in enumerate(seeds):

@@ -30,6 +30,7 @@ from odeval.measures import (
 )
 from odeval.protocols.core import (
     _check_inputs,
+    _check_n_jobs,
     _instantiate,
     _scores,
     check_scorer,
@@ -122,6 +123,7 @@ def contamination_sweep(X: Any, y: Any, scorer: Any, *, test_size: float = 0.2, 
     if not 0.0 <= c < 1.0:
         raise ValueError(f"constant_contamination must lie in [0, 1), got {c}")
     seeds = run_seeds(seed, runs)
+    _check_n_jobs(n_jobs)
     args = [(X, y, scorer, beta, counts, r, s, normalize, c) for r, s in enumerate(seeds)]
     rows: list[dict[str, Any]] = []
     if n_jobs == 1 or runs == 1:
