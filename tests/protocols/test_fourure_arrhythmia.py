@@ -28,7 +28,7 @@ def test_table1_arrhythmia_matches_the_paper(shared_datasets):
         pytest.skip(f"{path} not found")
     ds = load_dataset(path)
     det = wrap_estimator(OneClassSVM(gamma="auto", nu=0.9))
-    rows = summarize(protocol_table(ds.numeric_matrix(), ds.y, det, runs=100, seed=0, n_jobs=2))
+    rows = summarize(protocol_table(ds.numeric_matrix(), ds.y, det, runs=100, seed=0))
     assert len(rows) == 12
     for r in rows:
         mean, std = PAPER[(r["setting"], r["metric"])]
