@@ -746,10 +746,10 @@ def report_cmd(store: str, out_dir: str, measure: str, statistic: str, study_has
 
 @main.command("emmv")
 @click.argument("dataset", type=click.Path(exists=True, dir_okay=False))
-@click.option("--detector", "-d", required=True, metavar="iforest|ocsvm|lof|kNN|kNNW",
+@click.option("--detector", "-d", required=True, metavar="iforest|ocsvm|lof|METHOD",
               help="Detector refitted on every feature draw: scikit-learn iforest / ocsvm / lof (novelty=True), or "
-                   "an odeval method that scores new points (kNN, kNNW).")
-@click.option("--k", type=click.IntRange(min=1), default=20, show_default=True, help="k of lof / kNN / kNNW.")
+                   "an odeval method with a novelty form (kNN, kNNW, LOF, SimplifiedLOF, LoOP, LDOF).")
+@click.option("--k", type=click.IntRange(min=1), default=20, show_default=True, help="k of lof / odeval methods.")
 @click.option("--setting", type=click.Choice(["novelty", "unsupervised"]), default="novelty", show_default=True,
               help="novelty: fit on normal training data, EM/MV on normal test data; unsupervised: polluted data.")
 @click.option("--split/--no-split", default=True, show_default=True,

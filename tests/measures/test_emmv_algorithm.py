@@ -63,7 +63,7 @@ def test_feature_subsampling_draws_and_averages():
     assert d["draws"] == 4 and d["features_per_draw"] == 3 and len(d["em_draws"]) == 4
 
 
-@pytest.mark.parametrize("name", ["iforest", "ocsvm", "lof", "kNN", "kNNW"])
+@pytest.mark.parametrize("name", ["iforest", "ocsvm", "lof", "kNN", "kNNW", "LOF", "LoOP"])
 def test_every_supported_detector_runs(name, data):
     Xtr, Xte = data
     res = emmv(name, Xtr, Xte, seed=0, **FAST)
@@ -117,7 +117,7 @@ def test_zero_volume_draws_are_counted_and_reported():
     ({"X_test": np.full((3, 10), np.nan)}, "NaN"),
     ({"X_test": np.zeros((3, 4))}, "attributes"),
     ({"detector": "LOF-odeval"}, "unknown detector"),
-    ({"detector": "LoOP"}, "cannot score points outside"),
+    ({"detector": "ODIN"}, "cannot score points outside"),
     ({"detector": object()}, "cannot be refitted"),
 ])
 def test_bad_input_is_one_clear_line(kwargs, match):
@@ -142,7 +142,7 @@ def test_constant_feature_and_nan_in_training_data():
 def test_odeval_detector_object_is_rejected_with_hint():
     from odeval.detectors import get_detector
 
-    with pytest.raises(ValueError, match="supported odeval methods: kNN, kNNW"):
+    with pytest.raises(ValueError, match="odeval methods with a novelty form: LDOF, LOF"):
         emmv(get_detector("LOF"), np.random.default_rng(0).normal(size=(30, 3)), **FAST)
 
 
@@ -208,3 +208,14 @@ def test_chapter_table_piece_pima_novelty(shared_datasets):
     assert 5.0e-07 / 3 < res.em < 5.0e-07 * 3
     assert 1.2e04 / 2 < res.mv < 1.2e04 * 2
     assert 0.65 < lab["roc_auc"] < 0.85
+
+
+def test_lof_names_and_odeval_novelty_scores():
+    from odeval.detectors.novelty import NoveltyDetector
+
+    assert make_detector("lof").name.startswith("LOF(k=") and hasattr(make_detector("lof"), "estimator")
+    det = make_detector("LOF", k=5)
+    assert isinstance(det, KNNQueryDetector) and det.name == "LOF(k=5)"
+    X = np.random.default_rng(3).normal(size=(50, 3))
+    Q = np.random.default_rng(4).normal(size=(10, 3))
+    np.testing.assert_array_equal(det.fit(X).score(Q), NoveltyDetector("LOF", 5).fit(X).score(Q))

@@ -54,7 +54,7 @@ def test_text_unsupervised_subsampled_knn(files):
 @pytest.mark.parametrize(("key", "args", "match"), [
     ("wide", ["--features", 20], "exceeds the 12 attributes"),
     ("wide", ["--draws", 0], "--draws must be at least 1"),
-    ("low", ["-d", "LoOP"], "cannot score points outside the fitted data"),
+    ("low", ["-d", "ODIN"], "cannot score points outside the fitted data"),
     ("low", ["-d", "nosuch"], "unknown detector"),
     ("const", ["--min-distinct", 0], "constant"),
     ("nan", [], "missing values"),

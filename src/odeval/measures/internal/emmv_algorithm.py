@@ -11,12 +11,11 @@ the result (``em_failed``, ``mv_failed``) with their reasons and left out of the
 Detectors. Anything with ``fit(X)`` and ``score(X)`` returning higher = more outlying scores for *new* points
 (the uniform sample is always new): odeval's scikit-learn / PyOD adapters
 (:func:`odeval.detectors.adapters.wrap_estimator`: IsolationForest, OneClassSVM, LocalOutlierFactor with
-``novelty=True``, ...), a bare scikit-learn / PyOD estimator (wrapped here), or — among odeval's own kNN
-methods — the distance-based **kNN** and **kNNW**, for which :class:`KNNQueryDetector` scores query points
-against the fitted data (the query's k nearest fitted objects; the fitted objects themselves are scored with
-the usual kNN graph, self excluded). The other odeval methods (LOF, LoOP, ODIN, ...) define scores only for
-members of the data set and raise here; use the scikit-learn LOF (``novelty=True``) for LOF. (A general
-novelty mode for odeval's kNN methods is being built for the protocols stage; this one is deliberately minimal.)
+``novelty=True``, ...), a bare scikit-learn / PyOD estimator (wrapped here), or an odeval method with a
+novelty form (:func:`odeval.detectors.novelty_methods`: kNN, kNNW, LOF, SimplifiedLOF, LoOP, LDOF) through
+:class:`KNNQueryDetector`, which is :class:`odeval.detectors.novelty.NoveltyDetector` (new points scored
+against the fitted data) plus in-sample scores of the fitted objects (kNN graph, self excluded). The other
+odeval methods (ODIN, FastABOD, ...) define scores only for members of the data set and raise here.
 
 Settings. Novelty: ``emmv(det, X_train_normal, X_test_normal)`` (the chapter evaluates EM/MV on normal test
 data only). Unsupervised: ``emmv(det, X_polluted_train, X_polluted_test)`` (the chapter's split), or
@@ -38,7 +37,8 @@ from typing import Any
 
 import numpy as np
 
-from odeval._validation import check_data_matrix, check_k
+from odeval._validation import check_data_matrix
+from odeval.detectors.novelty import NoveltyDetector
 from odeval.measures.internal.excess_mass_volume import (
     ALPHA_MAX,
     ALPHA_MIN,
@@ -53,74 +53,38 @@ from odeval.measures.internal.excess_mass_volume import (
     uniform_in_box,
 )
 
-__all__ = ["EMMVResult", "KNNQueryDetector", "emmv", "make_detector", "QUERY_METHODS", "SKLEARN_DETECTORS",
+__all__ = ["EMMVResult", "KNNQueryDetector", "emmv", "make_detector", "SKLEARN_DETECTORS",
            "ChapterSplit", "chapter_split", "continuous_features", "evaluate_split", "OCSVM_MAX_TRAIN"]
 
 OCSVM_MAX_TRAIN = 10_000  # the authors' ``ocsvm_max_train`` (EMMV_benchmarks): OCSVM fitted on ≤ 10,000 objects
 
-QUERY_METHODS = ("kNN", "kNNW")
 SKLEARN_DETECTORS = ("iforest", "ocsvm", "lof")
 MAX_DIM = 8
 
 
-class KNNQueryDetector:
-    """odeval's kNN / kNNW as a fit-then-score detector that can score points outside the fitted data.
+class KNNQueryDetector(NoveltyDetector):
+    """An odeval method with a novelty form, plus in-sample scores of the fitted objects.
 
-    * Fitted objects (:meth:`score_fitted`): the usual scores from an exact :func:`odeval.neighbors.knn_graph`
-      (k excludes the object itself; duplicates are neighbours at distance 0).
-    * New points (:meth:`score`): the distances to the k nearest *fitted* objects (no object is excluded —
-      a query is not a member of the data), Euclidean, from scikit-learn's exact ``NearestNeighbors``.
-      kNN = the k-th distance, kNNW = the sum of the k distances (left to right).
-
-    Parameters
-    ----------
-    method : {"kNN", "kNNW"}
-    k : int
+    :class:`odeval.detectors.novelty.NoveltyDetector` scores new points against the fitted data (the query's
+    k nearest fitted objects; ``odeval.neighbors.query_knn``). :meth:`score_fitted` adds the usual scores of the
+    fitted objects themselves from the training graph (k excludes the object itself), which the same-data
+    setting of :func:`emmv` uses. Supported: :func:`odeval.detectors.novelty_methods` (kNN, kNNW, LOF,
+    SimplifiedLOF, LoOP, LDOF).
     """
 
-    def __init__(self, method: str, k: int) -> None:
-        names = {m.lower(): m for m in QUERY_METHODS}
-        if method.lower() not in names:
+    def __init__(self, method: str, k: int, **params: Any) -> None:
+        try:
+            super().__init__(method, k, **params)
+        except ValueError as exc:
             raise ValueError(f"odeval method {method!r} cannot score points outside the fitted data (needed for "
-                             f"the uniform sample of EM/MV); supported odeval methods: {', '.join(QUERY_METHODS)}; "
-                             "for LOF use the scikit-learn detector 'lof' (novelty=True)")
-        self.method = names[method.lower()]
-        if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
-            raise ValueError(f"{self.method}: k must be a positive integer, got {k!r}")
-        self.k = int(k)
-        self.name = f"{self.method}(k={self.k})"
-
-    def fit(self, X: Any) -> KNNQueryDetector:
-        from sklearn.neighbors import NearestNeighbors
-
-        X = check_data_matrix(X, name="X (training data)")
-        check_k(self.k, X.shape[0], name=f"{self.method} k")
-        self.X_ = X
-        self.nn_ = NearestNeighbors(n_neighbors=self.k, algorithm="auto", metric="euclidean").fit(X)
-        return self
-
-    def _reduce(self, d: np.ndarray) -> np.ndarray:
-        if self.method == "kNN":
-            return np.ascontiguousarray(d[:, self.k - 1])
-        return np.cumsum(d[:, : self.k], axis=1)[:, -1]
-
-    def score(self, X: Any) -> np.ndarray:
-        """Scores of new points (higher = more outlying) against the fitted data."""
-        if not hasattr(self, "X_"):
-            raise RuntimeError(f"{self.name}: call fit(X_train) before score(X)")
-        X = check_data_matrix(X, name="X (query points)", min_rows=1)
-        if X.shape[1] != self.X_.shape[1]:
-            raise ValueError(f"{self.name}: X has {X.shape[1]} attributes, fitted on {self.X_.shape[1]}")
-        d, _ = self.nn_.kneighbors(X, n_neighbors=self.k)
-        return self._reduce(d)
+                             f"the uniform sample of EM/MV): {exc}") from None
+        self.name = f"{self.info.name}(k={self.k})"
 
     def score_fitted(self) -> np.ndarray:
-        """Scores of the fitted objects themselves (kNN graph, self excluded)."""
-        from odeval.detectors import get_detector
-        from odeval.neighbors import knn_graph
-
-        graph = knn_graph(self.X_, self.k)
-        return get_detector(self.method).score_all_k(graph, [self.k])[0]
+        """Scores of the fitted objects themselves (training graph, self excluded)."""
+        if not hasattr(self, "graph_"):
+            raise RuntimeError(f"{self.name}: call fit(X_train) before score_fitted()")
+        return self.detector.score_all_k(self.graph_, [self.k])[0]
 
 
 def make_detector(name: str, *, k: int = 20, seed: int = 0) -> Any:
@@ -129,8 +93,10 @@ def make_detector(name: str, *, k: int = 20, seed: int = 0) -> Any:
     * ``"iforest"``: ``IsolationForest()`` (100 trees, 256 samples; unchanged since 2016), ``random_state=seed``.
     * ``"ocsvm"``: ``OneClassSVM(gamma="auto")`` (RBF, nu = 0.5): ``gamma = 1/d``, scikit-learn's default in
       2016; today's default ``"scale"`` is ``1/(d·Var(X))``.
-    * ``"lof"``: ``LocalOutlierFactor(n_neighbors=k, novelty=True)`` (the chapter: k = 20).
-    * ``"kNN"``, ``"kNNW"``: :class:`KNNQueryDetector` (odeval's methods, with query scoring).
+    * ``"lof"`` (lower case) or ``"lof-novelty"``: scikit-learn's ``LocalOutlierFactor(n_neighbors=k,
+      novelty=True)`` (the chapter: k = 20). ``"LOF"`` is odeval's LOF (novelty form).
+    * an odeval method with a novelty form (kNN, kNNW, LOF, SimplifiedLOF, LoOP, LDOF):
+      :class:`KNNQueryDetector`.
     """
     from odeval.detectors.adapters import wrap_estimator
 
@@ -143,16 +109,16 @@ def make_detector(name: str, *, k: int = 20, seed: int = 0) -> Any:
         from sklearn.svm import OneClassSVM
 
         return wrap_estimator(OneClassSVM(gamma="auto"), name="OCSVM")
-    if key == "lof":
+    if name == "lof" or key == "lof-novelty":  # lower-case "lof": scikit-learn's; "LOF": odeval's (below)
         from sklearn.neighbors import LocalOutlierFactor
 
         return wrap_estimator(LocalOutlierFactor(n_neighbors=k, novelty=True), name=f"LOF(k={k})")
-    from odeval.detectors import available_methods
+    from odeval.detectors import available_methods, novelty_methods
 
     if key in {m.lower() for m in available_methods()}:
         return KNNQueryDetector(name, k)
     raise ValueError(f"unknown detector {name!r}; choose one of {', '.join(SKLEARN_DETECTORS)} or an odeval "
-                     f"method with query scoring ({', '.join(QUERY_METHODS)})")
+                     f"method with a novelty form ({', '.join(novelty_methods())})")
 
 
 def _as_detector(detector: Any, seed: int) -> Any:
@@ -168,8 +134,11 @@ def _as_detector(detector: Any, seed: int) -> Any:
     from odeval.detectors.base import Detector
 
     if isinstance(detector, Detector):
-        raise ValueError(f"{detector!r} cannot be refitted and score new points as EM/MV needs; pass its name "
-                         f"(supported odeval methods: {', '.join(QUERY_METHODS)}) or a scikit-learn detector")
+        from odeval.detectors import novelty_methods
+
+        raise ValueError(f"{detector!r} alone cannot be refitted and score new points as EM/MV needs; pass its name "
+                         f"(odeval methods with a novelty form: {', '.join(novelty_methods())}) or a "
+                         "KNNQueryDetector / NoveltyDetector")
     raise ValueError(f"detector {detector!r} cannot be refitted: it needs fit(X) and score(X) (or score_samples / "
                      "decision_function)")
 
