@@ -61,7 +61,7 @@ def test_csv_and_npy_scores(files):
 @pytest.mark.parametrize(
     ("content", "what", "match"),
     [
-        ("0.1\nnan\n", "scores", "line 2: score 'nan' is not finite"),
+        ("0.1\nnan\n", "scores", "line 2: score 'nan' is not a number"),
         ("0.1\nabc\n", "scores", "line 2: score 'abc' is not a number"),
         ("1\n2\n", "labels", "line 2: label '2' is not 0/1"),
         ("", "scores", "empty"),
@@ -163,7 +163,7 @@ def test_score_table_npz_raw_columns_are_oriented(files):
         (lambda p: np.savez(p, x=S), "not an odeval score archive"),
         (lambda p: np.savez(p, scores=S, columns=np.array(["a"])), "has shape"),
         (lambda p: np.savez(p, scores=np.array([[np.nan, 1.0]]), columns=np.array(["LOF-001"])),
-         "column 'LOF-001', row 0: score nan is not finite"),
+         "column 'LOF-001', row 0: score nan is not a number"),
         (lambda p: np.savez(p, scores=S[None, :], columns=np.array(["LOF-001"]), labels=np.arange(5)),
          "'label' column must be"),
     ],

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numba import njit, prange
 
-from odeval.detectors.base import Detector, MethodInfo, check_ks, register
+from odeval.detectors.base import Detector, MethodInfo, Options, check_ks, register
 from odeval.detectors.ldof import _is_euclidean, _neighbourhood_sizes, _prepare_ks
 from odeval.neighbors._elki_order import elki_knn_list
 
@@ -248,13 +248,12 @@ class FastABOD(Detector):
         "data. KDD 2008.",
     )
 
+    _parameter_constraints: ClassVar[dict[str, Any]] = {"kernel": Options(_KERNELS)}
+
     def __init__(self, kernel: str = "linear") -> None:
         if kernel not in _KERNELS:
             raise ValueError(f"FastABOD: unknown kernel {kernel!r}; choose one of {', '.join(_KERNELS)}")
         self.kernel = kernel
-
-    def params(self) -> dict[str, Any]:
-        return {"kernel": self.kernel}
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         X = np.ascontiguousarray(graph.X, dtype=np.float64)

@@ -15,8 +15,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-__all__ = ["MethodInfo", "Detector", "register", "get_detector", "available_methods", "orient", "check_ks",
-           "check_variant"]
+__all__ = ["MethodInfo", "Detector", "Number", "Options", "register", "get_detector", "available_methods", "orient",
+           "check_ks", "check_params", "check_variant"]
 
 
 @dataclass(frozen=True)
@@ -78,14 +78,72 @@ def check_variant(method: str, variant: str, allowed: Sequence[str]) -> str:
     return variant
 
 
+@dataclass(frozen=True)
+class Options:
+    """Parameter constraint: one of ``values``."""
+
+    values: tuple[Any, ...]
+
+    def check(self, value: Any) -> str | None:
+        return None if value in self.values else f"choose one of {', '.join(map(str, self.values))}"
+
+
+@dataclass(frozen=True)
+class Number:
+    """Parameter constraint: a finite number (an integer with ``integer``) in an interval; ``None`` if allowed."""
+
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+    integer: bool = False
+    allow_none: bool = False
+
+    def check(self, value: Any) -> str | None:
+        kind = "an integer" if self.integer else "a finite number"
+        bounds = []
+        if self.low is not None:
+            bounds.append(f"{'>' if self.low_open else '≥'} {self.low:g}")
+        if self.high is not None:
+            bounds.append(f"≤ {self.high:g}")
+        need = f"must be {kind}" + (f" {' and '.join(bounds)}" if bounds else "") + (" or None" if self.allow_none
+                                                                                    else "")
+        if value is None:
+            return None if self.allow_none else need
+        types = (int, np.integer) if self.integer else (int, float, np.integer, np.floating)
+        if isinstance(value, bool) or not isinstance(value, types) or not np.isfinite(value):
+            return need
+        if self.low is not None and (value <= self.low if self.low_open else value < self.low):
+            return need
+        if self.high is not None and value > self.high:
+            return need
+        return None
+
+
+def check_params(name: str, constraints: dict[str, Any], params: dict[str, Any]) -> None:
+    """Validate ``params`` against a detector's declared ``_parameter_constraints``; one-line ``ValueError``."""
+    unknown = sorted(set(params) - set(constraints))
+    if unknown:
+        raise ValueError(f"{name}: unknown parameter(s) {', '.join(unknown)}; accepted: "
+                         f"{', '.join(constraints) or 'none'}")
+    for key, value in params.items():
+        problem = constraints[key].check(value)
+        if problem and isinstance(constraints[key], Options):
+            raise ValueError(f"{name}: unknown {key} {value!r}; {problem}")
+        if problem:
+            raise ValueError(f"{name}: invalid parameter {key}={value!r}: {key} {problem}")
+
+
 class Detector(ABC):
-    """Base class: subclasses set ``info`` and implement :meth:`raw_scores_all_k`."""
+    """Base class: subclasses set ``info``, declare ``_parameter_constraints`` (parameter name → constraint,
+    the scikit-learn idiom; the constructor's keyword arguments and the attributes that hold them) and
+    implement :meth:`raw_scores_all_k`."""
 
     info: ClassVar[MethodInfo]
+    _parameter_constraints: ClassVar[dict[str, Any]] = {}
 
     def params(self) -> dict[str, Any]:
-        """The method's parameters (besides k), for provenance and results stores."""
-        return {}
+        """The method's parameters (besides k), for provenance and results stores (``get_params``)."""
+        return {name: getattr(self, name) for name in self._parameter_constraints}
 
     def required_k_max(self, k: int) -> int:
         """Neighbours the graph must hold to score at ``k`` (most methods: k; some need k+1)."""
@@ -116,17 +174,29 @@ _REGISTRY: dict[str, Callable[..., Detector]] = {}
 
 
 def register(cls: type[Detector]) -> type[Detector]:
-    """Class decorator: make a detector available by its ``info.name`` (case-insensitive lookup)."""
-    _REGISTRY[cls.info.name.lower()] = cls
+    """Class decorator: make a detector available by its ``info.name`` (case-insensitive lookup).
+
+    A second registration of a name (case-insensitive) is an error, not a silent overwrite.
+    """
+    key = cls.info.name.lower()
+    if key in _REGISTRY and _REGISTRY[key] is not cls:
+        raise ValueError(f"a method named {cls.info.name!r} is already registered "
+                         f"({_REGISTRY[key].__module__}.{_REGISTRY[key].__qualname__})")
+    _REGISTRY[key] = cls
     return cls
 
 
 def get_detector(name: str, **params: Any) -> Detector:
-    """Instantiate a registered method by name, e.g. ``get_detector("LOF")``."""
+    """Instantiate a registered method by name, e.g. ``get_detector("LOF", variant="elki-0.7.1")``.
+
+    Parameters are checked against the method's declared ``_parameter_constraints`` first: an unknown name or
+    an invalid value raises a one-line ``ValueError`` naming the method, the parameter and what is accepted.
+    """
     try:
-        factory = _REGISTRY[name.lower()]
+        factory = _REGISTRY[str(name).lower()]
     except KeyError:
         raise ValueError(f"unknown method {name!r}; available: {', '.join(available_methods())}") from None
+    check_params(factory.info.name, getattr(factory, "_parameter_constraints", {}), params)  # type: ignore[attr-defined]
     return factory(**params)
 
 

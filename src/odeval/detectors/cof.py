@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numba import njit, prange
 
-from odeval.detectors.base import Detector, MethodInfo, check_variant, register
+from odeval.detectors.base import Detector, MethodInfo, Options, check_variant, register
 from odeval.detectors.ldof import (
     _elki_perm,
     _is_euclidean,
@@ -251,12 +251,11 @@ class COF(Detector):
         "for low density patterns. PAKDD 2002.",
     )
 
+    _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": Options(_VARIANTS)}
+
     def __init__(self, variant: str = "paper") -> None:
         check_variant("COF", variant, _VARIANTS)
         self.variant = variant
-
-    def params(self) -> dict[str, Any]:
-        return {"variant": self.variant}
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         _, uniq, inverse = _prepare_ks(graph, ks, self.info)

@@ -9,15 +9,17 @@ among tied neighbours the ``elki-0.7.1`` variants need to reproduce ELKI's value
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numba import njit, prange
 
-from odeval.detectors.base import Detector, MethodInfo, check_ks, check_variant, register
+from odeval.detectors.base import Detector, MethodInfo, Options, check_ks, check_variant, register
 from odeval.neighbors._elki_order import heap_drain, heap_offer
 
 __all__ = ["LDOF", "ldof_scores"]
+
+_VARIANTS = ("paper", "elki-0.7.1")
 
 # Upper bound on the number of float64 entries of one block of neighbour-pair distances (≈ 32 MB).
 _BLOCK_BUDGET = 4_000_000
@@ -346,12 +348,11 @@ class LDOF(Detector):
         "scattered real-world data. PAKDD 2009.",
     )
 
-    def __init__(self, variant: str = "paper") -> None:
-        check_variant("LDOF", variant, ("paper", "elki-0.7.1"))
-        self.variant = variant
+    _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": Options(_VARIANTS)}
 
-    def params(self) -> dict[str, Any]:
-        return {"variant": self.variant}
+    def __init__(self, variant: str = "paper") -> None:
+        check_variant("LDOF", variant, _VARIANTS)
+        self.variant = variant
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         _, uniq, inverse = _prepare_ks(graph, ks, self.info)

@@ -8,14 +8,16 @@ All k come from one pass over the graph (:func:`odeval.neighbors.in_degrees_all_
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
-from odeval.detectors.base import Detector, MethodInfo, check_ks, check_variant, register
+from odeval.detectors.base import Detector, MethodInfo, Options, check_ks, check_variant, register
 from odeval.neighbors import in_degrees_all_k
 
 __all__ = ["ODIN"]
+
+_VARIANTS = ("paper", "elki-0.7.1", "elki-0.7.1-cks")
 
 
 @register
@@ -40,12 +42,11 @@ class ODIN(Detector):
     info = MethodInfo(name="ODIN", min_k=1, inverted=True, inlier_value=None, score_range=(0.0, np.inf),
                       reference="Hautamäki, Kärkkäinen, Fränti (2004), ICPR")
 
-    def __init__(self, variant: str = "paper") -> None:
-        check_variant("ODIN", variant, ("paper", "elki-0.7.1", "elki-0.7.1-cks"))
-        self.variant = variant
+    _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": Options(_VARIANTS)}
 
-    def params(self) -> dict[str, Any]:
-        return {"variant": self.variant}
+    def __init__(self, variant: str = "paper") -> None:
+        check_variant("ODIN", variant, _VARIANTS)
+        self.variant = variant
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         ks_arr = check_ks(ks, graph.n_objects, self.info, graph.k_max)
