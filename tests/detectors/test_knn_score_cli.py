@@ -110,3 +110,25 @@ def test_score_then_evaluate_round_trip(dataset, tmp_path):
         assert [r["column"] for r in got] == [f"{m}-{k:03d}{suffix}" for m in ("ODIN", "LOF") for k in (2, 3)]
         for r, (m, k) in zip(got, [(m, k) for m in ("ODIN", "LOF") for k in (2, 3)], strict=True):
             assert r["measures"] == evaluate(y, get_detector(m).score_all_k(g, [k])[0])
+
+
+def test_score_label_column_and_unlabelled(dataset, tmp_path):
+    path, X, y = dataset
+    frame = pd.read_csv(path).rename(columns={"outlier": "is_out"})
+    renamed = tmp_path / "renamed.csv"
+    frame.to_csv(renamed, index=False)
+    out = tmp_path / "s.csv"
+    res = CliRunner().invoke(main, ["score", str(renamed), "-m", "KNN", "--k", "2", "-o", str(out)])
+    assert res.exit_code == 1 and "--label-column NAME" in res.output and "--unlabelled" in res.output
+    res = CliRunner().invoke(main, ["score", str(renamed), "-m", "KNN", "--k", "2", "--label-column", "is_out",
+                                    "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    assert pd.read_csv(out)["label"].sum() == 3
+    plain = tmp_path / "plain.csv"
+    frame.drop(columns="is_out").to_csv(plain, index=False)
+    res = CliRunner().invoke(main, ["score", str(plain), "-m", "KNN", "--k", "2", "--unlabelled", "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    assert "label" not in pd.read_csv(out)
+    res = CliRunner().invoke(main, ["score", str(renamed), "-m", "KNN", "--unlabelled", "--label-column", "x",
+                                    "-o", str(out)])
+    assert res.exit_code == 2 and "at most one of --label-column and --unlabelled" in res.output

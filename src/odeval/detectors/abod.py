@@ -217,7 +217,9 @@ def fastabod_scores(graph: Any, ks: int | Sequence[int], kernel: str = "linear")
     (the project's k convention; ELKI 0.7.5's linear-kernel path does the same). With one pair left the
     variance is 0. With no pair (fewer than two neighbours at positive distance, i.e. at least k − 1
     duplicates of A) the paper's ABOF is undefined; we return +inf (maximally inlying), never NaN, where
-    ELKI returns NaN.
+    ELKI returns NaN. Degenerate case: when at some k *no* object has a pair (all objects coincide with their
+    neighbours, e.g. all-duplicate data), all objects are equally outlying and every ABOF is 0.0 — one finite
+    tie rather than +inf for all (both kernels).
 
     ELKI 0.7.1 (``kernel="poly2"``) uses K(x, y) = (x·y)²: the squared distance in feature space is
     K(A,A) + K(B,B) − 2K(A,B), objects at kernel distance 0 (duplicates, and also −A) are *excluded from the
@@ -232,6 +234,16 @@ def fastabod_scores(graph: Any, ks: int | Sequence[int], kernel: str = "linear")
     KDD 2008, pp. 444–452.
     """
     return FastABOD(kernel=kernel).raw_scores_all_k(graph, ks)
+
+
+def _degenerate_rows_to_zero(raw: np.ndarray) -> np.ndarray:
+    """The degenerate case: at a k where *no* object has an angle pair (e.g. all objects are duplicates), all
+    objects are equally outlying; their ABOF is 0.0 (finite, one tie) instead of +inf for every object."""
+    undefined = (raw == _NO_PAIR_VALUE).all(axis=1)
+    if undefined.any():
+        raw = raw.copy()
+        raw[undefined] = 0.0
+    return raw
 
 
 @register
@@ -256,6 +268,9 @@ class FastABOD(Detector):
         self.kernel = kernel
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
+        return _degenerate_rows_to_zero(self._raw(graph, ks))
+
+    def _raw(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         X = np.ascontiguousarray(graph.X, dtype=np.float64)
         if self.kernel == "poly2":
             arr = check_ks(ks, int(graph.n_objects), self.info)

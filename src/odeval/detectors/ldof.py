@@ -246,8 +246,10 @@ def _ldof_chunk(block, sizes):  # pragma: no cover - numba
                 continue
             dbar = dsum / n
             Dbar = psum / npairs
-            val = dbar / Dbar if Dbar != 0.0 else np.inf
-            out[t, c] = val if np.isfinite(val) else 1.0
+            if Dbar != 0.0:
+                out[t, c] = dbar / Dbar
+            else:  # all neighbours coincide: the limit D̄ → 0⁺ is +∞ if p lies apart, 1 if p coincides too
+                out[t, c] = np.inf if dbar > 0.0 else 1.0
     return out
 
 
@@ -313,7 +315,7 @@ def ldof_scores(graph: Any, ks: int | Sequence[int], variant: str = "paper") -> 
     Returns
     -------
     ndarray of shape (len(ks), n_objects)
-        LDOF(p) = d̄(p) / D̄(p); higher = more outlying, 1.0 where the ratio is NaN or infinite.
+        LDOF(p) = d̄(p) / D̄(p); higher = more outlying. Where all neighbours coincide (D̄(p) = 0), see Notes.
 
     Notes
     -----
@@ -323,8 +325,14 @@ def ldof_scores(graph: Any, ks: int | Sequence[int], variant: str = "paper") -> 
         LDOF(p) = d̄(p) / D̄(p).
 
     N_k(p) contains every object tied at the k-distance (|N| ≥ k) and exact duplicates of p (distance 0),
-    as in ELKI 0.7.1 (``lof.LDOF``). Where the ratio is undefined — D̄(p) = 0, i.e. all neighbours coincide —
-    the score is 1.0 (ELKI's rule for NaN and ∞; the paper does not treat the case).
+    as in ELKI 0.7.1 (``lof.LDOF``).
+
+    All neighbours coincide (D̄(p) = 0; the paper does not treat the case). The default variant follows the
+    limit of the definition as D̄(p) → 0⁺: LDOF(p) = +∞ when p lies apart from them (d̄(p) > 0) — an isolated
+    object next to a group of duplicates ranks as an outlier, as with LOF and COF — and 1.0 (the inlier value)
+    when p coincides with them as well (d̄(p) = 0, the 0/0 case: p is one of the duplicates). ``±inf`` is
+    ranked like any other value (:func:`odeval.measures.finite_for_ranking`). ``variant="elki-0.7.1"`` keeps
+    ELKI 0.7.1's rule instead: NaN and ∞ become 1.0, so such an isolated object gets the inlier score 1.0.
 
     References
     ----------
