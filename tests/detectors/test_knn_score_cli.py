@@ -113,7 +113,7 @@ def test_score_then_evaluate_round_trip(dataset, tmp_path):
 
 
 def test_score_label_column_and_unlabelled(dataset, tmp_path):
-    path, X, y = dataset
+    path, _, _ = dataset
     frame = pd.read_csv(path).rename(columns={"outlier": "is_out"})
     renamed = tmp_path / "renamed.csv"
     frame.to_csv(renamed, index=False)
