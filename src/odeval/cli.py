@@ -447,7 +447,9 @@ def evaluate_cmd(scores_file: str, labels_file: str | None, dataset_file: str | 
             raise ValueError(f"{labels_src} and {scores_file} differ in length: {labels.size} labels, "
                              f"{matrix.shape[1]} scores (both must list the same objects in the same order)")
         if ascending:
-            matrix = -matrix
+            from odeval.detectors import orient
+
+            matrix = orient(matrix, True)
         results = [evaluate_scoring(labels, row, n=n)[0] for row in matrix]
     except (ValueError, OSError) as exc:
         raise click.ClickException(str(exc)) from None

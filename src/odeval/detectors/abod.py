@@ -258,6 +258,7 @@ class FastABOD(Detector):
         score_range=(0.0, np.inf),
         reference="H.-P. Kriegel, M. Schubert, A. Zimek. Angle-based outlier detection in high-dimensional "
         "data. KDD 2008.",
+        scaling="log_inversion",
     )
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {"kernel": Options(_KERNELS)}

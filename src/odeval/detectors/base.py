@@ -38,6 +38,12 @@ class MethodInfo:
         Theoretical (min, max) of the raw score, ``np.inf`` for unbounded.
     reference : str
         The publication that defines the method.
+    scaling : {"distance", "ratio", "probability", "linear_inversion", "log_inversion"} or None
+        What kind of score it is, which chooses the Kriegel et al. (2011) unification recipe
+        (:func:`odeval.scaling.recommended_unification`): a distance (Gaussian scaling about the mean), a ratio
+        with baseline ``inlier_value`` (Gaussian scaling centred there), already a probability (identity),
+        or an inverted score needing a linear / logarithmic inversion first. None: derived from ``inverted``
+        and ``inlier_value``.
     """
 
     name: str
@@ -46,11 +52,18 @@ class MethodInfo:
     inlier_value: float | None
     score_range: tuple[float, float]
     reference: str
+    scaling: str | None = None
 
 
-def orient(raw: np.ndarray, info: MethodInfo) -> np.ndarray:
-    """Public scores (higher = more outlying) from raw scores: the one place orientation is applied."""
-    return -raw if info.inverted else raw
+def orient(raw: np.ndarray, info: MethodInfo | bool) -> np.ndarray:
+    """Public scores (higher = more outlying) from raw scores: the one place orientation is applied.
+
+    ``info`` is a :class:`MethodInfo` (or just its ``inverted`` flag). The map is its own inverse (a negation
+    for inverted methods), so ``orient(public, info)`` gives the raw scores back; every sign flip of odeval
+    (public ↔ raw, ``odeval evaluate --ascending``, adapters) goes through here.
+    """
+    inverted = bool(info) if isinstance(info, bool | np.bool_) else bool(info.inverted)
+    return -raw if inverted else raw
 
 
 def check_ks(ks: int | Sequence[int], n_objects: int, info: MethodInfo, k_max: int | None = None) -> np.ndarray:

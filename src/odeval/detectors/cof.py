@@ -249,6 +249,7 @@ class COF(Detector):
         score_range=(0.0, np.inf),
         reference="J. Tang, Z. Chen, A. W. Fu, D. W. Cheung. Enhancing effectiveness of outlier detections "
         "for low density patterns. PAKDD 2002.",
+        scaling="ratio",
     )
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": Options(_VARIANTS)}

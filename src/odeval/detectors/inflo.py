@@ -229,6 +229,7 @@ class INFLO(Detector):
         score_range=(0.0, np.inf),
         reference="W. Jin, A. K. H. Tung, J. Han, W. Wang. Ranking outliers using symmetric neighborhood "
         "relationship. PAKDD 2006.",
+        scaling="ratio",
     )
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {

@@ -129,7 +129,7 @@ class KDEOS(Detector):
     """
 
     info = MethodInfo(name="KDEOS", min_k=2, inverted=False, inlier_value=0.5, score_range=(0.0, 1.0),
-                      reference="Schubert, Zimek, Kriegel (2014), SDM")
+                      reference="Schubert, Zimek, Kriegel (2014), SDM", scaling="probability")
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {
         "scale": Number(low=0, low_open=True),

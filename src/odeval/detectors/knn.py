@@ -44,7 +44,7 @@ class KNN(Detector):
     """
 
     info = MethodInfo(name="kNN", min_k=1, inverted=False, inlier_value=0.0, score_range=(0.0, np.inf),
-                      reference="Ramaswamy, Rastogi, Shim (2000), SIGMOD")
+                      reference="Ramaswamy, Rastogi, Shim (2000), SIGMOD", scaling="distance")
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": Options(_VARIANTS)}
 
@@ -85,7 +85,7 @@ class KNNW(Detector):
     """
 
     info = MethodInfo(name="kNNW", min_k=1, inverted=False, inlier_value=0.0, score_range=(0.0, np.inf),
-                      reference="Angiulli, Pizzuti (2002), PKDD")
+                      reference="Angiulli, Pizzuti (2002), PKDD", scaling="distance")
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": Options(_VARIANTS)}
 

@@ -354,6 +354,7 @@ class LDOF(Detector):
         score_range=(0.0, np.inf),
         reference="K. Zhang, M. Hutter, H. Jin. A new local distance-based outlier detection approach for "
         "scattered real-world data. PAKDD 2009.",
+        scaling="ratio",
     )
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": Options(_VARIANTS)}

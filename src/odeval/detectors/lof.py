@@ -111,7 +111,7 @@ class LOF(Detector):
     """
 
     info = MethodInfo(name="LOF", min_k=1, inverted=False, inlier_value=1.0, score_range=(0.0, np.inf),
-                      reference="Breunig, Kriegel, Ng, Sander (2000), SIGMOD")
+                      reference="Breunig, Kriegel, Ng, Sander (2000), SIGMOD", scaling="ratio")
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": Options(_VARIANTS)}
 
@@ -147,7 +147,8 @@ class SimplifiedLOF(Detector):
     """
 
     info = MethodInfo(name="SimplifiedLOF", min_k=1, inverted=False, inlier_value=1.0,
-                      score_range=(0.0, np.inf), reference="Schubert, Zimek, Kriegel (2014), DAMI 28(1)")
+                      score_range=(0.0, np.inf), reference="Schubert, Zimek, Kriegel (2014), DAMI 28(1)",
+                      scaling="ratio")
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": Options(_VARIANTS)}
 

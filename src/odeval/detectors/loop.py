@@ -176,7 +176,7 @@ class LoOP(Detector):
     """
 
     info = MethodInfo(name="LoOP", min_k=1, inverted=False, inlier_value=0.0, score_range=(0.0, 1.0),
-                      reference="Kriegel, Kröger, Schubert, Zimek (2009), CIKM")
+                      reference="Kriegel, Kröger, Schubert, Zimek (2009), CIKM", scaling="probability")
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {
         "lam": Number(low=0, low_open=True),

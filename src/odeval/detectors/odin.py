@@ -40,7 +40,7 @@ class ODIN(Detector):
     """
 
     info = MethodInfo(name="ODIN", min_k=1, inverted=True, inlier_value=None, score_range=(0.0, np.inf),
-                      reference="Hautamäki, Kärkkäinen, Fränti (2004), ICPR")
+                      reference="Hautamäki, Kärkkäinen, Fränti (2004), ICPR", scaling="linear_inversion")
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": Options(_VARIANTS)}
 
