@@ -263,11 +263,6 @@ class FastABOD(Detector):
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {"kernel": Options(_KERNELS)}
 
-    def __init__(self, kernel: str = "linear") -> None:
-        if kernel not in _KERNELS:
-            raise ValueError(f"FastABOD: unknown kernel {kernel!r}; choose one of {', '.join(_KERNELS)}")
-        self.kernel = kernel
-
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         return _degenerate_rows_to_zero(self._raw(graph, ks))
 

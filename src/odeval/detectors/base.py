@@ -93,23 +93,34 @@ def check_variant(method: str, variant: str, allowed: Sequence[str]) -> str:
 
 @dataclass(frozen=True)
 class Options:
-    """Parameter constraint: one of ``values``."""
+    """Parameter constraint: one of ``values``; the default is the first."""
 
     values: tuple[Any, ...]
 
+    @property
+    def default(self) -> Any:
+        return self.values[0]
+
     def check(self, value: Any) -> str | None:
         return None if value in self.values else f"choose one of {', '.join(map(str, self.values))}"
+
+    def cast(self, value: Any) -> Any:
+        return value
 
 
 @dataclass(frozen=True)
 class Number:
     """Parameter constraint: a finite number (an integer with ``integer``) in an interval; ``None`` if allowed."""
 
+    default: float | int | None
     low: float | None = None
     high: float | None = None
     low_open: bool = False
     integer: bool = False
     allow_none: bool = False
+
+    def cast(self, value: Any) -> Any:
+        return None if value is None else int(value) if self.integer else float(value)
 
     def check(self, value: Any) -> str | None:
         kind = "an integer" if self.integer else "a finite number"
@@ -153,6 +164,12 @@ class Detector(ABC):
 
     info: ClassVar[MethodInfo]
     _parameter_constraints: ClassVar[dict[str, Any]] = {}
+
+    def __init__(self, **params: Any) -> None:
+        """Keyword parameters as declared in ``_parameter_constraints`` (validated there; defaults from it)."""
+        check_params(self.info.name, self._parameter_constraints, params)
+        for name, constraint in self._parameter_constraints.items():
+            setattr(self, name, constraint.cast(params.get(name, constraint.default)))
 
     def params(self) -> dict[str, Any]:
         """The method's parameters (besides k), for provenance and results stores (``get_params``)."""

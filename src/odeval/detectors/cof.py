@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numba import njit, prange
 
-from odeval.detectors.base import Detector, MethodInfo, Options, check_variant, register
+from odeval.detectors.base import Detector, MethodInfo, Options, register
 from odeval.detectors.ldof import (
     _elki_perm,
     _is_euclidean,
@@ -253,10 +253,6 @@ class COF(Detector):
     )
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": Options(_VARIANTS)}
-
-    def __init__(self, variant: str = "paper") -> None:
-        check_variant("COF", variant, _VARIANTS)
-        self.variant = variant
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         _, uniq, inverse = _prepare_ks(graph, ks, self.info)

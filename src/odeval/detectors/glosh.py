@@ -265,16 +265,8 @@ class GLOSH(Detector):
     )
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {
-        "min_cluster_size": Number(low=2, integer=True, allow_none=True),
+        "min_cluster_size": Number(None, low=2, integer=True, allow_none=True),
     }
-
-    def __init__(self, min_cluster_size: int | None = None) -> None:
-        if min_cluster_size is not None and (
-            isinstance(min_cluster_size, bool) or not isinstance(min_cluster_size, int | np.integer)
-            or min_cluster_size < 2
-        ):
-            raise ValueError(f"GLOSH: min_cluster_size must be an integer ≥ 2 or None, got {min_cluster_size!r}")
-        self.min_cluster_size = None if min_cluster_size is None else int(min_cluster_size)
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         _, uniq, inverse = _prepare_ks(graph, ks, self.info)

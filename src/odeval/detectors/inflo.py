@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numba import njit, prange
 
-from odeval.detectors.base import Detector, MethodInfo, Number, Options, check_variant, register
+from odeval.detectors.base import Detector, MethodInfo, Number, Options, register
 from odeval.detectors.ldof import (
     _elki_perm,
     _is_euclidean,
@@ -233,16 +233,9 @@ class INFLO(Detector):
     )
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {
-        "m": Number(low=0, low_open=True),
+        "m": Number(1.0, low=0, low_open=True),
         "variant": Options(_VARIANTS),
     }
-
-    def __init__(self, m: float = 1.0, variant: str = "paper") -> None:
-        check_variant("INFLO", variant, _VARIANTS)
-        if isinstance(m, bool) or not isinstance(m, int | float | np.integer | np.floating) or not m > 0:
-            raise ValueError(f"INFLO: pruning threshold m must be a number > 0, got {m!r}")
-        self.m = float(m)
-        self.variant = variant
 
     def required_k_max(self, k: int) -> int:
         # the batch tool reads the density of k from the (k+1)-distance (semantics doc §0.3)

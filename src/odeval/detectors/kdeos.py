@@ -16,7 +16,7 @@ import numpy as np
 from numba import njit, prange
 
 from odeval.detectors._numeric import GAUSS_NORM, powi
-from odeval.detectors.base import Detector, MethodInfo, Number, Options, check_ks, check_variant, register
+from odeval.detectors.base import Detector, MethodInfo, Number, Options, check_ks, register
 
 __all__ = ["KDEOS"]
 
@@ -132,25 +132,11 @@ class KDEOS(Detector):
                       reference="Schubert, Zimek, Kriegel (2014), SDM", scaling="probability")
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {
-        "scale": Number(low=0, low_open=True),
-        "idim": Number(low=-1, integer=True),
-        "min_bandwidth": Number(low=0),
+        "scale": Number(0.5, low=0, low_open=True),
+        "idim": Number(2, low=-1, integer=True),
+        "min_bandwidth": Number(0.0, low=0),
         "variant": Options(_VARIANTS),
     }
-
-    def __init__(self, scale: float = 0.5, idim: int = 2, min_bandwidth: float = 0.0,
-                 variant: str = "paper") -> None:
-        if not (isinstance(scale, int | float) and np.isfinite(scale) and scale > 0):
-            raise ValueError(f"KDEOS: scale must be a finite number > 0, got {scale!r}")
-        if isinstance(idim, bool) or not isinstance(idim, int | np.integer) or idim < -1:
-            raise ValueError(f"KDEOS: idim must be an integer ≥ 0, or −1 for the data dimensionality; got {idim!r}")
-        if not (isinstance(min_bandwidth, int | float) and np.isfinite(min_bandwidth) and min_bandwidth >= 0):
-            raise ValueError(f"KDEOS: min_bandwidth must be a finite number ≥ 0, got {min_bandwidth!r}")
-        check_variant("KDEOS", variant, _VARIANTS)
-        self.scale = float(scale)
-        self.idim = int(idim)
-        self.min_bandwidth = float(min_bandwidth)
-        self.variant = variant
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         ks_arr = check_ks(ks, graph.n_objects, self.info, graph.k_max)

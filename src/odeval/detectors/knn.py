@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from odeval.detectors.base import Detector, MethodInfo, Options, check_ks, check_variant, register
+from odeval.detectors.base import Detector, MethodInfo, Options, check_ks, register
 
 __all__ = ["KNN", "KNNW"]
 
@@ -47,9 +47,6 @@ class KNN(Detector):
                       reference="Ramaswamy, Rastogi, Shim (2000), SIGMOD", scaling="distance")
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": Options(_VARIANTS)}
-
-    def __init__(self, variant: str = "paper") -> None:
-        self.variant = check_variant("kNN", variant, _VARIANTS)
 
     def required_k_max(self, k: int) -> int:
         return k + 1 if self.variant == "elki-0.7.1-cks" else k
@@ -88,9 +85,6 @@ class KNNW(Detector):
                       reference="Angiulli, Pizzuti (2002), PKDD", scaling="distance")
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": Options(_VARIANTS)}
-
-    def __init__(self, variant: str = "paper") -> None:
-        self.variant = check_variant("kNNW", variant, _VARIANTS)
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         ks_arr = check_ks(ks, graph.n_objects, self.info, graph.k_max)

@@ -15,7 +15,7 @@ import numpy as np
 from numba import njit, prange
 
 from odeval.detectors._numeric import GAUSS_NORM, powi
-from odeval.detectors.base import Detector, MethodInfo, Number, Options, check_ks, check_variant, register
+from odeval.detectors.base import Detector, MethodInfo, Number, Options, check_ks, register
 
 __all__ = ["LDF"]
 
@@ -173,20 +173,13 @@ class LDF(Detector):
                       reference="Latecki, Lazarevic, Pokrajac (2007), MLDM")
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {
-        "h": Number(low=0, low_open=True),
-        "c": Number(low=0, low_open=True),
+        "h": Number(1.0, low=0, low_open=True),
+        "c": Number(0.1, low=0, low_open=True),
         "variant": Options(_VARIANTS),
     }
 
     def __init__(self, h: float = 1.0, c: float = 0.1, variant: str = "paper") -> None:
-        check_variant("LDF", variant, _VARIANTS)
-        self.variant = variant
-        if not (isinstance(h, int | float) and np.isfinite(h) and h > 0):
-            raise ValueError(f"LDF: h must be a finite number > 0, got {h!r}")
-        if not (isinstance(c, int | float) and np.isfinite(c) and c > 0):
-            raise ValueError(f"LDF: c must be a finite number > 0, got {c!r}")
-        self.h = float(h)
-        self.c = float(c)
+        super().__init__(h=h, c=c, variant=variant)
         # per-instance metadata: the range [0, 1/c] and the inlier value 1/(1+c) depend on c
         self.info = MethodInfo(name="LDF", min_k=1, inverted=False, inlier_value=1.0 / (1.0 + self.c),
                                score_range=(0.0, 1.0 / self.c), reference=type(self).info.reference)

@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numba import njit, prange
 
-from odeval.detectors.base import Detector, MethodInfo, Options, check_ks, check_variant, register
+from odeval.detectors.base import Detector, MethodInfo, Options, check_ks, register
 from odeval.neighbors._elki_order import heap_drain, heap_offer
 
 __all__ = ["LDOF", "ldof_scores"]
@@ -358,10 +358,6 @@ class LDOF(Detector):
     )
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": Options(_VARIANTS)}
-
-    def __init__(self, variant: str = "paper") -> None:
-        check_variant("LDOF", variant, _VARIANTS)
-        self.variant = variant
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         _, uniq, inverse = _prepare_ks(graph, ks, self.info)

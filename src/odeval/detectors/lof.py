@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numba import njit, prange
 
-from odeval.detectors.base import Detector, MethodInfo, Options, check_ks, check_variant, register
+from odeval.detectors.base import Detector, MethodInfo, Options, check_ks, register
 
 __all__ = ["LOF", "SimplifiedLOF"]
 
@@ -115,9 +115,6 @@ class LOF(Detector):
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": Options(_VARIANTS)}
 
-    def __init__(self, variant: str = "paper") -> None:
-        self.variant = check_variant("LOF", variant, _VARIANTS)
-
     def required_k_max(self, k: int) -> int:
         return k + 1 if self.variant == "elki-0.7.1-cks" else k
 
@@ -151,9 +148,6 @@ class SimplifiedLOF(Detector):
                       scaling="ratio")
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": Options(_VARIANTS)}
-
-    def __init__(self, variant: str = "paper") -> None:
-        self.variant = check_variant("SimplifiedLOF", variant, _VARIANTS)
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         return _scores(self, graph, ks, simplified=True)

@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numba import njit, prange
 
-from odeval.detectors.base import Detector, MethodInfo, Number, Options, check_ks, check_variant, register
+from odeval.detectors.base import Detector, MethodInfo, Number, Options, check_ks, register
 from odeval.neighbors._elki_order import heap_drain, heap_offer
 
 __all__ = ["LoOP"]
@@ -179,16 +179,9 @@ class LoOP(Detector):
                       reference="Kriegel, Kröger, Schubert, Zimek (2009), CIKM", scaling="probability")
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {
-        "lam": Number(low=0, low_open=True),
+        "lam": Number(1.0, low=0, low_open=True),
         "variant": Options(_VARIANTS),
     }
-
-    def __init__(self, lam: float = 1.0, variant: str = "paper") -> None:
-        if not (isinstance(lam, int | float) and np.isfinite(lam) and lam > 0):
-            raise ValueError(f"LoOP: lam (λ) must be a finite number > 0, got {lam!r}")
-        check_variant("LoOP", variant, _VARIANTS)
-        self.lam = float(lam)
-        self.variant = variant
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         ks_arr = check_ks(ks, graph.n_objects, self.info, graph.k_max)

@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from odeval.detectors.base import Detector, MethodInfo, Options, check_ks, check_variant, register
+from odeval.detectors.base import Detector, MethodInfo, Options, check_ks, register
 from odeval.neighbors import in_degrees_all_k
 
 __all__ = ["ODIN"]
@@ -43,10 +43,6 @@ class ODIN(Detector):
                       reference="Hautamäki, Kärkkäinen, Fränti (2004), ICPR", scaling="linear_inversion")
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": Options(_VARIANTS)}
-
-    def __init__(self, variant: str = "paper") -> None:
-        check_variant("ODIN", variant, _VARIANTS)
-        self.variant = variant
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         ks_arr = check_ks(ks, graph.n_objects, self.info, graph.k_max)
