@@ -30,3 +30,47 @@ def test_invalid_toml_is_reported(tmp_path):
     bad.write_text("[study\nname=")
     with pytest.raises(StudyError, match="not valid TOML"):
         load_study(bad)
+
+
+def test_huge_k_range_is_capped_per_variant_and_skips_are_recorded(tmp_path, npz_dataset, study_file):
+    """k = "1..1000000000" neither expands at load time nor at run time; skipped k are recorded with their
+    reason, and `study check` reports what will run."""
+    import json
+
+    from click.testing import CliRunner
+
+    from odeval.bench import ResultStore, run_study
+    from odeval.cli import main
+
+    npz_dataset(tmp_path / "small.npz", 20, 3, 2, seed=4)
+    path = study_file(tmp_path / "s.toml", """
+[study]
+k = "1..1000000000"
+
+[[datasets]]
+path = "small.npz"
+
+[[methods]]
+name = "LDOF"
+
+[[methods]]
+name = "kNN"
+k = "1:4, 10"
+""")
+    study = load_study(path)
+    assert study.k_max == 1_000_000_000
+    res = CliRunner().invoke(main, ["study", "check", str(path)])
+    assert res.exit_code == 0, res.output
+    assert "LDOF {'variant': 'paper'} k=2..1000000000 (999999999 values)" in res.output
+    assert "skipped k=1: LDOF is defined for k ≥ 2" in res.output
+    assert "kNN {'variant': 'paper'} k=1..4,10 (5 values)" in res.output
+    store = tmp_path / "r.duckdb"
+    summary = run_study(study, store, workers=1, progress="none")
+    assert summary.ok == 2 and not summary.failed
+    with ResultStore(store, read_only=True) as rs:
+        runs, units = rs.runs(), rs.units()
+    assert sorted(runs[runs.method == "LDOF"].k) == list(range(2, 23))
+    assert sorted(runs[runs.method == "kNN"].k) == [1, 2, 3, 4, 10]
+    skipped = json.loads(units[units.method == "LDOF"].iloc[0].skipped)
+    assert skipped == {"1": "LDOF is defined for k ≥ 2",
+                       "23..1000000000": "k ≥ N = 23 objects (k counts neighbours other than the query point)"}

@@ -8,8 +8,8 @@ from typing import Any, ClassVar
 import numpy as np
 from numba import njit, prange
 
+from odeval.detectors._neighborhood import _is_euclidean, _neighbourhood_sizes, _prepare_ks
 from odeval.detectors.base import Detector, MethodInfo, Options, check_ks, register
-from odeval.detectors.ldof import _is_euclidean, _neighbourhood_sizes, _prepare_ks
 from odeval.neighbors._elki_order import elki_knn_list
 
 __all__ = ["FastABOD", "fastabod_scores"]

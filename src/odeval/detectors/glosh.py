@@ -8,8 +8,8 @@ from typing import Any, ClassVar
 import numpy as np
 from numba import njit, prange
 
+from odeval.detectors._neighborhood import _is_euclidean, _prepare_ks
 from odeval.detectors.base import Detector, MethodInfo, Number, register
-from odeval.detectors.ldof import _is_euclidean, _prepare_ks
 
 __all__ = ["GLOSH", "glosh_scores"]
 

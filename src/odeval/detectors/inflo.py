@@ -8,14 +8,14 @@ from typing import Any, ClassVar
 import numpy as np
 from numba import njit, prange
 
-from odeval.detectors.base import Detector, MethodInfo, Number, Options, register
-from odeval.detectors.ldof import (
+from odeval.detectors._neighborhood import (
     _elki_perm,
-    _is_euclidean,
     _neighbourhood_sizes,
     _prepare_ks,
+    _require_elki_order,
     _row_has_ties,
 )
+from odeval.detectors.base import Detector, MethodInfo, Number, Options, register
 
 __all__ = ["INFLO", "inflo_scores"]
 
@@ -252,9 +252,8 @@ class INFLO(Detector):
         idx = np.ascontiguousarray(graph.indices, dtype=np.int64)
         rev = _reverse_positions(idx, np.ascontiguousarray(sizes[-1]))
         elki = self.variant != "paper"
-        if elki and not _is_euclidean(graph):
-            raise ValueError(f"INFLO: variant={self.variant!r} reproduces ELKI's Euclidean kNN list order; use a "
-                             f"Euclidean graph (got {graph.metric!r}) or variant='paper'")
+        if elki:
+            _require_elki_order(graph, "INFLO", self.variant)
         X = np.ascontiguousarray(graph.X, dtype=np.float64)
         dist = np.ascontiguousarray(graph.distances, dtype=np.float64)
         return _inflo_all_k(X, dist, idx, rev, sizes, kds, uniq, self.m, elki)[inverse]
