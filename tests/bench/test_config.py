@@ -56,6 +56,10 @@ name = "LDOF"
 [[methods]]
 name = "kNN"
 k = "1:4, 10"
+
+[[methods]]
+name = "LOF"
+k = "30..40"
 """)
     study = load_study(path)
     assert study.k_max == 1_000_000_000
@@ -66,7 +70,8 @@ k = "1:4, 10"
     assert "kNN {'variant': 'paper'} k=1..4,10 (5 values)" in res.output
     store = tmp_path / "r.duckdb"
     summary = run_study(study, store, workers=1, progress="none")
-    assert summary.ok == 2 and not summary.failed
+    assert summary.ok == 2 and len(summary.failed) == 1  # LOF: every k ≥ N, nothing computed: an error
+    assert "no requested k can be computed on 23 objects: k=30..40: k ≥ N = 23" in summary.failed[0]["error"]
     with ResultStore(store, read_only=True) as rs:
         runs, units = rs.runs(), rs.units()
     assert sorted(runs[runs.method == "LDOF"].k) == list(range(2, 23))

@@ -143,6 +143,9 @@ def run_unit(prepared: Prepared, uid: str, method: MethodSpec, metric: str, meas
         scored = score_ks(det, prepared.graph, method.ks)
         result.runtime_s = time.perf_counter() - t0
         result.skipped.update(scored.skipped)  # type: ignore[arg-type]  # keys: k text ("1", "150..300")
+        if not scored.ks:  # a request that computes nothing is an error, as in `odeval score`
+            raise ValueError(f"no requested k can be computed on {prepared.facts['n_objects']} objects: "
+                             + "; ".join(f"k={ks}: {why}" for ks, why in scored.skipped.items()))
         y = prepared.labels
         objects = np.flatnonzero(y)
         for k, s in zip(scored.ks, scored.scores, strict=True):
