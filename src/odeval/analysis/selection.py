@@ -136,7 +136,7 @@ def paper_candidates(quality: Any, n: int = 10) -> np.ndarray:
 # ------------------------------------------------------------------------------------------------ store glue
 def stored_variants(store: str | Path) -> list[str]:
     """Dataset variants of the store with kept score vectors (table ``scores``), sorted."""
-    from odeval.bench.ensembles import NoStoredScoresError, _KEEP_SCORES_HINT
+    from odeval.bench.ensembles import _KEEP_SCORES_HINT, NoStoredScoresError
     from odeval.bench.store import open_read_only, table_names
 
     con = open_read_only(store)

@@ -359,7 +359,7 @@ def ndcg_matrix(scores: Any) -> np.ndarray:
     ranking. In [0, 1]; 1 when row i orders the objects as row j does. One matrix product.
     """
     S = check_score_matrix(scores)
-    R, n = S.shape
+    n = S.shape[1]
     G = rank_percentiles(S)
     # discount per object: mean of 1/log2(1 + p) over the positions p its tie group spans
     d = 1.0 / np.log2(np.arange(2, n + 2, dtype=np.float64))

@@ -81,7 +81,8 @@ def selection_section_html(audit: SelectionAudit, *, csv_prefix: str = "", ctx: 
     """HTML fragment: summary table, Wilcoxon tests, Friedman/Nemenyi with the CD diagram, verdicts and the
     Fig.-9-style box plots (one figure per ``max_per_figure`` variants). ``ctx`` (the report's context, with
     a ``csv(frame, name, description)`` method) writes the CSV exports when given."""
-    from odeval.report.html import _e, _figure as _fig_html, _table
+    from odeval.report.html import _e, _table
+    from odeval.report.html import _figure as _fig_html
 
     m = audit.measure
 
