@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -92,7 +94,7 @@ def test_model_centrality_is_mean_offdiagonal_agreement():
 
 
 def test_hits_is_the_leading_singular_vector_and_ignores_scales():
-    S, centre = _central_set(4)
+    S, _centre = _central_set(4)
     h, a = hits_scores(S)
     U, _, Vt = np.linalg.svd(rank_percentiles(S), full_matrices=False)
     assert np.allclose(h, np.abs(U[:, 0]), atol=1e-9) and np.allclose(a, np.abs(Vt[0]), atol=1e-9)
@@ -132,7 +134,7 @@ def test_select_greedy_follows_the_algorithm_and_never_loses_agreement(seed):
     assert np.allclose(ens, Q[list(members)].mean(axis=0))
     taus = [stats.kendalltau(Q[list(members[:i])].mean(axis=0), target, variant="b").statistic
             for i in range(1, len(members) + 1)]
-    assert all(b >= a for a, b in zip(taus, taus[1:], strict=False))  # agreement with the target never falls
+    assert all(b >= a for a, b in itertools.pairwise(taus))  # agreement with the target never falls
     pick = run_selector("select", S)
     assert pick.index in members and pick.members == members
     whole = run_selector("select-ensemble", S)
