@@ -774,7 +774,7 @@ def select_audit_cmd(store: str, candidates: str, selectors: tuple[str, ...], on
     from functools import partial
 
     from odeval.analysis.selection import audit_selection, candidates_from_store, format_audit, stored_variants
-    from odeval.compare.selection import get_selector
+    from odeval.compare.selection import available_selectors, get_selector
 
     if candidates != "all" and not (candidates.isdigit() and int(candidates) > 0):
         raise click.BadParameter(f"use 'all' or a positive integer, got {candidates!r}", param_hint="--candidates")
@@ -792,7 +792,8 @@ def select_audit_cmd(store: str, candidates: str, selectors: tuple[str, ...], on
             raise click.ClickException(f"{store}: no kept scores of variant(s) {', '.join(missing)}")
         names = [n for n in names if n in keep]
     mode: str | int = "all" if candidates == "all" else int(candidates)
-    loaders = [(n, partial(candidates_from_store, store, n, candidates=mode)) for n in names]
+    with_data = any(get_selector(s).needs_data for s in (wanted or available_selectors()))
+    loaders = [(n, partial(candidates_from_store, store, n, candidates=mode, with_data=with_data)) for n in names]
     try:
         if as_json:
             audit = audit_selection(loaders, wanted, measure=measure, seed=seed, blocks=blocks,

@@ -185,3 +185,11 @@ def test_select_audit_cli(store, tmp_path):
                       (["--datasets", "Nope"], "no kept scores of variant(s) Nope")):
         res = runner.invoke(main, ["select-audit", str(store), *args])
         assert res.exit_code != 0 and msg in res.output and "Traceback" not in res.output
+
+
+def test_candidates_from_store_with_data(store):
+    from odeval.data import load_dataset
+
+    name = "Parkinson_withoutdupl_norm_05_v01"
+    cs = candidates_from_store(store, name, with_data=True)
+    assert np.array_equal(cs.X, load_dataset(_vendored(name)).numeric_matrix())

@@ -152,13 +152,15 @@ def stored_variants(store: str | Path) -> list[str]:
 
 
 def candidates_from_store(store: str | Path, dataset: str, *, candidates: str | int = "all",
-                          measure: str = "roc_auc") -> CandidateSet:
+                          measure: str = "roc_auc", with_data: bool = False) -> CandidateSet:
     """The candidate set of one variant from a results store that kept its score vectors.
 
     ``candidates = "all"``: every stored (method, params, metric, k). ``candidates = n`` (e.g. 10): the
     :func:`paper_candidates` by the stored ``measure``; the fixed defaults (kNN k = 10, LOF k = 20) are then
     read as ``references`` when they are not among them. This is the one function that touches the store
     (through :func:`odeval.bench.ensembles.stored_runs` and :func:`~odeval.bench.ensembles.read_scorings`).
+    ``with_data``: also load X (for selectors that need the data) from the file recorded in the runs'
+    provenance (``source``), checking its SHA-256 when recorded.
     """
     from odeval.bench.ensembles import read_scorings, stored_runs
     from odeval.bench.store import open_read_only
@@ -185,12 +187,35 @@ def candidates_from_store(store: str | Path, dataset: str, *, candidates: str | 
     names = tuple(sc.names)
     con = open_read_only(store)
     try:
-        row = con.execute("SELECT any_value(base_dataset) FROM runs WHERE dataset = ?", [dataset]).fetchone()
+        row = con.execute("SELECT any_value(base_dataset), any_value(provenance) FROM runs WHERE dataset = ?",
+                          [dataset]).fetchone()
     finally:
         con.close()
     base = str(row[0]) if row and row[0] is not None else dataset
+    X = _load_data(dataset, row[1] if row else None, sc.labels.size) if with_data else None
     return CandidateSet(dataset, S[:R], sc.labels, names[:R], base,
-                        {names[i]: S[i] for i in range(R, S.shape[0])})
+                        {names[i]: S[i] for i in range(R, S.shape[0])}, X)
+
+
+def _load_data(dataset: str, provenance: str | None, n: int) -> np.ndarray:
+    """X of a stored variant, from the file named in its provenance (``source``, ``sha256``)."""
+    import hashlib
+    import json
+
+    from odeval.data import load_dataset
+
+    prov = json.loads(provenance) if provenance else {}
+    src = prov.get("source")
+    if not src or not Path(src).is_file():
+        raise ValueError(f"{dataset}: the data file recorded in the store ({src or 'none'}) is not available; "
+                         "selectors that need the data cannot run")
+    digest = prov.get("sha256")
+    if digest and hashlib.sha256(Path(src).read_bytes()).hexdigest() != digest:
+        raise ValueError(f"{dataset}: {src} changed since the study ran (SHA-256 differs from the store's)")
+    X = load_dataset(src).numeric_matrix()
+    if X.shape[0] != n:
+        raise ValueError(f"{dataset}: {src} has {X.shape[0]} objects, the stored scores {n}")
+    return X
 
 
 # --------------------------------------------------------------------------------------------- per variant
