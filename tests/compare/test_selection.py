@@ -182,7 +182,7 @@ def test_bad_input_gets_one_line_errors():
     S = np.zeros((2, 5))
     with pytest.raises(ValueError, match="unknown selector 'nope'; available: mc-spearman"):
         get_selector("nope")
-    with pytest.raises(ValueError, match="3 candidate names for 2 candidates"):
+    with pytest.raises(ValueError, match="names has 3 entries for 2 scorings"):
         run_selector("hits", S, ["a", "b", "c"])
     with pytest.raises(ValueError, match=r"NaN or infinite values at \(scoring 1, object 0\)"):
         run_selector("hits", np.array([[0.0, 1.0], [np.nan, 1.0]]))

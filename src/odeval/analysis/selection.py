@@ -47,6 +47,7 @@ __all__ = [
     "candidates_from_store",
     "evaluate_selections",
     "format_audit",
+    "friedman_line",
     "paper_candidates",
     "selection_friedman",
     "selection_summary",
@@ -506,6 +507,16 @@ def audit_selection(candidate_sets: Iterable[CandidateSet | tuple[str, Callable[
                           seed, failed)
 
 
+def friedman_line(fr: Mapping[str, Any]) -> str:
+    """One line for the result of :func:`selection_friedman`."""
+    if "error" in fr:
+        return f"Friedman/Nemenyi: {fr['error']}"
+    f = fr["friedman"].iloc[0]
+    return (f"Friedman over {fr['n_blocks']} blocks × {int(f['n_methods'])} selectors: χ² = {f['chi2']:.2f}, "
+            f"p = {_p(float(f['p_chi2']))} (Iman–Davenport F = {f['f']:.2f}, p = {_p(float(f['p_f']))}); "
+            f"Nemenyi CD (α = {fr['alpha']}) = {fr['cd']:.2f} ranks")
+
+
 def format_audit(audit: SelectionAudit, *, per_variant: bool = False) -> str:
     """Plain-text tables of :func:`audit_selection` (used by ``odeval select-audit``)."""
     m = audit.measure
@@ -536,14 +547,7 @@ def format_audit(audit: SelectionAudit, *, per_variant: bool = False) -> str:
     lines.append("mean = mean quality of the pick; pct = mean percentile among the candidates (random: 50); best = "
                  "variants where the pick is the best candidate; rank = mean rank among the selectors (1 = best); "
                  "p = one-sided Wilcoxon signed-rank, selector better than the baseline.")
-    fr = audit.friedman
-    if "error" in fr:
-        lines.append(f"Friedman/Nemenyi: {fr['error']}")
-    else:
-        f = fr["friedman"].iloc[0]
-        lines.append(f"Friedman over {fr['n_blocks']} blocks × {int(f['n_methods'])} selectors: χ² = {f['chi2']:.2f}, "
-                     f"p = {_p(float(f['p_chi2']))} (Iman–Davenport F = {f['f']:.2f}, p = {_p(float(f['p_f']))}); "
-                     f"Nemenyi CD (α = {fr['alpha']}) = {fr['cd']:.2f} ranks")
+    lines.append(friedman_line(audit.friedman))
     lines.append("")
     lines += list(audit.verdicts.values())
     if per_variant:

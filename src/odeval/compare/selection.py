@@ -55,7 +55,7 @@ import numpy as np
 from numba import njit, prange
 from scipy import stats
 
-from odeval.compare.ensemble import combine
+from odeval.compare.ensemble import _names, combine
 from odeval.compare.similarity import check_score_matrix
 
 __all__ = [
@@ -163,15 +163,6 @@ def get_selector(name: str) -> SelectorInfo:
     return info
 
 
-def _check_names(names: Sequence[str] | None, R: int) -> tuple[str, ...]:
-    if names is None:
-        return tuple(f"candidate {i}" for i in range(R))
-    out = tuple(str(n) for n in names)
-    if len(out) != R:
-        raise ValueError(f"{len(out)} candidate names for {R} candidates (score matrix rows)")
-    return out
-
-
 def run_selector(name: str, scores: Any, names: Sequence[str] | None = None, *, X: Any = None,
                  seed: int = 0) -> Selection:
     """Validate the inputs and run the registered selector ``name``.
@@ -192,7 +183,7 @@ def run_selector(name: str, scores: Any, names: Sequence[str] | None = None, *, 
     S = check_score_matrix(scores, name="candidate scores")
     if S.shape[0] < 1 or S.shape[1] < 2:
         raise ValueError(f"model selection needs at least 1 candidate and 2 objects, got scores of shape {S.shape}")
-    nm = _check_names(names, S.shape[0])
+    nm = _names(names, S.shape[0])
     if info.needs_data:
         if X is None:
             raise ValueError(f"selector {info.name!r} needs the data X")

@@ -81,6 +81,7 @@ def selection_section_html(audit: SelectionAudit, *, csv_prefix: str = "", ctx: 
     """HTML fragment: summary table, Wilcoxon tests, Friedman/Nemenyi with the CD diagram, verdicts and the
     Fig.-9-style box plots (one figure per ``max_per_figure`` variants). ``ctx`` (the report's context, with
     a ``csv(frame, name, description)`` method) writes the CSV exports when given."""
+    from odeval.analysis.selection import friedman_line
     from odeval.report.html import _e, _table
     from odeval.report.html import _figure as _fig_html
 
@@ -101,12 +102,8 @@ def selection_section_html(audit: SelectionAudit, *, csv_prefix: str = "", ctx: 
         parts.append("<h3>Wilcoxon signed-rank tests against the baselines</h3>")
         parts.append(_table(audit.tests, csv=csv(audit.tests, "selection_tests", "Wilcoxon tests"), prefix=csv_prefix))
     fr = audit.friedman
-    if "error" in fr:
-        parts.append(f'<p class="note">Friedman/Nemenyi: {_e(fr["error"])}</p>')
-    else:
-        f = fr["friedman"].iloc[0]
-        parts.append(f"<h3>Friedman and Nemenyi across selectors</h3><p>χ² = {f['chi2']:.2f}, p = {f['p_chi2']:.3g} "
-                     f"over {fr['n_blocks']} blocks; critical difference {fr['cd']:.2f} (α = {fr['alpha']}).</p>")
+    parts.append(f"<h3>Friedman and Nemenyi across selectors</h3><p>{_e(friedman_line(fr))}</p>")
+    if "error" not in fr:
         parts.append(_fig_html(lambda: plot_critical_difference(fr["ranks"], fr["cd"], f"α = {fr['alpha']}"),
                                "Critical-difference diagram of the selectors (Demšar 2006).", "CD diagram"))
     ds = list(dict.fromkeys(audit.candidates["dataset"]))
