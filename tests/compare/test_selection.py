@@ -17,6 +17,7 @@ from odeval.compare.selection import (
     get_selector,
     hits_scores,
     kendall_matrix,
+    kendall_to,
     model_centrality,
     ndcg_matrix,
     parse_candidate_name,
@@ -64,6 +65,10 @@ def test_rank_matrices_match_scipy_with_ties_and_constant_rows():
                 continue
             assert K[a, b] == pytest.approx(stats.kendalltau(S[a], S[b], variant="b").statistic, abs=1e-12)
             assert P[a, b] == pytest.approx(stats.spearmanr(S[a], S[b]).statistic, abs=1e-12)
+    to = kendall_to(S, S[1])
+    assert np.allclose(to[[0, 2, 3, 5]], [stats.kendalltau(S[a], S[1], variant="b").statistic for a in (0, 2, 3, 5)],
+                       atol=1e-12, rtol=0)
+    assert to[1] == 1.0 and to[4] == 0.0
 
 
 def test_ndcg_identity_reversal_and_monotone_transform():

@@ -52,7 +52,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 from scipy import stats
 
 from odeval.compare.ensemble import _names, combine
@@ -67,6 +67,7 @@ __all__ = [
     "hits_scores",
     "inverse_ranks",
     "kendall_matrix",
+    "kendall_to",
     "model_centrality",
     "ndcg_matrix",
     "parse_candidate_name",
@@ -284,61 +285,97 @@ def _tie_pairs_sorted(v):  # pragma: no cover - numba
     return total + run * (run - 1) // 2
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True)
+def _tau_b_presorted(xs, ys, n1, buf):  # pragma: no cover - numba
+    """τ-b from x sorted ascending (n1 = its tied pairs) and y in that order; y is sorted in place."""
+    n = xs.size
+    n0 = n * (n - 1) // 2
+    start = 0
+    for i in range(1, n + 1):  # sort y within the tie groups of x: tied pairs of x are not discordant
+        if i == n or xs[i] != xs[start]:
+            if i - start > 1:
+                ys[start:i] = np.sort(ys[start:i])
+            start = i
+    n3 = 0
+    run = 1
+    for i in range(1, n):
+        if xs[i] == xs[i - 1] and ys[i] == ys[i - 1]:
+            run += 1
+        else:
+            n3 += run * (run - 1) // 2
+            run = 1
+    n3 += run * (run - 1) // 2
+    swaps = _count_swaps_sort(ys, buf)
+    n2 = _tie_pairs_sorted(ys)
+    denom = (n0 - n1) * 1.0 * (n0 - n2)
+    if denom <= 0:
+        return 0.0
+    return (n0 - n1 - n2 + n3 - 2 * swaps) / np.sqrt(denom)
+
+
+@njit(cache=True)
+def _kendall_to(ranks, target):  # pragma: no cover - numba
+    """τ-b of every row of a (R, N) int64 dense-rank matrix to one dense-rank vector."""
+    R, n = ranks.shape
+    out = np.empty(R)
+    order = np.argsort(target, kind="mergesort")
+    xs = target[order]
+    n1 = _tie_pairs_sorted(xs)
+    buf = np.empty(n, dtype=np.int64)
+    ys = np.empty(n, dtype=np.int64)
+    for a in range(R):
+        for i in range(n):
+            ys[i] = ranks[a, order[i]]
+        out[a] = _tau_b_presorted(xs, ys, n1, buf)
+    return out
+
+
+@njit(cache=True)
 def _kendall_all(ranks):  # pragma: no cover - numba
     """τ-b of every pair of rows of a (R, N) int64 dense-rank matrix (Knight's O(N log N) algorithm).
 
     Each row is sorted once; for a pair (a, b) row b is taken in row a's order, sorted within the tie groups
-    of row a (so tied pairs of a are not counted as discordant), and its inversions counted by merge sort.
+    of row a, and its inversions counted by merge sort.
     """
     R, n = ranks.shape
     out = np.eye(R)
-    n0 = n * (n - 1) // 2
     orders = np.empty((R, n), dtype=np.int64)
     for a in range(R):
         orders[a] = np.argsort(ranks[a], kind="mergesort")
-    for a in prange(R):
+    for a in range(R):
         buf = np.empty(n, dtype=np.int64)
         ys = np.empty(n, dtype=np.int64)
         order = orders[a]
         xs = ranks[a][order]
         n1 = _tie_pairs_sorted(xs)
         for b in range(a + 1, R):
-            y = ranks[b]
             for i in range(n):
-                ys[i] = y[order[i]]
-            start = 0
-            for i in range(1, n + 1):
-                if i == n or xs[i] != xs[start]:
-                    if i - start > 1:
-                        ys[start:i] = np.sort(ys[start:i])
-                    start = i
-            n3 = 0
-            run = 1
-            for i in range(1, n):
-                if xs[i] == xs[i - 1] and ys[i] == ys[i - 1]:
-                    run += 1
-                else:
-                    n3 += run * (run - 1) // 2
-                    run = 1
-            n3 += run * (run - 1) // 2
-            swaps = _count_swaps_sort(ys, buf)
-            n2 = _tie_pairs_sorted(ys)
-            denom = (n0 - n1) * 1.0 * (n0 - n2)
-            tau = 0.0
-            if denom > 0:
-                tau = (n0 - n1 - n2 + n3 - 2 * swaps) / np.sqrt(denom)
+                ys[i] = ranks[b, order[i]]
+            tau = _tau_b_presorted(xs, ys, n1, buf)
             out[a, b] = tau
             out[b, a] = tau
     return out
 
 
+def _dense(S: np.ndarray) -> np.ndarray:
+    """0-based dense ranks (ties share a rank) of each row, int64."""
+    return np.ascontiguousarray(stats.rankdata(S, axis=-1, method="dense").astype(np.int64) - 1)
+
+
+def kendall_to(scores: Any, target: Any) -> np.ndarray:
+    """Kendall's τ-b of every row of ``scores`` (R, N) to the vector ``target`` (N,) (numba; a constant row or
+    target gives 0)."""
+    S = check_score_matrix(scores)
+    t = check_score_matrix(target, name="target")
+    if t.shape != (1, S.shape[1]):
+        raise ValueError(f"target must have {S.shape[1]} values, got shape {t.shape[1:]}")
+    return _kendall_to(_dense(S), _dense(t)[0])
+
+
 def kendall_matrix(scores: Any) -> np.ndarray:
     """(R, R) Kendall's τ-b of every pair of rows (Knight's algorithm, numba; equals
     ``scipy.stats.kendalltau(variant="b")``). A constant row has no ranking: its τ are 0 (diagonal 1)."""
-    S = check_score_matrix(scores)
-    dense = stats.rankdata(S, axis=1, method="dense").astype(np.int64) - 1
-    return _kendall_all(np.ascontiguousarray(dense))
+    return _kendall_all(_dense(check_score_matrix(scores)))
 
 
 def ndcg_matrix(scores: Any) -> np.ndarray:
@@ -416,12 +453,6 @@ def hits_scores(scores: Any, *, tol: float = 1e-12, max_iter: int = 10_000) -> t
     return h, a
 
 
-def _kendall_to(E: np.ndarray, target: np.ndarray) -> float:
-    with np.errstate(invalid="ignore", divide="ignore"):
-        t = float(stats.kendalltau(E, target, variant="b").statistic)
-    return t if np.isfinite(t) else -np.inf
-
-
 def select_greedy(scores: Any) -> tuple[tuple[int, ...], np.ndarray, np.ndarray]:
     """SELECT-style greedy consensus ("vertical selection", Rayana & Akoglu 2016, §4.2).
 
@@ -441,14 +472,15 @@ def select_greedy(scores: Any) -> tuple[tuple[int, ...], np.ndarray, np.ndarray]
     """
     Q = inverse_ranks(scores)
     target = Q.mean(axis=0)
-    tau = np.array([_kendall_to(q, target) for q in Q])
+    t_dense = _dense(target)
+    tau = _kendall_to(_dense(Q), t_dense)
     order = np.lexsort((np.arange(tau.size), -tau))
     members = [int(order[0])]
     total = Q[order[0]].copy()
-    best = _kendall_to(total, target)
+    best = tau[order[0]]
     for c in order[1:]:
         trial = total + Q[c]
-        t = _kendall_to(trial / (len(members) + 1), target)
+        t = _kendall_to(_dense(trial / (len(members) + 1))[None, :], t_dense)[0]
         if t >= best:
             members.append(int(c))
             total, best = trial, t
@@ -489,8 +521,7 @@ def _select(S: np.ndarray, names: tuple[str, ...], *, X: Any = None, seed: int =
     members, ens, tau = select_greedy(S)
     # the member that agrees best with the selected ensemble
     agree = np.full(S.shape[0], -np.inf)
-    for m in members:
-        agree[m] = _kendall_to(S[m], ens)
+    agree[list(members)] = kendall_to(S[list(members)], ens)
     return Selection("select", _argmax(agree), scores=None, criterion=tau, members=members)
 
 
