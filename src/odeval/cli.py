@@ -720,10 +720,12 @@ def ensemble_cmd(store: str, dataset: str, rate: float, measure: str, rule: str,
 @click.option("--deduplicated/--with-duplicates", default=None, help="Only variants without / with duplicates.")
 @click.option("--ensembles/--no-ensembles", default=True, show_default=True,
               help="Similarity matrix and greedy ensemble per base dataset (needs the store's score vectors).")
+@click.option("--selection", default=None, metavar="all|N",
+              help="Add the label-free model-selection audit (odeval select-audit) with these candidates.")
 def report_cmd(store: str, out_dir: str, measure: str, statistic: str, study_hash: str | None, title: str,
                simulations: int, seed: int, permutations: int, min_outlier_pct: float | None,
                max_outlier_pct: float | None, normalized: bool | None, deduplicated: bool | None,
-               ensembles: bool) -> None:
+               ensembles: bool, selection: str | None) -> None:
     """Write a static HTML report of the results STORE (a DuckDB file with tables runs, outlier_ranks).
 
     The report opens from disk with no server or network: study summary, method ranking with Friedman and
@@ -736,7 +738,8 @@ def report_cmd(store: str, out_dir: str, measure: str, statistic: str, study_has
         index, messages = report_from_store(
             store, out_dir, measure=measure, statistic=statistic, study_hash=study_hash, title=title,
             simulations=simulations, seed=seed, permutations=permutations, min_outlier_pct=min_outlier_pct,
-            max_outlier_pct=max_outlier_pct, normalized=normalized, deduplicated=deduplicated, ensembles=ensembles)
+            max_outlier_pct=max_outlier_pct, normalized=normalized, deduplicated=deduplicated, ensembles=ensembles,
+            selection=selection)
     except (ValueError, FileNotFoundError) as exc:
         raise click.ClickException(str(exc)) from exc
     for message in messages:

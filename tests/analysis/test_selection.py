@@ -193,3 +193,27 @@ def test_candidates_from_store_with_data(store):
     name = "Parkinson_withoutdupl_norm_05_v01"
     cs = candidates_from_store(store, name, with_data=True)
     assert np.array_equal(cs.X, load_dataset(_vendored(name)).numeric_matrix())
+
+
+def test_study_report_passes_the_selection_audit(store, tmp_path, monkeypatch):
+    """`odeval report --selection 10` audits the stored variants and hands the audit to build_report (the full
+    report build is covered by tests/report; the section itself by test_select_audit_cli)."""
+    import odeval.report.html as html
+    from odeval.analysis.selection import SelectionAudit
+
+    seen = {}
+
+    def fake_build_report(runs, ranks, out_dir, **kw):
+        seen.update(kw)
+        return Path(out_dir) / "index.html"
+
+    monkeypatch.setattr(html, "build_report", fake_build_report)
+    runner = CliRunner()
+    res = runner.invoke(main, ["report", str(store), "-o", str(tmp_path / "rep"), "--permutations", "0",
+                               "--no-ensembles", "--simulations", "5", "--selection", "10"])
+    assert res.exit_code == 0, res.output
+    audit = seen["selection"]
+    assert isinstance(audit, SelectionAudit) and audit.candidates_mode == "10"
+    assert len(audit.picks["dataset"].unique()) == 2
+    res = runner.invoke(main, ["report", str(store), "-o", str(tmp_path / "rep2"), "--selection", "some"])
+    assert res.exit_code != 0 and "selection must be 'all' or a positive integer" in res.output
