@@ -59,7 +59,7 @@ figure { margin:14px 0; }
 figure img { max-width:100%; height:auto; border:1px solid var(--line); border-radius:4px; background:#fff; }
 figcaption { font-size:12.5px; color:var(--muted); max-width:860px; }
 /* two figures side by side only where each still gets its natural width (7 in = 672 px): never shrink text */
-.grid2 { display:grid; grid-template-columns: repeat(auto-fit, minmax(660px, 1fr)); gap:8px 22px; }
+.grid2 { display:grid; grid-template-columns: repeat(auto-fit, minmax(min(660px, 100%), 1fr)); gap:8px 22px; }
 td.sym { text-align:center; font-size:14px; }
 td.up { color:#1e7b34; } td.down { color:#b03a2e; }
 details summary { cursor:pointer; color:var(--accent); font-size:13px; margin:6px 0; }

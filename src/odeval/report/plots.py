@@ -245,7 +245,9 @@ def plot_performance_vs_dimensionality(summary: pd.DataFrame, measure: str = "ro
     d_lo, d_hi = float(dims.min()), float(dims.max())
     x_lo, x_hi = d_lo / 1.3, d_hi * 1.3
     ax.set_xlim(x_lo, x_hi)
-    ax.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+    decades = np.log10(x_hi / x_lo)
+    subs = np.arange(1.0, 10.0) if decades < 1.5 else (1.0, 2.0, 5.0) if decades < 3 else (1.0,)
+    ax.xaxis.set_major_locator(LogLocator(subs=subs))
     ax.xaxis.set_major_formatter(ScalarFormatter())
     ax.xaxis.set_minor_locator(NullLocator())
     ax.xaxis.set_minor_formatter(NullFormatter())
@@ -253,7 +255,7 @@ def plot_performance_vs_dimensionality(summary: pd.DataFrame, measure: str = "ro
     fontsize = 8.0
     frac = (np.log(dims.to_numpy()) - np.log(x_lo)) / (np.log(x_hi) - np.log(x_lo))
     axes_width_pt = 0.62 * width_in * 72  # the axes' share of the figure (legend on the right)
-    gap = 1.5 * fontsize / axes_width_pt
+    gap = 1.8 * fontsize / axes_width_pt
     placed = _spread_labels(frac, gap)
     for name, x_true, x_text in zip(dims.index, frac, placed, strict=True):
         ax.text(x_text, 1.055, str(name), transform=ax.transAxes, rotation=45, ha="left", va="bottom",
@@ -390,8 +392,14 @@ def plot_diversity_difficulty(
     if n_joined:
         handles.append(Line2D([], [], color="0.3", lw=1.0))
         labels.append("the 2 variants of a base dataset")
-    ax.legend(handles, labels, fontsize=9, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0),
-              borderaxespad=0.0, ncols=1 if len(labels) <= 18 else 2)
+    if len(labels) <= 18:  # one column right of the axes
+        ax.legend(handles, labels, fontsize=9, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0),
+                  borderaxespad=0.0)
+    else:  # many base datasets: columns below the axes, the figure grows to hold them
+        ncols = 4
+        fig.set_figheight(5.0 + 0.19 * -(-len(labels) // ncols))
+        ax.legend(handles, labels, fontsize=9, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.13),
+                  borderaxespad=0.0, ncols=ncols, handletextpad=0.3, columnspacing=1.2)
     return fig
 
 
