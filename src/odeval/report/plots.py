@@ -292,14 +292,14 @@ def plot_binned_ranks_heatmap(binned: pd.DataFrame, dataset: str, n_bins: int = 
                    vmin=0.5, vmax=n_bins + 0.5, interpolation="nearest")
     ax.set_yticks(np.arange(wide.shape[0]), [str(c) for c in wide.index], fontsize=8)
     if n_out <= 40:
-        ax.set_xticks(np.arange(n_out), [str(o) for o in wide.columns], fontsize=6, rotation=90)
+        ax.set_xticks(np.arange(n_out), [str(o) for o in wide.columns], fontsize=8, rotation=90)
     else:
         ax.set_xticks([])
     ax.set_xlabel("true outliers (object index), easiest first")
     ax.set_title(f"{dataset}\nbins ⌈rank/|O|⌉ of the outliers at best k", fontsize=9)
     cb = fig.colorbar(im, ax=ax, ticks=np.arange(1, n_bins + 1), fraction=0.05, pad=0.02)
     cb.set_label("bin", fontsize=8)
-    cb.ax.tick_params(labelsize=7)
+    cb.ax.tick_params(labelsize=8)
     return fig
 
 
@@ -494,11 +494,11 @@ def plot_critical_difference(
     ax.hlines(0, lo, hi, color="black", lw=1)
     for t in range(lo, hi + 1):
         ax.vlines(t, 0, 0.15, color="black", lw=1)
-        ax.text(t, 0.25, str(t), ha="center", va="bottom", fontsize=8)
+        ax.text(t, 0.25, str(t), ha="center", va="bottom", fontsize=9)
     # CD scale bar
     ax.hlines(1.15, lo, lo + cd, color="black", lw=1)
     ax.vlines([lo, lo + cd], 1.05, 1.25, color="black", lw=1)
-    ax.text(lo + cd / 2, 1.3, f"CD = {cd:.3f} ({alpha_label})", ha="center", va="bottom", fontsize=8)
+    ax.text(lo + cd / 2, 1.3, f"CD = {cd:.3f} ({alpha_label})", ha="center", va="bottom", fontsize=9)
     # cliques: maximal runs of consecutive methods within cd (no significant difference inside)
     cliques: list[tuple[int, int]] = []
     for i in range(k):
@@ -519,6 +519,6 @@ def plot_critical_difference(
         ax.vlines(v, row, 0, color="0.3", lw=0.8)
         ax.hlines(row, text_left if left else v, v if left else text_right, color="0.3", lw=0.8)
         ax.text(text_left if left else text_right, row + 0.06, f"{name} ({v:.2f})", ha="left" if left else "right",
-                va="bottom", fontsize=8)
+                va="bottom", fontsize=9)
     ax.set_ylim(top - (n_rows - 1) * 0.8 - 0.4, 1.7)
     return fig
