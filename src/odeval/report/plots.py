@@ -115,7 +115,7 @@ def plot_measure_vs_k(
     ax.set_ylabel(measure)
     ax.set_title(f"{dataset}: {measure} vs k", fontsize=11)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, ncols=2 if sub["config"].nunique() > 6 else 1, loc="best", frameon=False)
+    _legend_outside(fig, ax, sub["config"].nunique())
     return fig
 
 
