@@ -338,9 +338,13 @@ def demo(out_dir: str, workers: int | None, k_range: str, quiet: bool) -> None:
                f"in {summary.wall_s:.1f}s → {store_path}")
     with ResultStore(store_path, read_only=True) as rs:
         runs = rs.runs(status="ok")
-    best = (runs.groupby(["dataset", "method"])["roc_auc"].max().groupby("method").mean()
-            .sort_values(ascending=False))
-    click.echo("\nmean over datasets of the best ROC AUC over k:")
+    from odeval.analysis import aggregate_datasets, per_variant_summary
+
+    # the report's ranking (Campos et al. Fig. 2): best k per variant, variants of a base dataset averaged first
+    coll = aggregate_datasets(per_variant_summary(runs, measures=["roc_auc"]))
+    best = coll.set_index("config")["best"].sort_values(ascending=False)
+    click.echo("\nROC AUC at each method's best k, mean over base datasets (variants of a base dataset averaged "
+               "first, as in the report):")
     for method, value in best.items():
         click.echo(f"  {method:14s} {value:.3f}")
     _demo_report(store_path, out / "report")
@@ -641,7 +645,7 @@ def score_cmd(dataset: str, methods: tuple[str, ...], k_spec: str, metric: str, 
                 frame.to_parquet(out, index=False)
             except ImportError as exc:
                 raise click.ClickException(
-                    f"writing Parquet needs pyarrow (pip install 'odeval[parquet]'): {exc}") from None
+                    f"writing Parquet needs pyarrow (pip install pyarrow): {exc}") from None
     click.echo(f"{out}: {n} objects × {len(columns)} score columns ({', '.join(method_list)}; k {k_spec}; "
                f"{graph.metric})")
 

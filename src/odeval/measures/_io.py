@@ -184,7 +184,7 @@ def read_score_table(path: str | os.PathLike[str]) -> ScoreTable:
         try:
             frame = pd.read_parquet(path) if suffix == ".parquet" else pd.read_csv(path)
         except ImportError as exc:
-            raise ValueError(f"{path}: reading Parquet needs pyarrow (pip install 'odeval[parquet]'): {exc}") from None
+            raise ValueError(f"{path}: reading Parquet needs pyarrow (pip install pyarrow): {exc}") from None
         columns = [str(c) for c in frame.columns if c not in _TABLE_META]
         for c in columns:
             if not pd.api.types.is_numeric_dtype(frame[c]):
