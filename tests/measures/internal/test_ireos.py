@@ -8,8 +8,7 @@ from scipy import optimize, stats
 from scipy.spatial.distance import cdist
 
 from odeval.measures import roc_auc
-from odeval.measures.internal import ireos, ireos_select, laplacian_score, resolve_mcl
-from odeval.measures.internal import _klr
+from odeval.measures.internal import _klr, ireos, ireos_select, laplacian_score, resolve_mcl
 from odeval.measures.internal.ireos import _sqdist_blocks
 
 
@@ -99,7 +98,7 @@ def test_warm_start_gives_the_same_optimum():
     D2 = _sqdist_blocks(X)
     c = np.full((n, n), 100.0)
     pos = np.arange(n)
-    F, b, p0, _ = _klr.fit_shared(D2, np.full(n, 0.5), pos, c, np.zeros((n, n)), np.full(n, np.nan), _klr.TOL,
+    F, b, _p0, _ = _klr.fit_shared(D2, np.full(n, 0.5), pos, c, np.zeros((n, n)), np.full(n, np.nan), _klr.TOL,
                                   _klr.MAXIT)
     _, _, cold, _ = _klr.fit_shared(D2, np.full(n, 0.6), pos, c, np.zeros((n, n)), np.full(n, np.nan), _klr.TOL,
                                     _klr.MAXIT)

@@ -4,8 +4,16 @@
 * :func:`laplacian_score`: the Laplacian Score baseline of the IREOS paper (He, Cai, Niyogi 2005).
 """
 
-from odeval.measures.internal.ireos import IREOSResult, SelectResult, ireos, ireos_select, resolve_mcl, solution_weights
+from odeval.measures.internal.ireos import (
+    IREOSResult,
+    SelectResult,
+    ireos,
+    ireos_select,
+    resolve_mcl,
+    solution_weights,
+    spread_candidates,
+)
 from odeval.measures.internal.laplacian import laplacian_score
 
 __all__ = ["IREOSResult", "SelectResult", "ireos", "ireos_select", "laplacian_score", "resolve_mcl",
-           "solution_weights"]
+           "solution_weights", "spread_candidates"]

@@ -37,7 +37,8 @@ from scipy import stats
 from odeval._validation import check_data_matrix, check_scores
 from odeval.measures.internal import _klr
 
-__all__ = ["IREOSResult", "SelectResult", "ireos", "ireos_select", "resolve_mcl", "solution_weights"]
+__all__ = ["IREOSResult", "SelectResult", "ireos", "ireos_select", "resolve_mcl", "solution_weights",
+           "spread_candidates"]
 
 Progress = Callable[[str, int], None]
 
@@ -587,9 +588,9 @@ def ireos_select(X: Any, solutions: Sequence[Any], *, m_cl: Any = 1, C: float = 
     The ranking equals the ranking by the full index (ties aside), computed with the same quadrature.
     """
     _check_options(quadrature, n_gamma, tol)
-    Xc, mcl, W, kinds = _prepare(X, solutions, m_cl=m_cl, C=C, weights=weights, top_n=top_n, gamma_max=gamma_max,
+    Xc, mcl, W, _kinds = _prepare(X, solutions, m_cl=m_cl, C=C, weights=weights, top_n=top_n, gamma_max=gamma_max,
                                  knn=knn)
-    S, N = W.shape
+    S, _N = W.shape
     shared = mcl == 1.0
     engine = _Engine(Xc, _cost_vectors(W, mcl, C), C=float(C), knn=knn, n_jobs=n_jobs, tol=tol, progress=progress)
     if gamma_max is None:
@@ -629,3 +630,18 @@ def ireos_select(X: Any, solutions: Sequence[Any], *, m_cl: Any = 1, C: float = 
     order = np.argsort(-mid, kind="stable")
     return SelectResult(best=int(order[0]), order=order, lower=lower, upper=upper, n_fits=engine.n_fits,
                         n_objects=len(A), stopped_at=stopped_at, gamma_max=gamma_max)
+
+
+def spread_candidates(quality: Any, n: int = 10) -> np.ndarray:
+    """Indices of ``n`` candidates spread over ``quality`` (e.g. ROC AUC), as Sect. 4.2 chooses its 10 candidates:
+    the best and the worst, the others as evenly spaced in quality as possible (nearest unused candidate to each
+    of ``n`` equally spaced targets). Returned in increasing quality."""
+    q = np.asarray(quality, dtype=np.float64)
+    ok = np.flatnonzero(np.isfinite(q))
+    if ok.size <= n:
+        return ok[np.argsort(q[ok], kind="stable")]
+    chosen: list[int] = []
+    for target in np.linspace(q[ok].max(), q[ok].min(), n):
+        free = [i for i in ok if i not in chosen]
+        chosen.append(int(free[int(np.argmin(np.abs(q[free] - target)))]))
+    return np.array(sorted(chosen, key=lambda i: (q[i], i)), dtype=np.int64)
