@@ -41,6 +41,7 @@ __all__ = ["IREOSResult", "SelectResult", "ireos", "ireos_select", "resolve_mcl"
            "spread_candidates"]
 
 Progress = Callable[[str, int], None]
+MIN_DEPTH = 2
 
 
 # ------------------------------------------------------------------------------------------------ inputs
@@ -291,12 +292,14 @@ def _fixed_areas(engine: _Engine, tasks: list[tuple[int, int]], gamma_max: float
 
 
 def _adaptive_areas(engine: _Engine, tasks: list[tuple[int, int]], gamma_max: float, tol: float,
-                    max_depth: int) -> np.ndarray:
+                    max_depth: int, min_depth: int = MIN_DEPTH) -> np.ndarray:
     """Normalised area of every task's separability curve by adaptive Simpson quadrature (Sect. 3.5.1).
 
     Each interval is accepted when the a-posteriori estimate |S_2 - S_1| / 15 (Eq. 14 with Simpson's ratio) is
     at most its share of ``tol`` (tol * width / gamma_max, so the estimates of a curve sum to at most tol) or at
-    depth ``max_depth``. Since I is a convex combination of the areas, its estimated error is at most tol as well.
+    depth ``max_depth``; intervals above depth ``min_depth`` are always split (at least 4 * 2^min_depth + 1
+    gammas per curve), since a curve that rises steeply near gamma = 0 can fool the estimate on a coarse grid.
+    Since I is a convex combination of the areas, its estimated error is at most tol as well.
     All curves are refined level by level so that one batch of classifiers serves every task of a level.
     """
     out = np.zeros(len(tasks))
@@ -314,7 +317,7 @@ def _adaptive_areas(engine: _Engine, tasks: list[tuple[int, int]], gamma_max: fl
             fa, f1, fm, f3, fb = (engine.get(t, a + h * f) for f in (0.0, 0.25, 0.5, 0.75, 1.0))
             s1 = h / 6 * (fa + 4 * fm + fb)
             s2 = h / 12 * (fa + 4 * f1 + 2 * fm + 4 * f3 + fb)
-            if abs(s2 - s1) / 15 <= tol * h or depth >= max_depth:
+            if (depth >= min_depth and abs(s2 - s1) / 15 <= tol * h) or depth >= max_depth:
                 out[i] += s2 / gamma_max
             else:
                 m = a + h / 2
