@@ -14,10 +14,9 @@ from __future__ import annotations
 import numpy as np
 from scipy import optimize
 
+from ireos import wbc_example  # benchmarks/ireos.py
 from odeval.measures.internal import _klr
 from odeval.measures.internal.ireos import _sqdist_blocks
-
-from ireos import wbc_example  # noqa: E402  (benchmarks/ireos.py)
 
 
 def pinned_p(K: np.ndarray, j: int, C: float) -> tuple[float, float]:

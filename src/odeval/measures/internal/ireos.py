@@ -149,8 +149,7 @@ class _Engine:
         if knn is None or knn >= self.N - 1:
             if self.N > 20_000:
                 raise ValueError(f"the exact index needs an N x N kernel; N = {self.N} > 20000: use knn (e.g. 250)")
-            diff = X[:, None, :] - X[None, :, :] if self.N <= 2000 else None
-            self.D2 = (np.einsum("ijk,ijk->ij", diff, diff) if diff is not None else _sqdist_blocks(X))
+            self.D2 = _sqdist_blocks(X)
             self.subsets = None
         else:
             from odeval.neighbors import knn_graph
@@ -238,11 +237,13 @@ class _Engine:
 
 
 def _sqdist_blocks(X: np.ndarray) -> np.ndarray:
-    N = X.shape[0]
+    """Squared Euclidean distances from differences (exact 0 for duplicates), in row blocks of bounded memory."""
+    N, d = X.shape
     D2 = np.empty((N, N))
-    for lo in range(0, N, 256):
-        diff = X[lo:lo + 256, None, :] - X[None, :, :]
-        D2[lo:lo + 256] = np.einsum("ijk,ijk->ij", diff, diff)
+    step = max(1, 4_000_000 // max(1, N * d))
+    for lo in range(0, N, step):
+        diff = X[lo:lo + step, None, :] - X[None, :, :]
+        D2[lo:lo + step] = np.einsum("ijk,ijk->ij", diff, diff)
     return D2
 
 
