@@ -760,7 +760,7 @@ def report_cmd(store: str, out_dir: str, measure: str, statistic: str, study_has
               help="Train each classifier on the object's k nearest neighbours (the paper: 250) [default: exact].")
 @click.option("--quadrature", type=click.Choice(["adaptive", "fixed"]), default="adaptive", show_default=True)
 @click.option("--n-gamma", type=click.IntRange(min=2), default=100, show_default=True, help="Points of the fixed grid.")
-@click.option("--tol", type=click.FloatRange(min=0, min_open=True), default=0.005, show_default=True,
+@click.option("--tol", type=click.FloatRange(min=0, min_open=True), default=0.001, show_default=True,
               help="Error tolerance of the adaptive quadrature (Eq. 14).")
 @click.option("--gamma-max", type=float, default=None, help="Upper kernel width [default: searched, Sect. 3.4].")
 @click.option("--C", "cost", type=click.FloatRange(min=0, min_open=True), default=100.0, show_default=True)

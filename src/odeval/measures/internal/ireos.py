@@ -41,7 +41,7 @@ __all__ = ["IREOSResult", "SelectResult", "ireos", "ireos_select", "resolve_mcl"
            "spread_candidates"]
 
 Progress = Callable[[str, int], None]
-MIN_DEPTH = 2
+MIN_DEPTH = 1
 
 
 # ------------------------------------------------------------------------------------------------ inputs
@@ -258,28 +258,32 @@ def find_gamma_max(engine: _Engine, tasks: list[tuple[int, int]], *, start: floa
     """
     tasks = list(dict.fromkeys(tasks))
 
-    def passes(k: int) -> np.ndarray:
+    def failing(k: int, among: list[tuple[int, int]]) -> list[tuple[int, int]]:
         g = start * factor ** k
-        engine.evaluate([(t, g) for t in tasks], stage="gamma_max")
-        return np.array([engine.get(t, g) >= 0.5 for t in tasks])
+        engine.evaluate([(t, g) for t in among], stage="gamma_max")
+        return [t for t in among if engine.get(t, g) < 0.5]
 
-    ok = passes(0)
-    if ok.all():
+    # a task that passes at some k is taken to pass at every larger k (separability grows with gamma), so each
+    # probe only classifies the tasks that have not passed yet: the exponential phase, then bisection between
+    # the last failing probe (lo) and the first probe where everything passed (hi) over the tasks failing at lo
+    fail = failing(0, tasks)
+    if not fail:
         return start, []
     lo, hi = 0, 1
     while True:
-        ok = passes(hi)
-        if ok.all():
+        now = failing(hi, fail)
+        if not now:
             break
         if hi >= max_steps:
-            return start * factor ** max_steps, [tasks[i][0] for i in np.flatnonzero(~ok)]
-        lo, hi = hi, min(2 * hi, max_steps)
+            return start * factor ** max_steps, sorted({t[0] for t in now})
+        lo, hi, fail = hi, min(2 * hi, max_steps), now
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        if passes(mid).all():
-            hi = mid
+        now = failing(mid, fail)
+        if now:
+            lo, fail = mid, now
         else:
-            lo = mid
+            hi = mid
     return start * factor ** hi, []
 
 
@@ -421,7 +425,7 @@ def _check_options(quadrature: str, n_gamma: int, tol: float) -> None:
 
 
 def ireos(X: Any, solutions: Sequence[Any], *, m_cl: Any = 1, C: float = 100.0, gamma_max: float | None = None,
-          quadrature: str = "adaptive", n_gamma: int = 100, tol: float = 0.005, max_depth: int = 8,
+          quadrature: str = "adaptive", n_gamma: int = 100, tol: float = 0.001, max_depth: int = 8,
           knn: int | None = None, weights: Any = "gaussian", top_n: int | None = None, adjust: bool = False,
           p_values: bool = False, n_permutations: int = 1000, ci_width: float = 0.02, max_draws: int = 100,
           seed: int = 0, n_jobs: int = 1, progress: Progress | None = None) -> IREOSResult:
@@ -581,7 +585,7 @@ class SelectResult:
 
 def ireos_select(X: Any, solutions: Sequence[Any], *, m_cl: Any = 1, C: float = 100.0,
                  gamma_max: float | None = None, quadrature: str = "adaptive", n_gamma: int = 100,
-                 tol: float = 0.005, max_depth: int = 8, knn: int | None = None, weights: Any = "gaussian",
+                 tol: float = 0.001, max_depth: int = 8, knn: int | None = None, weights: Any = "gaussian",
                  top_n: int | None = None, batch: int = 16, n_jobs: int = 1,
                  progress: Progress | None = None) -> SelectResult:
     """Rank candidate solutions by IREOS, computing separabilities in decreasing order of weight and stopping a
