@@ -115,11 +115,17 @@ def speed(names: list[str], max_exact: int, jobs: int) -> None:
         _speed_one(name, max_exact, jobs)
 
 
+def _report_progress(stage: str, n: int, _last=[0]) -> None:  # noqa: B006 (a counter shared across calls)
+    if n - _last[0] >= 2000 or n < _last[0]:
+        _last[0] = n
+        print(f"  {stage}: {n} classifiers, CPU {time.process_time():.0f} s", file=sys.stderr, flush=True)
+
+
 def _speed_one(name: str, max_exact: int, jobs: int) -> None:
     (X, sols, _, _), tl = timed(lambda: load(name))
     print(f"{name}: candidates in {tl[0]:.0f} s", file=sys.stderr)
     N = X.shape[0]
-    kw = {"n_jobs": jobs}
+    kw = {"n_jobs": jobs, "progress": _report_progress}
     exact = N <= max_exact
     knn = 250 if N > 251 else 100  # below 252 objects k = 250 would be the exact index: show k = 100
     rows = []
