@@ -266,17 +266,25 @@ def find_gamma_max(engine: _Engine, tasks: list[tuple[int, int]], *, start: floa
     # a task that passes at some k is taken to pass at every larger k (separability grows with gamma), so each
     # probe only classifies the tasks that have not passed yet: the exponential phase, then bisection between
     # the last failing probe (lo) and the first probe where everything passed (hi) over the tasks failing at lo
-    fail = failing(0, tasks)
+    lo = -1  # largest probe known to fail for some task (-1: none yet)
+    if len(tasks) > 64:
+        # a pre-search on 32 spread tasks: gamma_max of the sample is a lower bound of the overall gamma_max,
+        # which skips the small-gamma probes where (nearly) every object still fails
+        sample = [tasks[i] for i in np.linspace(0, len(tasks) - 1, 32).astype(int)]
+        k_s, _ = find_gamma_max(engine, sample, start=start, factor=factor, max_steps=max_steps)
+        lo = round(math.log(k_s / start) / math.log(factor)) - 1
+    k0 = lo + 1
+    fail = failing(k0, tasks)
     if not fail:
-        return start, []
-    lo, hi = 0, 1
+        return start * factor ** k0, []
+    lo, hi = k0, k0 + 1
     while True:
         now = failing(hi, fail)
         if not now:
             break
         if hi >= max_steps:
             return start * factor ** max_steps, sorted({t[0] for t in now})
-        lo, hi, fail = hi, min(2 * hi, max_steps), now
+        lo, hi, fail = hi, min(hi + 2 * (hi - lo), max_steps), now
     while hi - lo > 1:
         mid = (lo + hi) // 2
         now = failing(mid, fail)
