@@ -35,10 +35,11 @@ from pathlib import Path
 import numpy as np
 from scipy import stats
 
+from odeval.analysis.selection import paper_candidates
 from odeval.data import load_dataset
 from odeval.detectors import available_methods, get_detector
 from odeval.measures import roc_auc
-from odeval.measures.internal import ireos, ireos_select, laplacian_score, spread_candidates
+from odeval.measures.internal import ireos, ireos_select, laplacian_score
 from odeval.neighbors import knn_graph
 
 SHARED = Path(os.environ.get("ODEVAL_SHARED_DATASETS", Path(__file__).resolve().parents[1].parent / "shared" /
@@ -75,7 +76,7 @@ def dami(name: str, n_candidates: int = 10):
                 scores.append(row)
                 names.append(f"{method}-{k:03d}")
     aucs = np.array([roc_auc(y, s) for s in scores])
-    pick = spread_candidates(aucs, n_candidates)
+    pick = paper_candidates(aucs, n_candidates)
     return X, [scores[i] for i in pick], aucs[pick], [names[i] for i in pick]
 
 

@@ -785,10 +785,11 @@ def ireos_cmd(dataset: str, scores_src: str, columns: tuple[str, ...], store_dat
 
     import numpy as np
 
+    from odeval.analysis.selection import paper_candidates
     from odeval.data import load_dataset
     from odeval.measures import roc_auc
     from odeval.measures._io import is_score_table, read_score_table
-    from odeval.measures.internal import ireos, spread_candidates
+    from odeval.measures.internal import ireos
 
     try:
         ds = load_dataset(dataset)
@@ -821,7 +822,7 @@ def ireos_cmd(dataset: str, scores_src: str, columns: tuple[str, ...], store_dat
         if candidates is not None:
             if aucs is None:
                 raise ValueError("--candidates needs labels (in the scores table, the store or DATASET)")
-            keep = spread_candidates(aucs, candidates)
+            keep = paper_candidates(aucs, candidates)
             names, matrix, aucs = [names[i] for i in keep], matrix[keep], aucs[keep]
         mcl_value: object = int(mcl) if mcl.isdigit() else mcl
         res = _with_progress(lambda progress: ireos(

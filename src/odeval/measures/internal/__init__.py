@@ -11,9 +11,8 @@ from odeval.measures.internal.ireos import (
     ireos_select,
     resolve_mcl,
     solution_weights,
-    spread_candidates,
 )
 from odeval.measures.internal.laplacian import laplacian_score
 
 __all__ = ["IREOSResult", "SelectResult", "ireos", "ireos_select", "laplacian_score", "resolve_mcl",
-           "solution_weights", "spread_candidates"]
+           "solution_weights"]

@@ -37,8 +37,7 @@ from scipy import stats
 from odeval._validation import check_data_matrix, check_scores
 from odeval.measures.internal import _klr
 
-__all__ = ["IREOSResult", "SelectResult", "ireos", "ireos_select", "resolve_mcl", "solution_weights",
-           "spread_candidates"]
+__all__ = ["IREOSResult", "SelectResult", "ireos", "ireos_select", "resolve_mcl", "solution_weights"]
 
 Progress = Callable[[str, int], None]
 MIN_DEPTH = 1
@@ -647,17 +646,3 @@ def ireos_select(X: Any, solutions: Sequence[Any], *, m_cl: Any = 1, C: float = 
     return SelectResult(best=int(order[0]), order=order, lower=lower, upper=upper, n_fits=engine.n_fits,
                         n_objects=len(A), stopped_at=stopped_at, gamma_max=gamma_max)
 
-
-def spread_candidates(quality: Any, n: int = 10) -> np.ndarray:
-    """Indices of ``n`` candidates spread over ``quality`` (e.g. ROC AUC), as Sect. 4.2 chooses its 10 candidates:
-    the best and the worst, the others as evenly spaced in quality as possible (nearest unused candidate to each
-    of ``n`` equally spaced targets). Returned in increasing quality."""
-    q = np.asarray(quality, dtype=np.float64)
-    ok = np.flatnonzero(np.isfinite(q))
-    if ok.size <= n:
-        return ok[np.argsort(q[ok], kind="stable")]
-    chosen: list[int] = []
-    for target in np.linspace(q[ok].max(), q[ok].min(), n):
-        free = [i for i in ok if i not in chosen]
-        chosen.append(int(free[int(np.argmin(np.abs(q[free] - target)))]))
-    return np.array(sorted(chosen, key=lambda i: (q[i], i)), dtype=np.int64)
