@@ -220,14 +220,16 @@ def test_study_report_passes_the_selection_audit(store, tmp_path, monkeypatch):
 
 
 def test_select_audit_cli_em_mv(store, monkeypatch):
-    """`--selectors em,mv` loads the data and runs EM/MV (coarse settings to keep the test fast)."""
+    """`--selectors em,mv,ireos,laplacian-sqrt` loads the data and runs them (coarse EM/MV settings: fast)."""
     from odeval.compare import selection as sel
 
     monkeypatch.setitem(sel.EMMV_SETTINGS, "draws", 2)
     monkeypatch.setitem(sel.EMMV_SETTINGS, "n_generated", 2000)
-    res = CliRunner().invoke(main, ["select-audit", str(store), "--json", "--selectors", "em,mv,random"])
+    res = CliRunner().invoke(main, ["select-audit", str(store), "--json", "--selectors",
+                                    "em,mv,ireos,laplacian-sqrt,random"])
     assert res.exit_code == 0, res.output
     out = json.loads(res.output)
-    assert out["selectors"] == ["em", "mv", "random"]
-    rows = [r for r in out["picks"] if r["selector"] in ("em", "mv") and r["measure"] == "roc_auc"]
-    assert len(rows) == 4 and all(r["value"] is not None and r["choice"] for r in rows)
+    assert out["selectors"] == ["em", "mv", "ireos", "laplacian-sqrt", "random"]
+    rows = [r for r in out["picks"] if r["selector"] in ("em", "mv", "ireos", "laplacian-sqrt")
+            and r["measure"] == "roc_auc"]
+    assert len(rows) == 8 and all(r["value"] is not None and r["choice"] for r in rows)

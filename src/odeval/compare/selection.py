@@ -33,6 +33,12 @@ errors are partly independent while their hits agree.
   points EM/MV need; the other candidates are excluded, listed in ``Selection.excluded`` / ``note`` and warned
   about (a ``ValueError`` when none is left). Costly (one kNN graph and one query of 100,000 uniform points per
   method and feature draw), so not in :func:`default_selectors`: name them.
+* ``ireos``, ``ireos-sqrt5`` — the IREOS index adjusted for chance (Marques et al. 2020, Eq. 13; need ``X``) of
+  each candidate's Gaussian-scaled scores, m_cl = 1 or √(5 %·N), with the kNN-subset approximation
+  (:data:`IREOS_SETTINGS`, knn = 250 when N > 251). The largest adjusted index wins. Costly; not default.
+* ``laplacian-1``, ``laplacian-sqrt``, ``laplacian-100`` — the Laplacian Score baseline of the IREOS paper (§4.2):
+  the candidates' Gaussian-scaled scores as features on a kNN graph (k = 1, √N, 100) of the candidate-scorings
+  space; the smallest score wins (``criterion`` = −score). Not default (name them).
 * ``random`` — a uniformly random candidate (seeded). Its *expected* quality is the mean over the candidates,
   which is what the meta-evaluation uses.
 * ``default-knn10``, ``default-lof20`` — the fixed defaults kNN with k = 10 and LOF with k = 20, found by
@@ -703,6 +709,35 @@ def _emmv_selector(which: Literal["em", "mv"]) -> SelectorFn:
     return fn
 
 
+# ------------------------------------------------------------------------------------ IREOS, Laplacian Score
+#: Settings of the ``ireos-*`` selectors (see :func:`odeval.measures.internal.ireos`): the kNN-subset
+#: approximation (Marques et al. 2020, §3.5.3; used when N > knn + 1) and adaptive quadrature; read at call time.
+IREOS_SETTINGS: dict[str, Any] = {"knn": 250, "quadrature": "adaptive", "C": 100.0, "n_jobs": 1}
+
+
+def _ireos_selector(label: str, m_cl: Any) -> SelectorFn:
+    def fn(S: np.ndarray, names: tuple[str, ...], *, X: Any = None, seed: int = 0) -> Selection:
+        from odeval.measures.internal import ireos
+
+        opts = dict(IREOS_SETTINGS)
+        if opts.get("knn") is not None and X.shape[0] <= int(opts["knn"]) + 1:
+            opts["knn"] = None  # fewer objects than the subset size: the exact index
+        res = ireos(X, list(S), m_cl=m_cl, adjust=True, seed=seed, **opts)
+        return Selection(label, _argmax(res.adjusted), criterion=res.adjusted)
+    return fn
+
+
+def _laplacian_selector(label: str, k: int | None) -> SelectorFn:
+    def fn(S: np.ndarray, names: tuple[str, ...], *, X: Any = None, seed: int = 0) -> Selection:
+        from odeval.measures.internal import laplacian_score, solution_weights
+
+        W, _ = solution_weights(list(S), S.shape[1])  # Gaussian-scaled, as IREOS sees the candidates
+        kk = round(float(np.sqrt(S.shape[1]))) if k is None else k
+        crit = -laplacian_score(W, kk)  # lower Laplacian Score = better: criterion = −LS (higher = preferred)
+        return Selection(label, _argmax(crit), criterion=crit)
+    return fn
+
+
 _MC_REF = "Ma, Zhao, Zhang, Akoglu, SIGKDD Explorations 2023, §3 (model centrality)"
 for _m, _d in (("spearman", "mean Spearman ρ of the candidate's ranking to every other candidate's"),
                ("kendall", "mean Kendall τ-b of the candidate's ranking to every other candidate's"),
@@ -739,3 +774,19 @@ register_selector(SelectorInfo(
     "mv", _emmv_selector("mv"), "pick", True,
     "smallest Mass-Volume criterion (criterion reported: −MV) of the refitted method, as em", _EMMV_REF,
     default=False))
+_IREOS_REF = "Marques, Campello, Sander, Zimek, ACM TKDD 14(4) 2020, Eq. 9, 12, 13 (adjusted index)"
+register_selector(SelectorInfo(
+    "ireos", _ireos_selector("ireos", 1), "pick", True,
+    "largest adjusted IREOS index (m_cl = 1; Gaussian-scaled scores as weights; kNN-subset approximation, knn = 250)",
+    _IREOS_REF, default=False))
+register_selector(SelectorInfo(
+    "ireos-sqrt5", _ireos_selector("ireos-sqrt5", "sqrt5"), "pick", True,
+    "largest adjusted IREOS index with clumps, m_cl = √(5 %·N) (chance adjustment by Monte Carlo: costly)",
+    _IREOS_REF, default=False))
+_LS_REF = "He, Cai, Niyogi, NIPS 2005; the baseline of Marques et al. 2020, §4.2"
+for _lab, _k, _txt in (("laplacian-1", 1, "k = 1"), ("laplacian-sqrt", None, "k = √N"),
+                       ("laplacian-100", 100, "k = 100")):
+    register_selector(SelectorInfo(
+        _lab, _laplacian_selector(_lab, _k), "pick", False,
+        f"smallest Laplacian Score of the candidate's Gaussian-scaled scores on the kNN graph ({_txt}) of the "
+        "candidate scorings space (criterion: −score)", _LS_REF, default=False))

@@ -3,8 +3,8 @@
 * :func:`ireos`, :func:`ireos_select`: IREOS (Marques, Campello, Sander, Zimek, ACM TKDD 2020), docs/ireos.md.
 * :func:`laplacian_score`: the Laplacian Score baseline of the IREOS paper (He, Cai, Niyogi 2005).
 * :func:`excess_mass`, :func:`mass_volume`: Excess-Mass / Mass-Volume criteria (Goix 2016), the estimators of
-  :mod:`~odeval.measures.internal.excess_mass_volume`; :func:`emmv` (a detector, feature sub-sampling; :func:`emmv_all_k`: one method at many k) in
-  :mod:`~odeval.measures.internal.emmv_algorithm`. See docs/emmv.md.
+  :mod:`~odeval.measures.internal.excess_mass_volume`; :func:`emmv` (a detector, feature sub-sampling) and
+  :func:`emmv_all_k` (one method at many k) in :mod:`~odeval.measures.internal.emmv_algorithm`. See docs/emmv.md.
 """
 
 from odeval.measures.internal.emmv_algorithm import EMMVResult, emmv, emmv_all_k
