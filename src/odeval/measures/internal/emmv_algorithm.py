@@ -206,6 +206,28 @@ def _check_count(value: Any, name: str, minimum: int = 1) -> int:
     return int(value)
 
 
+def _check_settings(seed: Any, draws: Any, features: Any, max_dim: Any, n_generated: Any
+                    ) -> tuple[int, int, int, int, int]:
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
+        raise ValueError(f"seed must be an integer, got {seed!r}")
+    return (int(seed), _check_count(draws, "draws (m)"), _check_count(features, "features (d')"),
+            _check_count(max_dim, "max_dim", 0), _check_count(n_generated, "n_generated"))
+
+
+def _box(X: np.ndarray, features: int, max_dim: int) -> tuple[np.ndarray, np.ndarray, bool]:
+    """Bounding box of ``X`` (constant attributes rejected) and whether to sub-sample features (d > max_dim)."""
+    lo, hi, _ = bounding_box(X)
+    const = np.flatnonzero(hi - lo <= 0)
+    if const.size:
+        raise ValueError(f"attribute(s) {const[:5].tolist()} are constant (zero-width bounding box, volume 0); "
+                         "remove them before EM/MV")
+    d = X.shape[1]
+    subsampled = d > max_dim
+    if subsampled and features > d:
+        raise ValueError(f"features (d'={features}) exceeds the number of attributes (d={d})")
+    return lo, hi, subsampled
+
+
 def emmv(detector: Any, X_train: Any, X_test: Any = None, *, draws: int = 50, features: int = 5,
          max_dim: int = MAX_DIM, n_generated: int = N_GENERATED, seed: int = 0, t_max: float = T_MAX,
          alpha_min: float = ALPHA_MIN, alpha_max: float = ALPHA_MAX, integration: str = "grid",
@@ -244,13 +266,7 @@ def emmv(detector: Any, X_train: Any, X_test: Any = None, *, draws: int = 50, fe
     -------
     EMMVResult
     """
-    if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
-        raise ValueError(f"seed must be an integer, got {seed!r}")
-    seed = int(seed)
-    draws = _check_count(draws, "draws (m)")
-    features = _check_count(features, "features (d')")
-    max_dim = _check_count(max_dim, "max_dim", 0)
-    n_generated = _check_count(n_generated, "n_generated")
+    seed, draws, features, max_dim, n_generated = _check_settings(seed, draws, features, max_dim, n_generated)
     n_jobs = _check_count(n_jobs, "n_jobs")
     Xtr = check_data_matrix(X_train, name="X_train")
     if X_test is None:
@@ -264,16 +280,9 @@ def emmv(detector: Any, X_train: Any, X_test: Any = None, *, draws: int = 50, fe
             raise ValueError(f"X_test has {Xte.shape[1]} attributes, X_train {Xtr.shape[1]}")
     d = Xtr.shape[1]
     both = Xtr if same else np.vstack([Xtr, Xte])
-    lo, hi, _ = bounding_box(both)
-    const = np.flatnonzero(hi - lo <= 0)
-    if const.size:
-        raise ValueError(f"attribute(s) {const[:5].tolist()} are constant (zero-width bounding box, volume 0); "
-                         "remove them before EM/MV")
+    lo, hi, subsampled = _box(both, features, max_dim)
     det = _as_detector(detector, seed)
     name = getattr(det, "name", type(det).__name__)
-    subsampled = d > max_dim
-    if subsampled and features > d:
-        raise ValueError(f"features (d'={features}) exceeds the number of attributes (d={d})")
     m = draws if subsampled else 1
     feats, draw_seeds = _draw_plan(d, m, features, subsampled, seed)
     job = dict(det=det, Xtr=Xtr, Xte=Xte, same=same, lo=lo, hi=hi, n_generated=n_generated, t_max=t_max,
@@ -394,13 +403,7 @@ def emmv_all_k(method: str, X: Any, ks: Any, *, draws: int = 50, features: int =
     from odeval.detectors import get_detector, novelty_methods
     from odeval.neighbors import knn_graph, query_knn
 
-    if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
-        raise ValueError(f"seed must be an integer, got {seed!r}")
-    seed = int(seed)
-    draws = _check_count(draws, "draws (m)")
-    features = _check_count(features, "features (d')")
-    max_dim = _check_count(max_dim, "max_dim", 0)
-    n_generated = _check_count(n_generated, "n_generated")
+    seed, draws, features, max_dim, n_generated = _check_settings(seed, draws, features, max_dim, n_generated)
     Xd = check_data_matrix(X, name="X")
     n, d = Xd.shape
     det = get_detector(method)
@@ -413,14 +416,7 @@ def emmv_all_k(method: str, X: Any, ks: Any, *, draws: int = 50, features: int =
     bad = [k for k in ks_list if k < det.info.min_k or k >= n]
     if bad:
         raise ValueError(f"{det.info.name}: k must lie in [{det.info.min_k}, {n - 1}] for {n} objects, got {bad[:5]}")
-    lo, hi, _ = bounding_box(Xd)
-    const = np.flatnonzero(hi - lo <= 0)
-    if const.size:
-        raise ValueError(f"attribute(s) {const[:5].tolist()} are constant (zero-width bounding box, volume 0); "
-                         "remove them before EM/MV")
-    subsampled = d > max_dim
-    if subsampled and features > d:
-        raise ValueError(f"features (d'={features}) exceeds the number of attributes (d={d})")
+    lo, hi, subsampled = _box(Xd, features, max_dim)
     m = draws if subsampled else 1
     feats, draw_seeds = _draw_plan(d, m, features, subsampled, seed)
     k_max = max(ks_list)
