@@ -17,6 +17,7 @@ from numba import njit, prange
 
 from odeval.detectors._numeric import GAUSS_NORM, powi
 from odeval.detectors.base import Detector, MethodInfo, check_ks, check_variant, register
+from odeval.neighbors._elki_order import cks_lists
 
 __all__ = ["KDEOS"]
 
@@ -154,5 +155,6 @@ class KDEOS(Detector):
         s = self.scale * GAUSSIAN_CANONICAL_BANDWIDTH
         iminbw = 1.0 / (self.min_bandwidth * s) if self.min_bandwidth > 0 else np.inf
         dim = self.idim if self.idim >= 0 else int(graph.X.shape[1])
-        return _kdeos_all_k(graph.distances, graph.indices, graph.neighborhood_sizes(), ks_arr, s, iminbw, dim,
+        g = cks_lists(graph, int(ks_arr.max())).graph if self.variant == "elki-0.7.1-cks" else graph
+        return _kdeos_all_k(g.distances, g.indices, g.neighborhood_sizes(), ks_arr, s, iminbw, dim,
                             GAUSS_NORM, _CUTOFF, self.variant != "paper")

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from odeval.detectors.base import Detector, MethodInfo, check_ks, check_variant, register
+from odeval.neighbors._elki_order import cks_lists
 
 __all__ = ["KNN", "KNNW"]
 
@@ -52,17 +53,11 @@ class KNN(Detector):
     def params(self) -> dict[str, Any]:
         return {"variant": self.variant}
 
-    def required_k_max(self, k: int) -> int:
-        return k + 1 if self.variant == "elki-0.7.1-cks" else k
-
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         ks_arr = check_ks(ks, graph.n_objects, self.info, graph.k_max)
         if self.variant == "elki-0.7.1-cks":
-            k = int(ks_arr.max())
-            if k + 1 > graph.k_max:
-                raise ValueError(f"kNN (variant 'elki-0.7.1-cks') at k={k} is the (k+1)-distance; build the graph "
-                                 f"with k_max ≥ {k + 1} (detector.required_k_max(k))")
-            return np.ascontiguousarray(graph.distances[:, ks_arr].T)
+            kd = cks_lists(graph, int(ks_arr.max())).kdist
+            return np.ascontiguousarray(kd[:, ks_arr - 1].T)
         return np.ascontiguousarray(graph.distances[:, ks_arr - 1].T)
 
 

@@ -15,7 +15,7 @@ import numpy as np
 from numba import njit, prange
 
 from odeval.detectors.base import Detector, MethodInfo, check_ks, check_variant, register
-from odeval.neighbors._elki_order import heap_drain, heap_offer
+from odeval.neighbors._elki_order import cks_lists, heap_drain, heap_offer
 
 __all__ = ["LDOF", "ldof_scores"]
 
@@ -260,7 +260,7 @@ def _mean_put(state, val):  # pragma: no cover - numba
 
 
 @njit(cache=True, parallel=True)
-def _ldof_elki_chunk(block, sizes, ks, X, rows, dist, idx):  # pragma: no cover - numba
+def _ldof_elki_chunk(block, sizes, ks, X, rows, dist, idx, reorder):  # pragma: no cover - numba
     """LDOF with ELKI 0.7.1's arithmetic: running means (``Mean``) over the neighbours and over the pairs
     (i < j) in the order of ELKI's kNN list. O(|N|²) per k."""
     nk, m = sizes.shape
@@ -276,7 +276,7 @@ def _ldof_elki_chunk(block, sizes, ks, X, rows, dist, idx):  # pragma: no cover 
             n = sizes[t, c]
             for i in range(n + 1):
                 perm[i] = i
-            if _row_has_ties(dist, p, n):
+            if reorder and _row_has_ties(dist, p, n):
                 _elki_perm(X, idx, p, ks[t] + 1, n, w, perm)
             dmean[0] = 0.0
             dmean[1] = 0.0
@@ -347,7 +347,7 @@ class LDOF(Detector):
     )
 
     def __init__(self, variant: str = "paper") -> None:
-        check_variant("LDOF", variant, ("paper", "elki-0.7.1"))
+        check_variant("LDOF", variant, ("paper", "elki-0.7.1", "elki-0.7.1-cks"))
         self.variant = variant
 
     def params(self) -> dict[str, Any]:
@@ -355,16 +355,20 @@ class LDOF(Detector):
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         _, uniq, inverse = _prepare_ks(graph, ks, self.info)
+        cks = self.variant == "elki-0.7.1-cks"
+        if cks:  # ELKI's batch tool: rows already in the order of its materialised lists, its sublist sizes
+            graph = cks_lists(graph, int(uniq[-1])).graph
         sizes = _neighbourhood_sizes(graph, uniq)
         out = np.empty((uniq.size, int(graph.n_objects)))
-        elki = self.variant == "elki-0.7.1"
+        elki = self.variant != "paper"
         if elki and not _is_euclidean(graph):
-            raise ValueError("LDOF: variant='elki-0.7.1' reproduces ELKI's Euclidean kNN list order; use a "
+            raise ValueError(f"LDOF: variant={self.variant!r} reproduces ELKI's Euclidean kNN list order; use a "
                              f"Euclidean graph (got {graph.metric!r}) or variant='paper'")
         X = np.ascontiguousarray(graph.X, dtype=np.float64)
         dist = np.ascontiguousarray(graph.distances, dtype=np.float64)
         idx = np.ascontiguousarray(graph.indices, dtype=np.int64)
         for rows, block in _iter_blocks(graph, sizes[-1]):
             sz = np.ascontiguousarray(sizes[:, rows])
-            out[:, rows] = _ldof_elki_chunk(block, sz, uniq, X, rows, dist, idx) if elki else _ldof_chunk(block, sz)
+            out[:, rows] = (_ldof_elki_chunk(block, sz, uniq, X, rows, dist, idx, not cks) if elki
+                            else _ldof_chunk(block, sz))
         return out[inverse]

@@ -15,19 +15,20 @@ import numpy as np
 from numba import njit, prange
 
 from odeval.detectors.base import Detector, MethodInfo, check_ks, check_variant, register
+from odeval.neighbors._elki_order import cks_lists
 
 __all__ = ["LOF", "SimplifiedLOF"]
 
 
 @njit(cache=True, parallel=True)
-def _lof_all_k(D, I, S, ks, simplified, cks):  # pragma: no cover - numba
+def _lof_all_k(D, I, S, ks, simplified, KD):  # pragma: no cover - numba
     """(len(ks), N) LOF (or Simplified LOF) scores; two parallel passes over the objects, all k inside.
 
-    ``cks``: ELKI 0.7.1 ``ComputeKNNOutlierScores`` — N_k(p) with ties on the stored distances (its kNN
-    sublists) and the (k+1)-distance of the neighbours in the reachability distance.
+    ``KD`` (N, ≥ max k): the neighbours' "k-distance" for the reachability distance, column k−1 (the graph's
+    k-distances, or what ELKI's batch tool reports, see :func:`odeval.neighbors._elki_order.cks_lists`).
+    Sums run along the rows, in their order.
     """
     N = D.shape[0]
-    W = D.shape[1]
     T = ks.shape[0]
     out = np.empty((T, N))
     dens = np.empty((T, N))
@@ -36,15 +37,12 @@ def _lof_all_k(D, I, S, ks, simplified, cks):  # pragma: no cover - numba
         for t in range(T):
             k = ks[t]
             n = S[p, k - 1]
-            if cks:
-                while n < W and D[p, n] == D[p, k - 1]:
-                    n += 1
             sizes[t, p] = n
             s = 0.0
             for j in range(n):
                 d = D[p, j]
                 if not simplified:
-                    kd = D[I[p, j], k] if cks else D[I[p, j], k - 1]
+                    kd = KD[I[p, j], k - 1]
                     if kd > d:
                         d = kd
                 s += d
@@ -69,17 +67,12 @@ _VARIANTS = ("paper", "elki-0.7.1", "elki-0.7.1-cks")
 
 def _scores(det: Detector, graph: Any, ks: Sequence[int], simplified: bool, cks: bool = False) -> np.ndarray:
     ks_arr = check_ks(ks, graph.n_objects, det.info, graph.k_max)
-    if cks:
-        _check_cks_ks(det.info.name, ks_arr, graph)
-    return _lof_all_k(graph.distances, graph.indices, graph.neighborhood_sizes(), ks_arr, simplified, cks)
-
-
-def _check_cks_ks(name: str, ks_arr: np.ndarray, graph: Any) -> None:
-    """The ComputeKNNOutlierScores variant reads the (k+1)-distance: the graph must hold k+1 neighbours."""
-    k = int(ks_arr.max())
-    if k + 1 > graph.k_max:
-        raise ValueError(f"{name} (variant 'elki-0.7.1-cks') at k={k} reads the (k+1)-distance; build the graph "
-                         f"with k_max ≥ {k + 1} (detector.required_k_max(k))")
+    if cks:  # ELKI's batch tool: its sublists of one materialised list per object, in ELKI's order
+        cl = cks_lists(graph, int(ks_arr.max()))
+        g, kd = cl.graph, cl.kdist
+    else:
+        g, kd = graph, graph.distances
+    return _lof_all_k(g.distances, g.indices, g.neighborhood_sizes(), ks_arr, simplified, kd)
 
 
 @register
@@ -119,9 +112,6 @@ class LOF(Detector):
     def params(self) -> dict[str, Any]:
         return {"variant": self.variant}
 
-    def required_k_max(self, k: int) -> int:
-        return k + 1 if self.variant == "elki-0.7.1-cks" else k
-
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         return _scores(self, graph, ks, simplified=False, cks=self.variant == "elki-0.7.1-cks")
 
@@ -157,4 +147,4 @@ class SimplifiedLOF(Detector):
         return {"variant": self.variant}
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
-        return _scores(self, graph, ks, simplified=True)
+        return _scores(self, graph, ks, simplified=True, cks=self.variant == "elki-0.7.1-cks")

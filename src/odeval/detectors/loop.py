@@ -15,7 +15,7 @@ import numpy as np
 from numba import njit, prange
 
 from odeval.detectors.base import Detector, MethodInfo, check_ks, check_variant, register
-from odeval.neighbors._elki_order import heap_drain, heap_offer
+from odeval.neighbors._elki_order import cks_lists, heap_drain, heap_offer
 
 __all__ = ["LoOP"]
 
@@ -191,6 +191,9 @@ class LoOP(Detector):
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         ks_arr = check_ks(ks, graph.n_objects, self.info, graph.k_max)
         elki = self.variant != "paper"
+        if self.variant == "elki-0.7.1-cks":  # rows already in the order of ELKI's batch-tool lists
+            g = cks_lists(graph, int(ks_arr.max())).graph
+            return _loop_all_k(g.X, g.distances, g.indices, g.neighborhood_sizes(), ks_arr, self.lam, True, False)
         # ELKI's order among tied neighbours is emulated for its Euclidean linear scan only
         order = elki and str(graph.metric) == "euclidean"
         return _loop_all_k(graph.X, graph.distances, graph.indices, graph.neighborhood_sizes(), ks_arr, self.lam,

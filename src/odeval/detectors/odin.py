@@ -14,6 +14,7 @@ import numpy as np
 
 from odeval.detectors.base import Detector, MethodInfo, check_ks, check_variant, register
 from odeval.neighbors import in_degrees_all_k
+from odeval.neighbors._elki_order import cks_lists
 
 __all__ = ["ODIN"]
 
@@ -49,5 +50,7 @@ class ODIN(Detector):
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         ks_arr = check_ks(ks, graph.n_objects, self.info, graph.k_max)
+        if self.variant == "elki-0.7.1-cks":  # ELKI's batch tool: ties decided on its stored distances
+            graph = cks_lists(graph, int(ks_arr.max())).graph
         deg = in_degrees_all_k(graph, ks_arr)
         return deg / ks_arr[:, None].astype(np.float64)
