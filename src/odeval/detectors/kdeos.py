@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 from numba import njit, prange
 
+from odeval.detectors._erf import elki_normal_cdf
 from odeval.detectors._numeric import GAUSS_NORM, powi
 from odeval.detectors.base import Detector, MethodInfo, check_ks, check_variant, register
 from odeval.neighbors._elki_order import cks_lists
@@ -79,7 +80,10 @@ def _kdeos_all_k(D, I, S, ks, scale, iminbw, dim, gscale, cutoff, elki):  # prag
                 sd = math.sqrt(m2 / (cnt - 1.0))
                 if sd > 0.0:
                     z = (mean - dens[p]) / sd
-            out[t, p] = 0.5 * math.erfc(-z / math.sqrt(2.0))
+            if elki:  # ELKI's NormalDistribution.standardNormalCDF (Cody's erfc), for ELKI's rounding and ties
+                out[t, p] = elki_normal_cdf(z)
+            else:
+                out[t, p] = 0.5 * math.erfc(-z / math.sqrt(2.0))
     return out
 
 

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 from numba import njit, prange
 
+from odeval.detectors._erf import elki_erf
 from odeval.detectors.base import Detector, MethodInfo, check_ks, check_variant, register
 from odeval.neighbors._elki_order import cks_lists, heap_drain, heap_offer
 
@@ -74,8 +75,8 @@ def _loop_all_k(X, D, I, S, ks, lam, elki, elki_order):  # pragma: no cover - nu
         norm[t] = 1.0 / (nplof * math.sqrt(2.0))
     for p in prange(N):
         for t in range(T):
-            if elki:
-                out[t, p] = math.erf((plof[t, p] - 1.0) * norm[t])
+            if elki:  # ELKI's NormalDistribution.erf (Cody's approximation): its rounding, its ties
+                out[t, p] = elki_erf((plof[t, p] - 1.0) * norm[t])
             else:
                 out[t, p] = max(0.0, math.erf(plof[t, p] * norm[t]))
     return out

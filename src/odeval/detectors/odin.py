@@ -11,12 +11,28 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from numba import njit
 
 from odeval.detectors.base import Detector, MethodInfo, check_ks, check_variant, register
 from odeval.neighbors import in_degrees_all_k
 from odeval.neighbors._elki_order import cks_lists
 
 __all__ = ["ODIN"]
+
+
+@njit(cache=True)
+def _repeated_sums(deg, ks):  # pragma: no cover - numba
+    """deg[t, p] copies of 1/ks[t] added one by one (ELKI's ``ODIN``: ``s += 1/k`` per in-edge)."""
+    T, N = deg.shape
+    out = np.empty((T, N))
+    for t in range(T):
+        inc = 1.0 / ks[t]
+        table = np.zeros(deg[t].max() + 1)
+        for c in range(1, table.shape[0]):
+            table[c] = table[c - 1] + inc
+        for p in range(N):
+            out[t, p] = table[deg[t, p]]
+    return out
 
 
 @register
@@ -53,4 +69,6 @@ class ODIN(Detector):
         if self.variant == "elki-0.7.1-cks":  # ELKI's batch tool: ties decided on its stored distances
             graph = cks_lists(graph, int(ks_arr.max())).graph
         deg = in_degrees_all_k(graph, ks_arr)
+        if self.variant == "elki-0.7.1-cks":  # ELKI adds 1/k once per in-edge: the same rounding
+            return _repeated_sums(deg, ks_arr)
         return deg / ks_arr[:, None].astype(np.float64)
