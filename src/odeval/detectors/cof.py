@@ -9,7 +9,6 @@ import numpy as np
 from numba import njit, prange
 
 from odeval.detectors.base import Detector, MethodInfo, check_variant, register
-from odeval.neighbors._elki_order import cks_lists
 from odeval.detectors.ldof import (
     _elki_perm,
     _is_euclidean,
@@ -18,6 +17,7 @@ from odeval.detectors.ldof import (
     _prepare_ks,
     _row_has_ties,
 )
+from odeval.neighbors._elki_order import cks_lists
 
 __all__ = ["COF", "cof_scores"]
 
