@@ -292,6 +292,44 @@ def _ldof_elki_chunk(block, sizes, ks, X, rows, dist, idx, reorder):  # pragma: 
     return out
 
 
+@njit(cache=True, parallel=True)
+def _ldof_cks_chunk(block, sizes):  # pragma: no cover - numba
+    """:func:`_ldof_elki_chunk` for rows already in ELKI's list order (``elki-0.7.1-cks``), all k in one pass.
+
+    ELKI's running means for a sublist of n members see the pairs (a < b ≤ n) in row-major order, which is the
+    row-major order of all pairs of the longest sublist restricted to b ≤ n. So one pass over the pairs feeds
+    every k's mean (those with n_k ≥ b) with exactly its own sequence of values: the same O(Σ_k n_k²) updates,
+    but independent across k (vectorisable) instead of one dependent chain per k."""
+    nk, m = sizes.shape
+    out = np.empty((nk, m))
+    for c in prange(m):
+        w = sizes[nk - 1, c]
+        first = np.empty(w + 1, np.int64)  # first[b]: the first k index whose sublist contains member b
+        t = 0
+        for b in range(1, w + 1):
+            while sizes[t, c] < b:
+                t += 1
+            first[b] = t
+        dn = np.zeros(nk)
+        dm = np.zeros(nk)
+        pn = np.zeros(nk)
+        pm = np.zeros(nk)
+        for a in range(1, w + 1):
+            v = block[c, 0, a]
+            for t in range(first[a], nk):
+                dn[t] += 1.0
+                dm[t] += (v - dm[t]) / dn[t]
+            for b in range(a + 1, w + 1):
+                v = block[c, a, b]
+                for t in range(first[b], nk):
+                    pn[t] += 1.0
+                    pm[t] += (v - pm[t]) / pn[t]
+        for t in range(nk):
+            val = dm[t] / pm[t] if pm[t] != 0.0 else (np.inf if dm[t] != 0.0 else np.nan)
+            out[t, c] = val if np.isfinite(val) else 1.0
+    return out
+
+
 def ldof_scores(graph: Any, ks: int | Sequence[int], variant: str = "paper") -> np.ndarray:
     """LDOF scores of all objects for every k in ``ks``, from one kNN graph.
 
@@ -369,6 +407,10 @@ class LDOF(Detector):
         idx = np.ascontiguousarray(graph.indices, dtype=np.int64)
         for rows, block in _iter_blocks(graph, sizes[-1]):
             sz = np.ascontiguousarray(sizes[:, rows])
-            out[:, rows] = (_ldof_elki_chunk(block, sz, uniq, X, rows, dist, idx, not cks) if elki
-                            else _ldof_chunk(block, sz))
+            if cks:
+                out[:, rows] = _ldof_cks_chunk(block, sz)
+            elif elki:
+                out[:, rows] = _ldof_elki_chunk(block, sz, uniq, X, rows, dist, idx, True)
+            else:
+                out[:, rows] = _ldof_chunk(block, sz)
         return out[inverse]
