@@ -202,9 +202,10 @@ def cof_scores(graph: Any, ks: int | Sequence[int], variant: str = "paper") -> n
         Exact kNN graph (:func:`odeval.neighbors.knn_graph`) with ``k_max >= max(ks)``.
     ks : int or sequence of int
         Neighbourhood sizes, each ≥ 1.
-    variant : {"paper", "elki-0.7.1"}
+    variant : {"paper", "elki-0.7.1", "elki-0.7.1-cks"}
         ``"paper"`` (default): Tang et al. (2002). ``"elki-0.7.1"``: ELKI 0.7.1's ``lof.COF`` (see Notes), to
-        reproduce Campos et al. (2016).
+        reproduce Campos et al. (2016). ``"elki-0.7.1-cks"``: the same on the sublists of ELKI's batch tool
+        ``ComputeKNNOutlierScores`` (ties on the stored distances, ELKI's heap order; docs/detectors.md).
 
     Returns
     -------

@@ -181,7 +181,7 @@ def inflo_scores(graph: Any, ks: int | Sequence[int], m: float = 1.0, variant: s
         ``"paper"`` (default): the published INFLO. ``"elki-0.7.1"``: ELKI 0.7.0/0.7.1's ``lof.INFLO`` (used by
         Campos et al. 2016), which is a different method (see Notes). ``"elki-0.7.1-cks"``: the same as run by
         ELKI's batch tool ``ComputeKNNOutlierScores``, whose density reads the (k+1)-distance (semantics doc
-        §0.3); needs a graph with k_max ≥ k + 1.
+        §0.3), on the tool's sublists (ties on the stored distances, ELKI's heap order; docs/detectors.md).
 
     Returns
     -------

@@ -119,8 +119,9 @@ class KDEOS(Detector):
         p), so at k = 2 the score takes only two values. ELKI serves that list as a sublist of its
         materialised (k+1)-list, where ties are decided on the stored distances, not the squared ones (a
         difference only when two squared distances differ in the last bit but their square roots do not);
-        this variant does the same. ``"elki-0.7.1-cks"`` (ELKI's batch tool ``ComputeKNNOutlierScores``,
-        not affected by its k-distance off-by-one here) is the same as ``"elki-0.7.1"``.
+        this variant does the same. ``"elki-0.7.1-cks"`` (ELKI's batch tool ``ComputeKNNOutlierScores``):
+        the same on the tool's sublists (ELKI's heap order; docs/detectors.md). Both ELKI variants use ELKI's
+        Φ (Cody's erfc, :mod:`odeval.detectors._erf`).
 
     Notes
     -----

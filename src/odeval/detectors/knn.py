@@ -41,7 +41,7 @@ class KNN(Detector):
     variant : {"paper", "elki-0.7.1", "elki-0.7.1-cks"}, default "paper"
         ``"paper"`` = ``"elki-0.7.1"`` (ELKI's stand-alone ``KNNOutlier``). ``"elki-0.7.1-cks"`` reproduces
         ELKI 0.7.1's batch tool ``ComputeKNNOutlierScores`` (Campos et al. 2016), whose "KNN-k" is the
-        (k+1)-distance (semantics doc §0.3); it needs a graph with ``k_max ≥ k + 1``.
+        (k+1)-distance (semantics doc §0.3), and the (N−1)-distance at k = N − 1 (docs/detectors.md).
     """
 
     info = MethodInfo(name="kNN", min_k=1, inverted=False, inlier_value=0.0, score_range=(0.0, np.inf),

@@ -145,8 +145,8 @@ class LDF(Detector):
     variant : {"paper", "elki-0.7.1", "elki-0.7.1-cks"}, default "paper"
         ``"paper"`` = ``"elki-0.7.1"`` (ELKI's stand-alone ``LDF``). ``"elki-0.7.1-cks"`` reproduces ELKI
         0.7.1's batch tool ``ComputeKNNOutlierScores`` (Campos et al. 2016), which uses the neighbours'
-        (k+1)-distance for the bandwidth and the reachability distance (semantics doc §0.3); it needs a
-        graph with ``k_max ≥ k + 1``.
+        (k+1)-distance for the bandwidth and the reachability distance (semantics doc §0.3), on the tool's
+        sublists (ties on the stored distances, ELKI's heap order; docs/detectors.md).
 
     Notes
     -----

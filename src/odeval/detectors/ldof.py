@@ -339,12 +339,14 @@ def ldof_scores(graph: Any, ks: int | Sequence[int], variant: str = "paper") -> 
         Exact kNN graph (:func:`odeval.neighbors.knn_graph`) with ``k_max >= max(ks)``.
     ks : int or sequence of int
         Neighbourhood sizes, each ≥ 2.
-    variant : {"paper", "elki-0.7.1"}
+    variant : {"paper", "elki-0.7.1", "elki-0.7.1-cks"}
         The same formula either way. ``"paper"`` (default): exact sums, incremental over k (each new
         neighbour adds its distances to p and to the earlier neighbours). ``"elki-0.7.1"``: ELKI 0.7.1's
         arithmetic — running means over the neighbours and the pairs in the order of ELKI's kNN list (its
         heap order among tied neighbours; Euclidean graphs only) — so that values agree to the last bit and
-        rounding makes or breaks the same ties; O(|N|²) per k.
+        rounding makes or breaks the same ties; O(|N|²) per k. ``"elki-0.7.1-cks"``: the same arithmetic on the
+        sublists of ELKI's batch tool ``ComputeKNNOutlierScores`` (ties on the stored distances, ELKI's heap
+        order; docs/detectors.md), all k in one pass over the pairs.
 
     Returns
     -------

@@ -94,8 +94,8 @@ class LOF(Detector):
         definition). ``"elki-0.7.1-cks"`` reproduces ELKI 0.7.1's batch tool ``ComputeKNNOutlierScores``
         (used by Campos et al. 2016), whose kNN sublists return the (k+1)-distance as "k-distance"
         (semantics doc §0.3): ``reach-dist(p, o) = max(d(p, o), (k+1)-dist(o))``, with N_k(p) itself
-        correct (ties decided on the stored distances). It needs a graph with ``k_max ≥ k + 1``
-        (:meth:`required_k_max`). A hybrid: neither LOF at k nor at k+1.
+        correct (ties decided on the stored distances, ELKI's heap order; docs/detectors.md). A hybrid:
+        neither LOF at k nor at k+1.
 
     References
     ----------
@@ -127,8 +127,8 @@ class SimplifiedLOF(Detector):
     Parameters
     ----------
     variant : {"paper", "elki-0.7.1", "elki-0.7.1-cks"}, default "paper"
-        Accepted for uniformity with the other methods; all three are identical (ELKI's batch tool is not
-        affected by its k-distance off-by-one here).
+        ``"paper"`` = ``"elki-0.7.1"``. ``"elki-0.7.1-cks"``: N_k(p) as ELKI 0.7.1's batch tool
+        ``ComputeKNNOutlierScores`` serves it (ties decided on the stored distances, docs/detectors.md).
 
     References
     ----------

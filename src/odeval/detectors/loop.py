@@ -161,9 +161,9 @@ class LoOP(Detector):
         order of its kNN heap (a linear scan in index order into ``DoubleIntegerDBIDKNNHeap``, lists shared
         between exact duplicates by ``MaterializeKNNPreprocessor``) — emulated for the objects with such a
         tie, at O(N log k) each. The ``"paper"`` variant takes tied objects in index order.
-        ``"elki-0.7.1-cks"`` (ELKI's batch tool ``ComputeKNNOutlierScores``) is the same as
-        ``"elki-0.7.1"``: LoOP is not affected by that tool's k-distance off-by-one (the tool's tie order
-        comes from a heap of size maxk+2 instead of k+1; this is not emulated).
+        ``"elki-0.7.1-cks"`` (ELKI's batch tool ``ComputeKNNOutlierScores``): the same, with "the first k"
+        taken from the tool's materialised lists (a heap of capacity maxk + 2, docs/detectors.md). Both ELKI
+        variants use ELKI's erf (Cody's approximation, :mod:`odeval.detectors._erf`).
 
     Notes
     -----

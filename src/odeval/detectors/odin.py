@@ -51,7 +51,9 @@ class ODIN(Detector):
     Parameters
     ----------
     variant : {"paper", "elki-0.7.1", "elki-0.7.1-cks"}, default "paper"
-        Accepted for uniformity with the other methods; all three are identical.
+        ``"paper"`` = ``"elki-0.7.1"``. ``"elki-0.7.1-cks"``: N_k(q) as ELKI 0.7.1's batch tool
+        ``ComputeKNNOutlierScores`` serves it (ties on the stored distances, docs/detectors.md), 1/k added once
+        per in-edge as ELKI does.
     """
 
     info = MethodInfo(name="ODIN", min_k=1, inverted=True, inlier_value=None, score_range=(0.0, np.inf),
