@@ -260,7 +260,7 @@ def _mean_put(state, val):  # pragma: no cover - numba
 
 
 @njit(cache=True, parallel=True)
-def _ldof_elki_chunk(block, sizes, ks, X, rows, dist, idx, reorder):  # pragma: no cover - numba
+def _ldof_elki_chunk(block, sizes, ks, X, rows, dist, idx):  # pragma: no cover - numba
     """LDOF with ELKI 0.7.1's arithmetic: running means (``Mean``) over the neighbours and over the pairs
     (i < j) in the order of ELKI's kNN list. O(|N|²) per k."""
     nk, m = sizes.shape
@@ -276,7 +276,7 @@ def _ldof_elki_chunk(block, sizes, ks, X, rows, dist, idx, reorder):  # pragma: 
             n = sizes[t, c]
             for i in range(n + 1):
                 perm[i] = i
-            if reorder and _row_has_ties(dist, p, n):
+            if _row_has_ties(dist, p, n):
                 _elki_perm(X, idx, p, ks[t] + 1, n, w, perm)
             dmean[0] = 0.0
             dmean[1] = 0.0
@@ -412,7 +412,7 @@ class LDOF(Detector):
             if cks:
                 out[:, rows] = _ldof_cks_chunk(block, sz)
             elif elki:
-                out[:, rows] = _ldof_elki_chunk(block, sz, uniq, X, rows, dist, idx, True)
+                out[:, rows] = _ldof_elki_chunk(block, sz, uniq, X, rows, dist, idx)
             else:
                 out[:, rows] = _ldof_chunk(block, sz)
         return out[inverse]
