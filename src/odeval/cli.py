@@ -299,11 +299,16 @@ def study_check(study_file: str) -> None:
     except StudyError as exc:
         click.echo(str(exc), err=True)
         raise SystemExit(2) from None
+    from odeval.bench.config import method_k_plans
+
     n_units = len(spec.datasets) * len(spec.methods)
     click.echo(f"study {spec.name!r}: {len(spec.datasets)} dataset variants × {len(spec.methods)} methods = "
                f"{n_units} units, k up to {spec.k_max}, metric {spec.metric}")
-    for m in spec.methods:
-        click.echo(f"  {m.name} {m.params} k={m.ks[0]}..{m.ks[-1]} ({len(m.ks)} values)")
+    for m, runs, skipped in method_k_plans(spec):
+        click.echo(f"  {m.name} {m.params} k={runs} ({runs.count()} values)")
+        for ks, reason in skipped.items():
+            click.echo(f"    skipped k={ks}: {reason}")
+    click.echo("  (on a dataset variant of N objects, k ≥ N is skipped too and recorded in units.skipped)")
 
 
 @main.command()
@@ -333,9 +338,13 @@ def demo(out_dir: str, workers: int | None, k_range: str, quiet: bool) -> None:
                f"in {summary.wall_s:.1f}s → {store_path}")
     with ResultStore(store_path, read_only=True) as rs:
         runs = rs.runs(status="ok")
-    best = (runs.groupby(["dataset", "method"])["roc_auc"].max().groupby("method").mean()
-            .sort_values(ascending=False))
-    click.echo("\nmean over datasets of the best ROC AUC over k:")
+    from odeval.analysis import aggregate_datasets, per_variant_summary
+
+    # the report's ranking (Campos et al. Fig. 2): best k per variant, variants of a base dataset averaged first
+    coll = aggregate_datasets(per_variant_summary(runs, measures=["roc_auc"]))
+    best = coll.set_index("config")["best"].sort_values(ascending=False)
+    click.echo("\nROC AUC at each method's best k, mean over base datasets (variants of a base dataset averaged "
+               "first, as in the report):")
     for method, value in best.items():
         click.echo(f"  {method:14s} {value:.3f}")
     _demo_report(store_path, out / "report")
@@ -407,7 +416,8 @@ def evaluate_cmd(scores_file: str, labels_file: str | None, dataset_file: str | 
     """
     import json
 
-    from odeval.measures import evaluate
+    from odeval._validation import check_labels
+    from odeval.measures import evaluate_scoring
     from odeval.measures._io import is_score_table, read_score_table, read_vector
 
     if labels_file is not None and dataset_file is not None:
@@ -416,7 +426,7 @@ def evaluate_cmd(scores_file: str, labels_file: str | None, dataset_file: str | 
         if is_score_table(scores_file):
             table = read_score_table(scores_file)
             names, matrix = _select_table_columns(scores_file, table.columns, table.scores, columns)
-            labels = table.labels
+            labels, labels_src = table.labels, f"{scores_file} (label column)"
         else:
             if len(columns) > 1:
                 raise click.UsageError("several --column values need a table written by 'odeval score'")
@@ -426,19 +436,25 @@ def evaluate_cmd(scores_file: str, labels_file: str | None, dataset_file: str | 
             matrix = read_vector(scores_file, what="scores", column=columns[0] if columns else None)[None, :]
             labels = None
         if labels_file is not None:
-            labels = read_vector(labels_file, what="labels")
+            labels, labels_src = read_vector(labels_file, what="labels"), labels_file
         elif dataset_file is not None:
             from odeval.data import load_dataset
 
             ds = load_dataset(dataset_file)
             if ds.y is None:
                 raise ValueError(f"{dataset_file}: the dataset has no labels")
-            labels = ds.y
+            labels, labels_src = ds.y, dataset_file
         elif labels is None:
             raise click.UsageError(f"{scores_file} has no 'label' column: give --labels or --dataset")
+        labels = check_labels(labels, name=f"{labels_src}: the labels")
+        if labels.size != matrix.shape[1]:
+            raise ValueError(f"{labels_src} and {scores_file} differ in length: {labels.size} labels, "
+                             f"{matrix.shape[1]} scores (both must list the same objects in the same order)")
         if ascending:
-            matrix = -matrix
-        results = [evaluate(labels, row, n=n) for row in matrix]
+            from odeval.detectors import orient
+
+            matrix = orient(matrix, True)
+        results = [evaluate_scoring(labels, row, n=n)[0] for row in matrix]
     except (ValueError, OSError) as exc:
         raise click.ClickException(str(exc)) from None
     n_out = int(sum(labels))
@@ -500,26 +516,6 @@ def _select_table_columns(path: str, names: list[str], scores, wanted: tuple[str
     return [names[i] for i in picked], np.vstack(rows)
 
 
-def _parse_ks(spec: str) -> list[int]:
-    """"1:100" (inclusive), "1:100:5" (step), "10" or "1,2,5,10" → sorted unique k values."""
-    out: set[int] = set()
-    try:
-        for part in spec.split(","):
-            part = part.strip()
-            if ":" in part:
-                bits = [int(b) for b in part.split(":")]
-                if len(bits) not in (2, 3) or (len(bits) == 3 and bits[2] < 1):
-                    raise ValueError
-                out.update(range(bits[0], bits[1] + 1, bits[2] if len(bits) == 3 else 1))
-            else:
-                out.add(int(part))
-    except ValueError:
-        raise click.BadParameter(f"{spec!r}: use K, K1:K2, K1:K2:STEP or a comma-separated list") from None
-    if not out or min(out) < 1:
-        raise click.BadParameter(f"{spec!r}: k values must be ≥ 1")
-    return sorted(out)
-
-
 def _parse_params(items: tuple[str, ...], methods: list[str]) -> dict[str, dict]:
     import json
 
@@ -546,28 +542,13 @@ def _parse_params(items: tuple[str, ...], methods: list[str]) -> dict[str, dict]
     return params
 
 
-def _make_detector(name: str, params: dict):
-    import inspect
-
-    from odeval.detectors import get_detector
-
-    try:
-        return get_detector(name, **params)
-    except TypeError:
-        accepted = [a for a in inspect.signature(type(get_detector(name)).__init__).parameters
-                    if a not in ("self", "args", "kwargs")]
-        unknown = sorted(set(params) - set(accepted)) or sorted(params)
-        raise ValueError(f"{name}: unknown parameter(s) {', '.join(unknown)}; accepted: "
-                         f"{', '.join(accepted) or 'none'}") from None
-
-
 @main.command("score")
 @click.argument("dataset", type=click.Path(exists=True, dir_okay=False))
 @click.option("--method", "-m", "methods", multiple=True, required=True,
               help="Detector name (repeatable, case-insensitive): KNN, KNNW, LOF, SimplifiedLOF, LoOP, LDOF, "
                    "ODIN, FastABOD, KDEOS, LDF, INFLO, COF, ... (an unknown name lists all).")
 @click.option("--k", "k_spec", default="1:100", show_default=True,
-              help="k values: K, K1:K2 (inclusive), K1:K2:STEP or a comma-separated list.")
+              help="k values: K, A..B or A:B (inclusive), A..B:STEP, or a list 1,5,10; capped at N − 1.")
 @click.option("--metric", default="euclidean", show_default=True,
               help="Distance: euclidean, manhattan, chebyshev, cosine, minkowski (with --p), or another scipy metric.")
 @click.option("--p", "p", type=float, default=None, help="Minkowski exponent.")
@@ -577,62 +558,77 @@ def _make_detector(name: str, params: dict):
 @click.option("--param", "param_items", multiple=True, metavar="[METHOD.]NAME=VALUE",
               help="Detector parameter (repeatable), e.g. LoOP.lam=2.0 or variant=elki-0.7.1 (one method).")
 @click.option("--raw", is_flag=True, help="Write raw scores (the method's orientation: ODIN low = outlier).")
+@click.option("--label-column", "label_column", default=None, metavar="NAME",
+              help="Label attribute / column / variable [default: 'outlier' (ARFF, CSV), 'y' (MAT, NPZ)].")
+@click.option("--unlabelled", is_flag=True, help="Load DATASET without labels (the table gets no label column).")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
               help="Output file: .parquet, .csv or .npz (by extension).")
 def score_cmd(dataset: str, methods: tuple[str, ...], k_spec: str, metric: str, p: float | None, backend: str,
-              seed: int, param_items: tuple[str, ...], raw: bool, output: str) -> None:
+              seed: int, param_items: tuple[str, ...], raw: bool, label_column: str | None, unlabelled: bool,
+              output: str) -> None:
     """Score DATASET with kNN detectors for every k from one exact kNN graph.
 
     Output table: one row per object (columns object, id, label) and one column per method and k, named
     METHOD-kNNN (e.g. LOF-007); public scores (higher = more outlying), or with --raw the method's own
-    scores in columns named METHOD-kNNN-raw. A k below a method's
-    minimum (KDEOS: 2) is skipped for that method with a note. .npz holds arrays scores (rows = columns of
-    the table), columns, ks, labels. Example: odeval score Waveform.arff -m LOF -m KNN --k 1:100 -o s.parquet
+    scores in columns named METHOD-kNNN-raw. A k that cannot be computed (below a method's minimum, e.g.
+    KDEOS: 2; k ≥ N) is skipped with a note on stderr, as in studies; nothing computable is an error.
+    .npz holds arrays scores (rows = columns of the table), columns, ks, labels.
+    Example: odeval score Waveform.arff -m LOF -m KNN --k 1:100 -o s.parquet
     """
     from pathlib import Path
 
     import numpy as np
 
+    from odeval._krange import parse_k_range
     from odeval.data import load_dataset
+    from odeval.detectors import get_detector
+    from odeval.detectors.scoring import required_graph_k, score_ks, skipped_lines
     from odeval.neighbors import knn_graph
 
     out = Path(output)
     if out.suffix.lower() not in (".parquet", ".csv", ".npz"):
         raise click.BadParameter(f"{output}: the extension must be .parquet, .csv or .npz", param_hint="-o")
-    ks = _parse_ks(k_spec)
+    if unlabelled and label_column is not None:
+        raise click.UsageError("give at most one of --label-column and --unlabelled")
+    try:
+        k_range = parse_k_range(k_spec)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--k") from None
     method_list = list(dict.fromkeys(methods))
     params = _parse_params(param_items, method_list)
+    options: dict = {"label": None} if unlabelled else ({"label": label_column} if label_column else {})
     try:
-        ds = load_dataset(dataset)
+        detectors = {m: get_detector(m, **params[m]) for m in method_list}
+        ds = load_dataset(dataset, **options)
         X = ds.numeric_matrix()
-        detectors = {m: _make_detector(m, params[m]) for m in method_list}
         n = X.shape[0]
-        if max(ks) >= n:
-            raise ValueError(f"k={max(ks)} needs more than {n} objects (k counts neighbours other than the query)")
-        k_max = max(det.required_k_max(max(ks)) for det in detectors.values())
-        graph = knn_graph(X, k_max, metric=metric, p=p, backend=backend, seed=seed)
+        k_graph = max(required_graph_k(det, k_range, n) for det in detectors.values())
+        graph = knn_graph(X, k_graph, metric=metric, p=p, backend=backend, seed=seed)
         if graph.approx_recall is not None:
             click.echo(f"note: approximate kNN graph, recall {graph.approx_recall:.4f} on a sample", err=True)
         columns: list[str] = []
         blocks = []
+        computed_ks: set[int] = set()
         for det in detectors.values():
-            use = [k for k in ks if k >= det.info.min_k]
-            if len(use) < len(ks):
-                click.echo(f"note: {det.info.name} is defined for k ≥ {det.info.min_k}; skipped "
-                           f"{len(ks) - len(use)} smaller k", err=True)
-            if not use:
-                continue
-            S = det.raw_scores_all_k(graph, use) if raw else det.score_all_k(graph, use)
-            blocks.append(S)
-            columns += [f"{det.info.name}-{k:03d}" + ("-raw" if raw else "") for k in use]
+            scored = score_ks(det, graph, k_range, raw=raw)
+            for line in skipped_lines(det.info.name, scored.skipped):
+                click.echo(f"note: {line}", err=True)
+            if scored.ks:
+                blocks.append(scored.scores)
+                computed_ks.update(scored.ks)
+                columns += [f"{det.info.name}-{k:03d}" + ("-raw" if raw else "") for k in scored.ks]
     except (ValueError, ImportError) as exc:
         raise click.ClickException(str(exc)) from None
-    scores = np.vstack(blocks) if blocks else np.empty((0, X.shape[0]))
+    if not blocks:
+        raise click.ClickException(f"nothing to compute: no requested k ({k_spec}) can be scored by "
+                                   f"{', '.join(method_list)} on {dataset} (N = {n}); see the notes above")
+    scores = np.vstack(blocks)
     labels = None if ds.y is None else np.asarray(ds.y, dtype=bool)
     out.parent.mkdir(parents=True, exist_ok=True)
     if out.suffix.lower() == ".npz":
         extra = {} if labels is None else {"labels": labels}
-        np.savez_compressed(out, scores=scores, columns=np.array(columns), ks=np.array(ks), **extra)
+        np.savez_compressed(out, scores=scores, columns=np.array(columns), ks=np.array(sorted(computed_ks)),
+                            **extra)
     else:
         import pandas as pd
 
@@ -649,7 +645,7 @@ def score_cmd(dataset: str, methods: tuple[str, ...], k_spec: str, metric: str, 
                 frame.to_parquet(out, index=False)
             except ImportError as exc:
                 raise click.ClickException(
-                    f"writing Parquet needs pyarrow (pip install 'odeval[parquet]'): {exc}") from None
+                    f"writing Parquet needs pyarrow (pip install pyarrow): {exc}") from None
     click.echo(f"{out}: {n} objects × {len(columns)} score columns ({', '.join(method_list)}; k {k_spec}; "
                f"{graph.metric})")
 
@@ -680,11 +676,11 @@ def ensemble_cmd(store: str, dataset: str, rate: float, measure: str, rule: str,
     """
     import json
 
-    from odeval.bench import parse_k_range
+    from odeval._krange import parse_k_range
     from odeval.bench.ensembles import ensemble_from_store, format_ensemble
 
     try:
-        ks = parse_k_range(k_range) if k_range is not None else None
+        ks = parse_k_range(k_range).values() if k_range is not None else None
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--k-range") from None
     wanted = [m.strip() for item in methods for m in item.split(",") if m.strip()] or None
