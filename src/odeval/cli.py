@@ -743,6 +743,198 @@ def report_cmd(store: str, out_dir: str, measure: str, statistic: str, study_has
     click.echo(f"report written to {index}")
 
 
+@main.command("emmv")
+@click.argument("dataset", type=click.Path(exists=True, dir_okay=False))
+@click.option("--detector", "-d", required=True, metavar="iforest|ocsvm|lof|METHOD",
+              help="Detector refitted on every feature draw: scikit-learn iforest / ocsvm / lof (novelty=True), or "
+                   "an odeval method with a novelty form (kNN, kNNW, LOF, SimplifiedLOF, LoOP, LDOF).")
+@click.option("--k", type=click.IntRange(min=1), default=20, show_default=True, help="k of lof / odeval methods.")
+@click.option("--setting", type=click.Choice(["novelty", "unsupervised"]), default="novelty", show_default=True,
+              help="novelty: fit on normal training data, EM/MV on normal test data; unsupervised: polluted data.")
+@click.option("--split/--no-split", default=True, show_default=True,
+              help="50/50 train/test split; --no-split (unsupervised only): fit and evaluate on the same data.")
+@click.option("--draws", "-m", type=int, default=50, show_default=True, help="Feature draws m (when d > --max-dim).")
+@click.option("--features", type=int, default=5, show_default=True, help="Features per draw d'.")
+@click.option("--max-dim", type=click.IntRange(min=0), default=8, show_default=True,
+              help="Largest d evaluated with all features (no sub-sampling).")
+@click.option("--n-generated", type=int, default=100_000, show_default=True, help="Uniform points per evaluation.")
+@click.option("--integration", type=click.Choice(["grid", "exact"]), default="grid", show_default=True,
+              help="grid: the authors' t / alpha grids; exact: exact integrals of the empirical curves.")
+@click.option("--max-outlier-ratio", type=float, default=0.1, show_default=True,
+              help="Cap the outliers at this fraction of the inliers (the chapter: 10 %).")
+@click.option("--min-distinct", type=click.IntRange(min=0), default=10, show_default=True,
+              help="Drop attributes with fewer distinct values (the chapter: 10; 0 keeps all).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seeds split, draws, uniform points, detector.")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Feature draws evaluated in parallel (same result for any value).")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output (one JSON object).")
+def emmv_cmd(dataset: str, detector: str, k: int, setting: str, split: bool, draws: int, features: int,
+             max_dim: int, n_generated: int, integration: str, max_outlier_ratio: float, min_distinct: int,
+             seed: int, jobs: int, as_json: bool) -> None:
+    """Label-free Excess-Mass / Mass-Volume criteria of a detector on DATASET (Goix 2016).
+
+    The chapter's protocol: outliers capped, non-continuous attributes dropped, standardised, 50/50 split;
+    feature sub-sampling (m draws of d' features) when d > --max-dim. EM: larger = better; MV: smaller =
+    better. ROC / PR AUC of the test half are shown next to them. See docs/emmv.md.
+    """
+    import json
+    import sys
+
+    from odeval.measures.internal.emmv_algorithm import chapter_split, evaluate_split
+
+    try:
+        if draws < 1:
+            raise ValueError(f"--draws must be at least 1, got {draws}")
+        if features < 1:
+            raise ValueError(f"--features must be at least 1, got {features}")
+        from odeval.data import load_dataset
+
+        ds = load_dataset(dataset)
+        X = ds.numeric_matrix()
+        sp = chapter_split(X, ds.y, setting=setting, seed=seed, max_outlier_ratio=max_outlier_ratio,
+                           min_distinct=min_distinct, split=split)
+        d = sp.features.size
+        if d > max_dim and features > d:
+            raise ValueError(f"--features {features} exceeds the {d} attributes kept")
+        with click.progressbar(length=draws if d > max_dim else 1, label=f"EM/MV {detector}",
+                               file=sys.stderr, hidden=as_json) as bar:
+            res, labelled = evaluate_split(detector, sp, k=k, seed=seed, draws=draws, features=features,
+                                           max_dim=max_dim, n_generated=n_generated, integration=integration,
+                                           n_jobs=jobs, progress=lambda i, m: bar.update(1))
+    except (ValueError, ImportError, OSError) as exc:
+        raise click.ClickException(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
+    out = res.to_dict() | labelled | {"dataset": Path(dataset).name, "setting": setting,
+                                      "attributes": sp.features.size, "integration": integration}
+    if as_json:
+        click.echo(json.dumps(out, indent=2))
+        return
+    fmt = "{:.4g}".format
+    click.echo(f"{out['dataset']} ({setting}, {sp.features.size} attributes, train {res.n_train}, evaluated "
+               f"{res.n_test}) — {res.detector}")
+    sub = f"{res.draws} draws of {res.features[0].size} features" if res.subsampled else "all features"
+    click.echo(f"  EM {fmt(res.em)} (larger = better)   MV {fmt(res.mv)} (smaller = better)   [{sub}, "
+               f"{res.n_generated} uniform points, seed {res.seed}]")
+    if labelled:
+        click.echo(f"  ROC AUC {labelled['roc_auc']:.3f}   PR (average precision) {labelled['average_precision']:.3f}")
+    if res.em_failed or res.mv_failed:
+        click.echo(f"  not estimable: EM in {res.em_failed}, MV in {res.mv_failed} of {res.draws} draw(s): "
+                   f"{'; '.join(res.reasons)}")
+
+
+@main.command("ireos")
+@click.argument("dataset", type=click.Path(exists=True, dir_okay=False))
+@click.option("--scores", "scores_src", type=click.Path(exists=True, dir_okay=False), required=True,
+              help="A table written by 'odeval score' (.parquet/.csv/.npz) or a results STORE (DuckDB) that kept "
+                   "score vectors (study option keep_scores).")
+@click.option("--column", "columns", multiple=True, help="Evaluate only these columns/scorings (repeatable).")
+@click.option("--store-dataset", default=None, help="Variant name in the STORE [default: DATASET's file stem].")
+@click.option("--candidates", type=click.IntRange(min=2), default=None,
+              help="Keep this many candidates spread over ROC AUC (needs labels; Sect. 4.2 of the paper uses 10).")
+@click.option("--mcl", default="1", show_default=True, help="Maximum clump size: 1, sqrt5 (= sqrt(5%% N)) or a number.")
+@click.option("--adjust", is_flag=True, help="Adjust for chance (Eq. 13); m_cl = 1 classifies every object.")
+@click.option("--pvalue", is_flag=True, help="One-sided p-values against random solutions.")
+@click.option("--knn", type=click.IntRange(min=1), default=None,
+              help="Train each classifier on the object's k nearest neighbours (the paper: 250) [default: exact].")
+@click.option("--quadrature", type=click.Choice(["adaptive", "fixed"]), default="adaptive", show_default=True)
+@click.option("--n-gamma", type=click.IntRange(min=2), default=100, show_default=True, help="Points of the fixed grid.")
+@click.option("--tol", type=click.FloatRange(min=0, min_open=True), default=0.001, show_default=True,
+              help="Error tolerance of the adaptive quadrature (Eq. 14).")
+@click.option("--gamma-max", type=float, default=None, help="Upper kernel width [default: searched, Sect. 3.4].")
+@click.option("--C", "cost", type=click.FloatRange(min=0, min_open=True), default=100.0, show_default=True)
+@click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True, help="Classifier threads.")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output (one JSON object).")
+def ireos_cmd(dataset: str, scores_src: str, columns: tuple[str, ...], store_dataset: str | None,
+              candidates: int | None, mcl: str, adjust: bool, pvalue: bool, knn: int | None, quadrature: str,
+              n_gamma: int, tol: float, gamma_max: float | None, cost: float, jobs: int, seed: int,
+              as_json: bool) -> None:
+    """IREOS of candidate outlier scorings of DATASET, without labels (Marques et al. 2020; docs/ireos.md).
+
+    Prints one row per scoring: the index, and with --adjust / --pvalue the chance-adjusted index and the
+    p-value; ROC AUC too when labels are known (for comparison only: IREOS never uses them).
+
+    Example: odeval ireos wbc.arff --scores scores.parquet --mcl sqrt5 --adjust --pvalue
+    """
+    import json
+
+    import numpy as np
+
+    from odeval.analysis.selection import paper_candidates
+    from odeval.data import load_dataset
+    from odeval.measures import roc_auc
+    from odeval.measures._io import is_score_table, read_score_table
+    from odeval.measures.internal import ireos
+
+    try:
+        ds = load_dataset(dataset)
+        X = ds.numeric_matrix()
+        if is_score_table(scores_src):
+            table = read_score_table(scores_src)
+            names, matrix, labels = list(table.columns), table.scores, table.labels
+        else:
+            from odeval.bench.ensembles import read_scorings
+
+            stored = read_scorings(scores_src, store_dataset or Path(dataset).stem)
+            names, matrix, labels = list(stored.runs["name"]), stored.scores, stored.labels
+        if labels is None:
+            labels = ds.y
+        if columns:
+            missing = [c for c in columns if c not in names]
+            if missing:
+                raise ValueError(f"{scores_src}: no column(s) {', '.join(missing)}; columns: {', '.join(names)}")
+            keep = [names.index(c) for c in columns]
+            names, matrix = [names[i] for i in keep], matrix[keep]
+        if matrix.shape[1] != X.shape[0]:
+            raise ValueError(f"{scores_src}: scorings have {matrix.shape[1]} objects, {dataset} has {X.shape[0]}")
+        finite = np.isfinite(matrix).all(axis=1)
+        if not finite.all():
+            click.echo(f"warning: skipped {int((~finite).sum())} scoring(s) with NaN/inf: "
+                       + ", ".join(n for n, f in zip(names, finite, strict=True) if not f), err=True)
+            names, matrix = [n for n, f in zip(names, finite, strict=True) if f], matrix[finite]
+        aucs = (np.array([roc_auc(labels, row) for row in matrix]) if labels is not None and 0 < labels.sum()
+                < labels.size else None)
+        if candidates is not None:
+            if aucs is None:
+                raise ValueError("--candidates needs labels (in the scores table, the store or DATASET)")
+            keep = paper_candidates(aucs, candidates)
+            names, matrix, aucs = [names[i] for i in keep], matrix[keep], aucs[keep]
+        mcl_value: object = int(mcl) if mcl.isdigit() else mcl
+        res = _with_progress(lambda progress: ireos(
+            X, list(matrix), m_cl=mcl_value, C=cost, gamma_max=gamma_max, quadrature=quadrature, n_gamma=n_gamma,
+            tol=tol, knn=knn, adjust=adjust, p_values=pvalue, seed=seed, n_jobs=jobs, progress=progress),
+            quiet=as_json)
+    except (ValueError, OSError) as exc:
+        raise click.ClickException(str(exc).splitlines()[0]) from None
+    rows = [{"column": n, "ireos": float(res.index[i]),
+             **({"adjusted": float(res.adjusted[i])} if adjust else {}),
+             **({"p_value": float(res.p_value[i])} if pvalue else {}),
+             **({"roc_auc": float(aucs[i])} if aucs is not None else {})} for i, n in enumerate(names)]
+    if as_json:
+        click.echo(json.dumps({"dataset": dataset, "n_objects": int(X.shape[0]), "m_cl": res.m_cl,
+                               "gamma_max": res.gamma_max, "n_fits": res.n_fits, "results": rows}, indent=2))
+        return
+    click.echo(f"{dataset}: N = {X.shape[0]}, m_cl = {res.m_cl:g}, gamma_max = {res.gamma_max:.6g}, "
+               f"{res.n_fits} classifiers")
+    keys = [k for k in rows[0] if k != "column"]
+    width = max(len("column"), *map(len, names))
+    click.echo(f"{'column':<{width}}  " + "  ".join(f"{k:>10}" for k in keys))
+    for r in rows:
+        click.echo(f"{r['column']:<{width}}  " + "  ".join(f"{r[k]:>10.4g}" for k in keys))
+
+
+def _with_progress(run, *, quiet: bool):
+    """Run ``run(progress)`` with a live count of trained classifiers on stderr (rich), unless ``quiet``."""
+    if quiet:
+        return run(None)
+    from rich.console import Console
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    with Progress(SpinnerColumn(), TextColumn("IREOS {task.fields[stage]}: {task.completed} classifiers"),
+                  TimeElapsedColumn(), console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("ireos", total=None, stage="")
+        return run(lambda stage, n: bar.update(task, completed=n, stage=stage))
+
+
 @main.command("select-audit")
 @click.argument("store", type=click.Path(exists=True, dir_okay=False))
 @click.option("--candidates", default="all", show_default=True, metavar="all|N",
