@@ -354,13 +354,14 @@ def run_study(study: Study, store_path: str | Path, *, workers: int | None = Non
     """
     workers = workers or os.cpu_count() or 1
     t0 = time.perf_counter()
+    summary = RunSummary(total_units=len(study.datasets) * len(study.methods), already_done=0)
     with ResultStore(store_path) as store:
-        all_units: list[str] = []
-        plans, already = plan_study(study, store, retry_failed=retry_failed, all_units=all_units)
-        store.register_study(study.study_hash, study.name, study.source, study.definition, __version__, all_units)
-        summary = RunSummary(total_units=len(all_units), already_done=already)
         try:
-            with make_progress(progress, len(all_units), already) as report, \
+            all_units: list[str] = []
+            plans, summary.already_done = plan_study(study, store, retry_failed=retry_failed, all_units=all_units)
+            store.register_study(study.study_hash, study.name, study.source, study.definition, __version__,
+                                 all_units)
+            with make_progress(progress, summary.total_units, summary.already_done) as report, \
                     _executor(workers, scheduler) as ex:
                 try:
                     _drive(study, plans, store, ex, max(2, 2 * workers), summary, report)
@@ -572,24 +573,30 @@ class _RichProgress(Progress):
         from rich.text import Text
 
         width = min(self.console.width, self.width)
-        return self._group(self.bar, Text("  now: " + self.names(width - 7), no_wrap=True, overflow="ellipsis"))
+        names = Text("  now: " + self.names(width - 7) if self.current else "", no_wrap=True, overflow="ellipsis")
+        return self._group(self.bar, names)
+
+    def _show(self, force: bool = False) -> None:
+        now = time.perf_counter()
+        if force or now - getattr(self, "_shown", -1.0) >= 0.1:  # at most ten redraws a second
+            self._shown = now
+            self.live.update(self._renderable(), refresh=True)
 
     def started(self, name: str) -> None:
         super().started(name)
-        self.live.update(self._renderable())
+        self._show()
 
     def done_with(self, name: str) -> None:
         super().done_with(name)
-        self.live.update(self._renderable())
+        self._show()
 
     def finished(self, res: UnitResult) -> None:
         super().finished(res)
         self.bar.update(self.task, advance=1, rate=f"{self.rate():.1f}/s")
-        self.live.update(self._renderable())
+        self._show()
 
     def __exit__(self, *exc: object) -> None:
-        self.current.clear()
-        self.live.update(self._renderable())
+        self._show(force=True)
         self.live.__exit__(None, None, None)
 
 
