@@ -149,7 +149,6 @@ def _one_line_error(res, *needles: str) -> None:
 
 
 def test_a_file_that_is_not_duckdb_is_named(tmp_path, two_studies):
-    store, _, _ = two_studies
     bad = tmp_path / "notes.duckdb"
     bad.write_text("not a database\n" * 20)
     study = tmp_path / "a.toml"
@@ -226,7 +225,7 @@ def test_gz_decompression_is_bounded(tmp_path, monkeypatch):
     path.write_bytes(gzip.compress(rows.encode()))
     assert load_dataset(path).X.shape == (5000, 2)
     monkeypatch.setattr(loaders, "MAX_DECOMPRESSED_BYTES", 10_000)
-    with pytest.raises(DatasetFormatError, match="decompresses to more than .*MAX_DECOMPRESSED_BYTES"):
+    with pytest.raises(DatasetFormatError, match=r"decompresses to more than .*MAX_DECOMPRESSED_BYTES"):
         load_dataset(path)
 
 

@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from odeval.cli import main
 from odeval.bench.store import ResultStore
+from odeval.cli import main
 from odeval.measures import MEASURES
 from odeval.report import build_report
 
