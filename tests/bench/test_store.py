@@ -269,3 +269,10 @@ def test_progress_bar_fits_80_columns_with_names_below(monkeypatch):
     assert bars and all(len(ln) <= 80 for ln in lines), lines
     assert all(not any(n in ln for n in names) for ln in bars)  # names are not inside the bar line
     assert any(ln.startswith("  now: Dataset_") for ln in lines)
+
+
+def test_only_the_store_module_touches_duckdb():
+    src = Path(__file__).resolve().parents[2] / "src" / "odeval"
+    users = sorted(str(p.relative_to(src)) for p in src.rglob("*.py")
+                   if re.search(r"^\s*(import duckdb|from duckdb)", p.read_text(encoding="utf-8"), re.M))
+    assert users == ["bench/store.py"]
