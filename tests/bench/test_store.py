@@ -195,14 +195,18 @@ def test_read_only_folders_are_one_line_errors(tmp_path, two_studies):
         ["results", "export", str(store), "-o", str(ro / "runs.csv")],
     ]
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2] / "src"))
-    try:
-        for args in cases:
-            proc = subprocess.run([*prefix, sys.executable, "-m", "odeval.cli", *args], capture_output=True,
-                                  text=True, env=env, timeout=300)
-            err = proc.stderr.strip()
-            assert proc.returncode == 1, (args, proc.stdout, err)
-            assert len(err.splitlines()) == 1 and "Traceback" not in err, err
-            assert str(ro) in err and "permission denied" in err, (args, err)
+    script = ("import json, sys; from click.testing import CliRunner; from odeval.cli import main; "
+              "print(json.dumps([(r.exit_code, r.output) for r in "
+              "(CliRunner().invoke(main, a) for a in json.loads(sys.argv[1]))]))")
+    try:  # one interpreter for the four commands: the CLI through click's runner, without the capability
+        proc = subprocess.run([*prefix, sys.executable, "-c", script, json.dumps(cases)], capture_output=True,
+                              text=True, env=env, timeout=600)
+        assert proc.returncode == 0, proc.stderr
+        for args, (code, output) in zip(cases, json.loads(proc.stdout.splitlines()[-1]), strict=True):
+            text = output.strip()
+            assert code == 1, (args, text)
+            assert len(text.splitlines()) == 1 and "Traceback" not in text, text
+            assert str(ro) in text and "permission denied" in text, (args, text)
     finally:
         ro.chmod(0o755)
 
