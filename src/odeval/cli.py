@@ -9,7 +9,24 @@ import click
 from odeval import __version__
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+class _OneLineErrors(click.Group):
+    """The root group: a file-system or results-store failure escaping any command is one line, never a
+    traceback (the commands catch what they expect; this is the safety net)."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except OSError as exc:
+            raise click.ClickException(_os_error(exc, "")) from None
+        except ValueError as exc:
+            from odeval.bench.store import StoreError
+
+            if isinstance(exc, StoreError):
+                raise click.ClickException(str(exc)) from None
+            raise
+
+
+@click.group(cls=_OneLineErrors, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="odeval")
 def main() -> None:
     """odeval — evaluate unsupervised outlier detection.
@@ -761,11 +778,11 @@ def report_cmd(store: str, out_dir: str, measure: str, statistic: str, study_has
     click.echo(f"report written to {index}")
 
 
-def _os_error(exc: OSError) -> str:
+def _os_error(exc: OSError, verb: str = "cannot write") -> str:
     """One line naming the path and the cause of a file-system error (no traceback)."""
-    cause = (exc.strerror or str(exc)).rstrip(".").lower() if exc.strerror else str(exc)
-    where = exc.filename if exc.filename is not None else "output"
-    return f"cannot write {where}: {cause}"
+    cause = exc.strerror.rstrip(".").lower() if exc.strerror else str(exc)
+    where = exc.filename if exc.filename is not None else "(no file name)"
+    return f"{verb} {where}: {cause}".lstrip()
 
 
 def _run_study_cli(spec, store_path: Path, *, workers: int | None, scheduler: str | None, quiet: bool,

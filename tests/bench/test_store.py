@@ -174,7 +174,7 @@ def test_unwritable_output_paths_are_one_line_errors(tmp_path, two_studies):
 
 
 def test_read_only_folders_are_one_line_errors(tmp_path, two_studies):
-    """Store, report, prepare and export into a folder without write permission, through the real CLI."""
+    """Store, report, prepare, export and score into a folder without write permission, through the CLI."""
     import os
     import shutil
     import subprocess
@@ -193,12 +193,13 @@ def test_read_only_folders_are_one_line_errors(tmp_path, two_studies):
         ["report", str(store), "-o", str(ro / "rep"), "--permutations", "0", "--simulations", "2"],
         ["datasets", "prepare", str(tmp_path / "data" / "v1.npz"), "-o", str(ro / "out")],
         ["results", "export", str(store), "-o", str(ro / "runs.csv")],
+        ["score", str(tmp_path / "data" / "v1.npz"), "-m", "kNN", "--k", "1:3", "-o", str(ro / "s.csv")],
     ]
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2] / "src"))
     script = ("import json, sys; from click.testing import CliRunner; from odeval.cli import main; "
               "print(json.dumps([(r.exit_code, r.output) for r in "
               "(CliRunner().invoke(main, a) for a in json.loads(sys.argv[1]))]))")
-    try:  # one interpreter for the four commands: the CLI through click's runner, without the capability
+    try:  # one interpreter for the five commands: the CLI through click's runner, without the capability
         proc = subprocess.run([*prefix, sys.executable, "-c", script, json.dumps(cases)], capture_output=True,
                               text=True, env=env, timeout=600)
         assert proc.returncode == 0, proc.stderr

@@ -274,7 +274,8 @@ class ResultStore:
             what = "no schema version (an older odeval, or not an odeval store)" if found is None \
                 else f"schema version {found}"
             raise StoreVersionError(f"results store {self.path} has {what}; this odeval reads schema version "
-                                    f"{SCHEMA_VERSION}: write to a new store (--store) and run the study again")
+                                    f"{SCHEMA_VERSION}: write to a new store (or delete this one) and run the "
+                                    "study again")
         if not self.read_only:
             existing = {r[0] for r in self.con.execute(
                 "SELECT column_name FROM information_schema.columns WHERE table_name = ?", ["runs"]).fetchall()}
@@ -406,8 +407,11 @@ class ResultStore:
                 con.unregister("_scores_df")
             self._insert_internal(internal)
             con.execute("COMMIT")
-        except BaseException:
+        except BaseException as exc:
             con.execute("ROLLBACK")
+            if isinstance(exc, duckdb.Error):  # e.g. a full disk: one line, the unit is not written
+                raise StoreError(f"cannot write unit {result.unit_id} to results store {self.path}: "
+                                 f"{_first_line(str(exc))}") from exc
             raise
 
     def write_internal_measures(self, rows: Iterable[InternalMeasure]) -> int:
