@@ -79,6 +79,9 @@ def test_labels_are_stored_per_variant(two_studies, tmp_path):
             np.testing.assert_array_equal(rs.labels(name), load_dataset(tmp_path / "data" / f"{name}.npz").y)
         with pytest.raises(StoreError, match="no labels of dataset 'v3'"):
             rs.labels("v3")
+        by_name = rs.labels_by_dataset(study_hash=rs.studies()["study_hash"].iloc[0])
+        assert sorted(by_name) == ["v1", "v2"]
+        np.testing.assert_array_equal(by_name["v2"], rs.labels("v2"))
 
 
 def test_schema_version_is_recorded_and_checked(two_studies, tmp_path):

@@ -562,6 +562,30 @@ class ResultStore:
         y[np.asarray(outliers, dtype=np.int64)] = True
         return y
 
+    def labels_by_dataset(self, *, study_hash: str | None = None) -> dict[str, np.ndarray]:
+        """The ground truth of every dataset variant with a unit (of ``study_hash``): name → bool array.
+
+        Raises
+        ------
+        StoreError
+            If the selection holds two different files under one dataset name.
+        """
+        where, args = self._where(study_hash, "u.")
+        rows = self.con.execute(
+            "SELECT l.dataset, l.file_sha256, l.n_objects, l.outliers FROM labels l JOIN "
+            f"(SELECT DISTINCT u.dataset, u.file_sha256 FROM units u{where}) f "
+            "ON l.dataset = f.dataset AND l.file_sha256 = f.file_sha256 ORDER BY l.dataset, l.file_sha256",
+            args).fetchall()
+        out: dict[str, np.ndarray] = {}
+        for dataset, _, n, outliers in rows:
+            if dataset in out:
+                raise StoreError(f"{self.path}: different files are stored under the dataset name {dataset!r}; "
+                                 "read one study (--study-hash)")
+            y = np.zeros(int(n), dtype=bool)
+            y[np.asarray(outliers, dtype=np.int64)] = True
+            out[dataset] = y
+        return out
+
     def labels_table(self) -> pd.DataFrame:
         """The ``labels`` table: dataset, file_sha256, n_objects, outliers (list of 0-based indices)."""
         return self.con.execute(f"SELECT * FROM labels ORDER BY {_ORDER['labels']}").df()

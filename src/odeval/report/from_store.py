@@ -64,12 +64,13 @@ def report_from_store(store: str | Path, out_dir: str | Path, *, measure: str = 
         ranks = rs.outlier_ranks(at=at)  # only the rows the characterisation needs
         ranks = ranks if len(ranks) else None
         best_scores = rs.scores(at=at) if permutations and n_scores and ranks is not None else None
+        labels = rs.labels_by_dataset(study_hash=study_hash) if best_scores is not None else None
     permutation, messages = None, []
     if best_scores is not None and len(best_scores):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             permutation = permutation_tests(summary, ranks, best_scores, measure, n_permutations=permutations,
-                                            seed=seed)
+                                            seed=seed, labels=labels)
         messages = [str(w.message) for w in caught]
     comparisons = None
     if ensembles and n_scores:
