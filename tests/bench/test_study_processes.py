@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-import odeval.bench.ensembles
+import odeval.bench.ensembles  # imported now: the lock checks below must be quick
 import odeval.report.from_store  # noqa: F401
 from odeval.bench import ResultStore, load_study, run_study
 from odeval.cli import main

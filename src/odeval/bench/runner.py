@@ -32,7 +32,7 @@ import numpy as np
 
 from odeval import __version__
 from odeval.bench.config import MethodSpec, Study
-from odeval.bench.store import ResultStore, UnitResult
+from odeval.bench.store import ResultStore, UnitResult, is_interrupt
 from odeval.data.catalogue import Variant
 
 __all__ = ["Prepared", "Progress", "RunSummary", "StudyInterrupted", "make_progress", "plan_study", "prepare_variant",
@@ -365,11 +365,13 @@ def run_study(study: Study, store_path: str | Path, *, workers: int | None = Non
                     _executor(workers, scheduler) as ex:
                 try:
                     _drive(study, plans, store, ex, max(2, 2 * workers), summary, report)
-                except KeyboardInterrupt:
-                    if hasattr(ex, "terminate"):
+                except BaseException as exc:
+                    if is_interrupt(exc) and hasattr(ex, "terminate"):
                         ex.terminate()
                     raise
-        except KeyboardInterrupt:
+        except BaseException as exc:  # Ctrl-C, also when DuckDB caught it during a query
+            if not is_interrupt(exc):
+                raise
             summary.wall_s = time.perf_counter() - t0
             raise StudyInterrupted(summary) from None
     summary.wall_s = time.perf_counter() - t0

@@ -43,7 +43,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -61,6 +62,7 @@ __all__ = [
     "StoreInUseError",
     "StoreVersionError",
     "UnitResult",
+    "is_interrupt",
     "measure_columns",
 ]
 
@@ -165,6 +167,12 @@ def _translate(path: Path, exc: BaseException) -> StoreError:
         cause = "permission denied" if "Permission denied" in text else "read-only file system"
         return StoreError(f"cannot open results store {path}: {cause}")
     return StoreError(f"cannot open results store {path}: {text}")
+
+
+def is_interrupt(exc: BaseException) -> bool:
+    """Ctrl-C as DuckDB reports it when it arrives during a query."""
+    return isinstance(exc, KeyboardInterrupt | duckdb.InterruptException) or (
+        isinstance(exc, RuntimeError) and "interrupted" in str(exc).lower())
 
 
 def _jsonable(value: Any) -> Any:
@@ -291,8 +299,7 @@ class ResultStore:
         cols.update(_RUN_TAIL_COLUMNS)
         col_sql = ", ".join(f'"{c}" {t}' for c, t in cols.items())
         con = self.con
-        con.execute("BEGIN TRANSACTION")
-        try:
+        with self._transaction("create the tables of"):
             con.execute("CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR)")
             con.execute("INSERT INTO meta VALUES (?, ?), (?, ?)",
                         ["schema_version", str(SCHEMA_VERSION), "created_by", f"odeval {__version__}"])
@@ -314,24 +321,41 @@ class ResultStore:
             con.execute("CREATE TABLE internal_measures (unit_id VARCHAR, dataset VARCHAR, method VARCHAR, "
                         "params VARCHAR, metric VARCHAR, k INTEGER, measure VARCHAR, value DOUBLE, "
                         "details VARCHAR, PRIMARY KEY (unit_id, k, measure))")
-            con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
 
     @property
     def schema_version(self) -> int:
         return int(self.con.execute("SELECT value FROM meta WHERE key = ?", ["schema_version"]).fetchall()[0][0])
 
     # --- writing ------------------------------------------------------------------------------
+    @contextmanager
+    def _transaction(self, what: str) -> Iterator[None]:
+        """One transaction: committed whole or rolled back whole.
+
+        A Ctrl-C that DuckDB turns into "Query interrupted" is raised again as KeyboardInterrupt; any other
+        DuckDB failure (e.g. a full disk) becomes a one-line :class:`StoreError`.
+        """
+        self.con.execute("BEGIN TRANSACTION")
+        try:
+            yield
+            self.con.execute("COMMIT")
+        except BaseException as exc:
+            try:
+                self.con.execute("ROLLBACK")
+            except (duckdb.Error, RuntimeError):  # the transaction is already gone
+                pass
+            if is_interrupt(exc):
+                raise KeyboardInterrupt from None
+            if isinstance(exc, duckdb.Error):
+                raise StoreError(f"cannot {what} results store {self.path}: {_first_line(str(exc))}") from exc
+            raise
+
     def register_study(self, study_hash: str, name: str, source: str, definition: dict[str, Any],
                        version: str, unit_ids: Iterable[str] = ()) -> None:
         """Record a study and link its units (computed already or not) to it in ``study_units``."""
         links = pd.DataFrame({"study_hash": study_hash, "unit_id": list(dict.fromkeys(unit_ids))},
                              columns=["study_hash", "unit_id"])
         con = self.con
-        con.execute("BEGIN TRANSACTION")
-        try:
+        with self._transaction(f"record study {study_hash} in"):
             con.execute(
                 "INSERT INTO studies (study_hash, name, source, definition, odeval_version) "
                 "VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
@@ -340,10 +364,6 @@ class ResultStore:
                 con.register("_links", links)
                 con.execute("INSERT INTO study_units SELECT study_hash, unit_id FROM _links ON CONFLICT DO NOTHING")
                 con.unregister("_links")
-            con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
 
     def finished_units(self, *, include_errors: bool = True) -> set[str]:
         """Ids of the units in the store (only the successful ones with ``include_errors=False``)."""
@@ -376,8 +396,7 @@ class ResultStore:
                                     k, name, value, details) for k, name, value, details in result.internal]
         outliers = ds.get("outliers")
         con = self.con
-        con.execute("BEGIN TRANSACTION")
-        try:
+        with self._transaction(f"write unit {result.unit_id} to"):
             # a unit re-run (e.g. --retry-failed) replaces its earlier rows
             for table in ("units", "runs", "outlier_ranks", "scores", "internal_measures"):
                 con.execute(f"DELETE FROM {table} WHERE unit_id = ?", [result.unit_id])
@@ -406,13 +425,6 @@ class ResultStore:
                 con.execute("INSERT INTO scores SELECT unit_id, dataset, method, params, k, scores FROM _scores_df")
                 con.unregister("_scores_df")
             self._insert_internal(internal)
-            con.execute("COMMIT")
-        except BaseException as exc:
-            con.execute("ROLLBACK")
-            if isinstance(exc, duckdb.Error):  # e.g. a full disk: one line, the unit is not written
-                raise StoreError(f"cannot write unit {result.unit_id} to results store {self.path}: "
-                                 f"{_first_line(str(exc))}") from exc
-            raise
 
     def write_internal_measures(self, rows: Iterable[InternalMeasure]) -> int:
         """Write label-free measures (one transaction); a row with the same (unit_id, k, measure) is replaced.
@@ -423,14 +435,8 @@ class ResultStore:
         for r in rows:
             if not isinstance(r, InternalMeasure):
                 raise TypeError(f"expected InternalMeasure rows, got {type(r).__name__}")
-        con = self.con
-        con.execute("BEGIN TRANSACTION")
-        try:
+        with self._transaction("write internal measures to"):
             self._insert_internal(rows)
-            con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
         return len(rows)
 
     def _insert_internal(self, rows: Sequence[InternalMeasure]) -> None:
