@@ -355,7 +355,7 @@ def run_study(study: Study, store_path: str | Path, *, workers: int | None = Non
     workers = workers or os.cpu_count() or 1
     t0 = time.perf_counter()
     summary = RunSummary(total_units=len(study.datasets) * len(study.methods), already_done=0)
-    with ResultStore(store_path) as store:
+    with ResultStore(store_path) as store, _sigint_seen() as sigint:
         try:
             all_units: list[str] = []
             plans, summary.already_done = plan_study(study, store, retry_failed=retry_failed, all_units=all_units)
@@ -365,17 +365,42 @@ def run_study(study: Study, store_path: str | Path, *, workers: int | None = Non
                     _executor(workers, scheduler) as ex:
                 try:
                     _drive(study, plans, store, ex, max(2, 2 * workers), summary, report)
-                except BaseException as exc:
-                    if is_interrupt(exc) and hasattr(ex, "terminate"):
+                except BaseException:  # Ctrl-C or a failure of the driver: the workers stop now
+                    if hasattr(ex, "terminate"):
                         ex.terminate()
                     raise
-        except BaseException as exc:  # Ctrl-C, also when DuckDB caught it during a query
-            if not is_interrupt(exc):
+        except BaseException as exc:  # Ctrl-C, also when DuckDB caught it during a query and raised its own error
+            if not (is_interrupt(exc) or sigint.is_set()):
                 raise
             summary.wall_s = time.perf_counter() - t0
             raise StudyInterrupted(summary) from None
     summary.wall_s = time.perf_counter() - t0
     return summary
+
+
+@contextmanager
+def _sigint_seen() -> Iterator[threading.Event]:
+    """Note every SIGINT while running (then raise KeyboardInterrupt as Python does): DuckDB may turn the
+    KeyboardInterrupt into its own error when the signal arrives during a query, and the flag still tells."""
+    seen = threading.Event()
+
+    def handler(signum: int, frame: Any) -> None:
+        seen.set()
+        raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGINT, handler)
+    except ValueError:  # not the main thread: leave signals alone
+        yield seen
+        return
+    if previous is signal.SIG_IGN:  # e.g. a background job: Ctrl-C is not ours to handle
+        signal.signal(signal.SIGINT, previous)
+        yield seen
+        return
+    try:
+        yield seen
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _drive(study: Study, plans: list[VariantPlan], store: ResultStore, ex: Any, max_active: int,

@@ -171,8 +171,11 @@ def _translate(path: Path, exc: BaseException) -> StoreError:
 
 def is_interrupt(exc: BaseException) -> bool:
     """Ctrl-C as DuckDB reports it when it arrives during a query."""
-    return isinstance(exc, KeyboardInterrupt | duckdb.InterruptException) or (
-        isinstance(exc, RuntimeError) and "interrupted" in str(exc).lower())
+    if isinstance(exc, KeyboardInterrupt | duckdb.InterruptException):
+        return True
+    text = str(exc)  # DuckDB wraps a KeyboardInterrupt raised in a Python callback (a DataFrame scan)
+    return isinstance(exc, RuntimeError | duckdb.Error) and ("interrupted" in text.lower()
+                                                              or "KeyboardInterrupt" in text)
 
 
 def _jsonable(value: Any) -> Any:
