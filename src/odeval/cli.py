@@ -752,10 +752,12 @@ def ensemble_cmd(store: str, dataset: str, rate: float, measure: str, rule: str,
 @click.option("--deduplicated/--with-duplicates", default=None, help="Only variants without / with duplicates.")
 @click.option("--ensembles/--no-ensembles", default=True, show_default=True,
               help="Similarity matrix and greedy ensemble per base dataset (needs the store's score vectors).")
+@click.option("--selection", default=None, metavar="all|N",
+              help="Add the label-free model-selection audit (odeval select-audit) with these candidates.")
 def report_cmd(store: str, out_dir: str, measure: str, statistic: str, study_hash: str | None, title: str,
                simulations: int, seed: int, permutations: int, min_outlier_pct: float | None,
                max_outlier_pct: float | None, normalized: bool | None, deduplicated: bool | None,
-               ensembles: bool) -> None:
+               ensembles: bool, selection: str | None) -> None:
     """Write a static HTML report of the results STORE (a DuckDB file with tables runs, outlier_ranks).
 
     The report opens from disk with no server or network: study summary, method ranking with Friedman and
@@ -768,7 +770,8 @@ def report_cmd(store: str, out_dir: str, measure: str, statistic: str, study_has
         index, messages = report_from_store(
             store, out_dir, measure=measure, statistic=statistic, study_hash=study_hash, title=title,
             simulations=simulations, seed=seed, permutations=permutations, min_outlier_pct=min_outlier_pct,
-            max_outlier_pct=max_outlier_pct, normalized=normalized, deduplicated=deduplicated, ensembles=ensembles)
+            max_outlier_pct=max_outlier_pct, normalized=normalized, deduplicated=deduplicated, ensembles=ensembles,
+            selection=selection)
     except ValueError as exc:  # StoreError is a ValueError: missing, not DuckDB, in use by PID N, old schema
         raise click.ClickException(str(exc)) from None
     except OSError as exc:
@@ -776,6 +779,123 @@ def report_cmd(store: str, out_dir: str, measure: str, statistic: str, study_has
     for message in messages:
         click.echo(f"warning: {message}", err=True)
     click.echo(f"report written to {index}")
+
+
+@main.command("select-audit")
+@click.argument("store", type=click.Path(exists=True, dir_okay=False))
+@click.option("--candidates", default="all", show_default=True, metavar="all|N",
+              help="Candidates per variant: every stored method × k, or N (10: the paper's best, worst and evenly "
+                   "spaced ROC AUC, Marques et al. 2020 §4.2).")
+@click.option("--selectors", multiple=True, metavar="S1,S2,...",
+              help="Selectors to audit (comma-separated or repeated) [default: all registered].")
+@click.option("--datasets", "only", multiple=True, metavar="D1,D2,...", help="Only these variants [default: all].")
+@click.option("--measure", type=click.Choice(["roc_auc", "average_precision", "adjusted_average_precision"]),
+              default="roc_auc", show_default=True, help="Measure of the summary, tests and verdicts.")
+@click.option("--blocks", type=click.Choice(["dataset", "base_dataset"]), default="dataset", show_default=True,
+              help="Blocks of the Friedman/Nemenyi test: variants, or base datasets (variants averaged).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of randomised selectors.")
+@click.option("--per-variant", is_flag=True, help="Also print the pick of every selector on every variant.")
+@click.option("--report", "report_dir", type=click.Path(file_okay=False), default=None,
+              help="Also write an HTML page with the tables and figures (IREOS Fig. 9 style) to this folder.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output (one JSON object).")
+def select_audit_cmd(store: str, candidates: str, selectors: tuple[str, ...], only: tuple[str, ...], measure: str,
+                     blocks: str, seed: int, per_variant: bool, report_dir: str | None, as_json: bool) -> None:
+    """Audit label-free model selection on a study STORE that kept its score vectors.
+
+    Every selector (model centrality, HITS, SELECT, ensembles, fixed defaults, random) picks a candidate of each
+    variant without labels; the labels then judge the pick against the candidates (min / mean / max,
+    percentile), with Wilcoxon tests against the baselines and Friedman + Nemenyi across selectors.
+    See docs/model-selection.md.
+    """
+    import json
+    from functools import partial
+
+    from odeval.analysis.selection import audit_selection, candidates_from_store, format_audit, stored_variants
+    from odeval.compare.selection import available_selectors, get_selector
+
+    if candidates != "all" and not (candidates.isdigit() and int(candidates) > 0):
+        raise click.BadParameter(f"use 'all' or a positive integer, got {candidates!r}", param_hint="--candidates")
+    wanted = [s.strip() for item in selectors for s in item.split(",") if s.strip()] or None
+    try:
+        for s in wanted or []:
+            get_selector(s)
+        names = stored_variants(store)
+    except (ValueError, FileNotFoundError) as exc:
+        raise click.ClickException(str(exc)) from None
+    keep = [d.strip() for item in only for d in item.split(",") if d.strip()]
+    if keep:
+        missing = sorted(set(keep) - set(names))
+        if missing:
+            raise click.ClickException(f"{store}: no kept scores of variant(s) {', '.join(missing)}")
+        names = [n for n in names if n in keep]
+    mode: str | int = "all" if candidates == "all" else int(candidates)
+    with_data = any(get_selector(s).needs_data for s in (wanted or available_selectors()))
+    loaders = [(n, partial(candidates_from_store, store, n, candidates=mode, with_data=with_data)) for n in names]
+    try:
+        if as_json:
+            audit = audit_selection(loaders, wanted, measure=measure, seed=seed, blocks=blocks,
+                                    candidates_mode=str(candidates))
+        else:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            with Progress(TextColumn("[bold]variants"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                          TextColumn("{task.fields[current]}"), transient=True) as prog:
+                task = prog.add_task("variants", total=len(loaders), current="")
+                audit = audit_selection(loaders, wanted, measure=measure, seed=seed, blocks=blocks,
+                                        candidates_mode=str(candidates),
+                                        progress=lambda d: prog.update(task, advance=1, current=d))
+    except (ValueError, FileNotFoundError) as exc:
+        raise click.ClickException(str(exc)) from None
+    if report_dir is not None:
+        from odeval.report.selection import write_selection_report
+
+        index = write_selection_report(audit, report_dir)
+    if as_json:
+        click.echo(json.dumps(audit.to_dict(), indent=2, allow_nan=False))
+    else:
+        click.echo(format_audit(audit, per_variant=per_variant))
+        if report_dir is not None:
+            click.echo(f"report written to {index}")
+
+
+@main.command("protocol-audit")
+@click.argument("dataset", type=click.Path(exists=True, dir_okay=False))
+@click.option("--detector", "-d", required=True,
+              help="ocsvm, iforest, lof-novelty (scikit-learn) or an odeval method with a novelty form "
+                   "(kNN, kNNW, LOF, SimplifiedLOF, LoOP, LDOF; needs --k).")
+@click.option("--param", "param_items", multiple=True, metavar="NAME=VALUE",
+              help="Detector parameter (repeatable), e.g. nu=0.9 gamma=auto (values parsed as JSON when possible).")
+@click.option("--k", "k", type=int, default=None, help="Neighbourhood size of odeval methods (and lof-novelty).")
+@click.option("--runs", type=int, default=100, show_default=True, help="Runs per setting.")
+@click.option("--sweep-runs", type=int, default=10, show_default=True, help="Runs of the Fig. 4 sweep (0: skip).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of all runs (results are reproducible).")
+@click.option("--jobs", "-j", type=int, default=-1, show_default=True,
+              help="Worker processes (-1: all local cores); results do not depend on it.")
+@click.option("--normalize", type=click.Choice(["minmax", "zscore", "none"]), default="minmax", show_default=True,
+              help="Normalisation fitted on the clean training objects.")
+@click.option("--stratify", is_flag=True, help="Stratified train/test splits.")
+@click.option("--label", default=None, help="Label attribute/key of the dataset file (loader default otherwise).")
+@click.option("-o", "--output", "out_dir", required=True, type=click.Path(file_okay=False),
+              help="Directory for table1.csv, runs.csv, sweep.csv and sweep.png.")
+@click.option("--json", "as_json", is_flag=True, help="Print Table 1 as JSON rows instead of text.")
+def protocol_audit_cmd(dataset: str, detector: str, param_items: tuple[str, ...], k: int | None, runs: int,
+                       sweep_runs: int, seed: int, jobs: int, normalize: str, stratify: bool, label: str | None,
+                       out_dir: str, as_json: bool) -> None:
+    """Audit how train/test protocols inflate F1 and AVPR (Fourure et al. 2021).
+
+    Runs Table 1's four settings (Algorithm 1 at 20 % test size; Algorithm 2 at 20 % and 5 %; the F1-optimal
+    threshold at 5 %) with DETECTOR on DATASET, writes the contamination sweep (Fig. 4) as CSV and PNG, and
+    states which reported numbers a protocol inflates and by how much.
+    """
+    from odeval.protocols.cli import run_protocol_audit
+
+    params = _parse_params(param_items, [detector])[detector]
+    try:
+        run_protocol_audit(dataset, detector, params, k=k, runs=runs, sweep_runs=sweep_runs, seed=seed, jobs=jobs,
+                           normalize=None if normalize == "none" else normalize, stratify=stratify, label=label,
+                           out_dir=out_dir, as_json=as_json)
+    except (ValueError, FileNotFoundError, ImportError, TypeError) as exc:
+        raise click.ClickException(str(exc)) from None
 
 
 def _os_error(exc: OSError, verb: str = "cannot write") -> str:

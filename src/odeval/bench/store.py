@@ -514,9 +514,18 @@ class ResultStore:
         where, args = self._where(study_hash)
         return self.con.execute(f"SELECT * FROM units{where} ORDER BY {_ORDER['units']}", args).df()
 
-    def datasets(self) -> list[str]:
-        """Names of the dataset variants with at least one run."""
-        return [r[0] for r in self.con.execute("SELECT DISTINCT dataset FROM runs ORDER BY 1").fetchall()]
+    def datasets(self, *, with_scores: bool = False) -> list[str]:
+        """Names of the dataset variants with at least one run (with a kept score vector: ``with_scores``)."""
+        table = "scores" if with_scores else "runs"
+        return [r[0] for r in self.con.execute(f"SELECT DISTINCT dataset FROM {table} ORDER BY 1").fetchall()]
+
+    def variant_facts(self, dataset: str) -> dict[str, Any]:
+        """The dataset facts of a variant's runs (``base_dataset``, ``provenance``, ``n_objects``, …); {} if none."""
+        cols = [c for c in _RUN_FACT_COLUMNS if c not in ("unit_id", "study_hash", "dataset", "method", "params",
+                                                           "metric", "k")]
+        rows = self.con.execute(f"SELECT {', '.join(f'any_value({c})' for c in cols)} FROM runs WHERE dataset = ? "
+                                "HAVING count(*) > 0", [dataset]).fetchall()
+        return dict(zip(cols, rows[0], strict=True)) if rows else {}
 
     def outlier_ranks(self, *, study_hash: str | None = None, dataset: str | None = None,
                       at: pd.DataFrame | None = None) -> pd.DataFrame:

@@ -10,9 +10,11 @@ from odeval.detectors.base import (
     available_methods,
     check_ks,
     get_detector,
+    novelty_methods,
     orient,
     register,
 )
+from odeval.detectors.novelty import NoveltyDetector
 
 __all__ = ["Detector", "MethodInfo", "available_methods", "check_ks", "get_detector", "orient", "register",
-           "EstimatorDetector", "wrap_estimator"]
+           "EstimatorDetector", "wrap_estimator", "NoveltyDetector", "novelty_methods"]

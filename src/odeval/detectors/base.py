@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 __all__ = ["MethodInfo", "Detector", "register", "get_detector", "available_methods", "orient", "check_ks",
-           "check_variant"]
+           "check_variant", "novelty_methods"]
 
 
 @dataclass(frozen=True)
@@ -99,6 +99,26 @@ class Detector(ABC):
         """Public scores (higher = more outlying), shape (len(ks), n_objects)."""
         return orient(self.raw_scores_all_k(graph, ks), self.info)
 
+    #: True if the method has an out-of-sample ("novelty") form: :meth:`novelty_raw_scores_all_k` scores query
+    #: objects against a training graph (docs/detectors.md, "Novelty mode").
+    novelty: ClassVar[bool] = False
+
+    def novelty_raw_scores_all_k(self, graph: Any, query: Any, ks: Sequence[int]) -> np.ndarray:
+        """Raw scores of query objects against the training graph, shape (len(ks), n_queries).
+
+        ``graph`` is the training set's :class:`~odeval.neighbors.KNNGraph`, ``query`` the
+        :class:`~odeval.neighbors.QueryKNN` of the query objects against it (``query.reference is graph``).
+        Methods without a well-defined novelty form raise ``NotImplementedError``.
+        """
+        raise NotImplementedError(f"{self.info.name} has no novelty (out-of-sample) form in odeval; methods that "
+                                  f"have one: {', '.join(novelty_methods())}")
+
+    def novelty_scores_all_k(self, graph: Any, query: Any, ks: Sequence[int]) -> np.ndarray:
+        """Public novelty scores (higher = more outlying), shape (len(ks), n_queries)."""
+        if query.reference is not graph:
+            raise ValueError("query was not computed against this graph (query_knn(graph, Q))")
+        return orient(self.novelty_raw_scores_all_k(graph, query, ks), self.info)
+
     def score(self, X_or_graph: Any, k: int, **graph_options: Any) -> np.ndarray:
         """Convenience: public scores at a single k, from a data matrix or a prebuilt graph."""
         from odeval.neighbors import KNNGraph, knn_graph
@@ -132,3 +152,8 @@ def get_detector(name: str, **params: Any) -> Detector:
 
 def available_methods() -> list[str]:
     return sorted(cls.info.name for cls in _REGISTRY.values())  # type: ignore[attr-defined]
+
+
+def novelty_methods() -> list[str]:
+    """Registered methods with a novelty (out-of-sample) form."""
+    return sorted(cls.info.name for cls in _REGISTRY.values() if getattr(cls, "novelty", False))  # type: ignore

@@ -45,6 +45,7 @@ class KNN(Detector):
 
     info = MethodInfo(name="kNN", min_k=1, inverted=False, inlier_value=0.0, score_range=(0.0, np.inf),
                       reference="Ramaswamy, Rastogi, Shim (2000), SIGMOD")
+    novelty = True
 
     def __init__(self, variant: str = "paper") -> None:
         self.variant = check_variant("kNN", variant, _VARIANTS)
@@ -64,6 +65,25 @@ class KNN(Detector):
                                  f"with k_max ≥ {k + 1} (detector.required_k_max(k))")
             return np.ascontiguousarray(graph.distances[:, ks_arr].T)
         return np.ascontiguousarray(graph.distances[:, ks_arr - 1].T)
+
+    def novelty_raw_scores_all_k(self, graph: Any, query: Any, ks: Sequence[int]) -> np.ndarray:
+        """Novelty kNN score: the distance of a query object to its k-th nearest *training* object.
+
+        For a training object x queried against the training set without it, this is x's in-sample score
+        (k excludes the query point in both cases).
+        """
+        ks_arr = _novelty_ks(self, graph, query, ks)
+        return np.ascontiguousarray(query.distances[:, ks_arr - 1].T)
+
+
+def _novelty_ks(det: Detector, graph: Any, query: Any, ks: Sequence[int]) -> np.ndarray:
+    """Validate ks for novelty scoring: k ≤ the number of training objects and ≤ the query's k_max; only the
+    published ("paper") definition has a novelty form."""
+    variant = getattr(det, "variant", "paper")
+    if variant == "elki-0.7.1-cks":
+        raise NotImplementedError(f"{det.info.name}: variant 'elki-0.7.1-cks' (ELKI's batch tool) has no novelty "
+                                  "form; use variant='paper'")
+    return check_ks(ks, graph.n_objects + 1, det.info, query.k_max)
 
 
 @register
@@ -87,6 +107,7 @@ class KNNW(Detector):
 
     info = MethodInfo(name="kNNW", min_k=1, inverted=False, inlier_value=0.0, score_range=(0.0, np.inf),
                       reference="Angiulli, Pizzuti (2002), PKDD")
+    novelty = True
 
     def __init__(self, variant: str = "paper") -> None:
         self.variant = check_variant("kNNW", variant, _VARIANTS)
@@ -98,4 +119,10 @@ class KNNW(Detector):
         ks_arr = check_ks(ks, graph.n_objects, self.info, graph.k_max)
         kmax = int(ks_arr.max())
         running = np.cumsum(graph.distances[:, :kmax], axis=1)  # sequential left-to-right accumulation
+        return np.ascontiguousarray(running[:, ks_arr - 1].T)
+
+    def novelty_raw_scores_all_k(self, graph: Any, query: Any, ks: Sequence[int]) -> np.ndarray:
+        """Novelty kNNW score: the sum of the distances of a query object to its k nearest training objects."""
+        ks_arr = _novelty_ks(self, graph, query, ks)
+        running = np.cumsum(query.distances[:, :int(ks_arr.max())], axis=1)
         return np.ascontiguousarray(running[:, ks_arr - 1].T)

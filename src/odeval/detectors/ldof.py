@@ -345,6 +345,7 @@ class LDOF(Detector):
         reference="K. Zhang, M. Hutter, H. Jin. A new local distance-based outlier detection approach for "
         "scattered real-world data. PAKDD 2009.",
     )
+    novelty = True
 
     def __init__(self, variant: str = "paper") -> None:
         check_variant("LDOF", variant, ("paper", "elki-0.7.1"))
@@ -368,3 +369,39 @@ class LDOF(Detector):
             sz = np.ascontiguousarray(sizes[:, rows])
             out[:, rows] = _ldof_elki_chunk(block, sz, uniq, X, rows, dist, idx) if elki else _ldof_chunk(block, sz)
         return out[inverse]
+
+    def novelty_raw_scores_all_k(self, graph: Any, query: Any, ks: Sequence[int]) -> np.ndarray:
+        """Novelty LDOF (variant "paper"): the same formula with N = N_k(q), q's training neighbours (ties
+        included): d̄(q) = mean d(q, o), D̄(q) = mean d(o, o') over pairs of N (Zhang et al. 2009, Def. 1–3).
+        Only distances from q to training objects and among training objects enter, so for a training object x
+        queried against X \\ {x} it equals x's in-sample LDOF."""
+        if self.variant != "paper":
+            raise NotImplementedError("LDOF: the novelty form is defined for variant='paper' only (the ELKI variant "
+                                      "emulates ELKI's in-sample list order)")
+        ks_arr = check_ks(ks, int(graph.n_objects) + 1, self.info, query.k_max)
+        uniq, inverse = np.unique(ks_arr, return_inverse=True)
+        sizes = np.ascontiguousarray(query.neighborhood_sizes()[:, uniq - 1].T)  # (n_k, M)
+        m = query.n_queries
+        out = np.empty((uniq.size, m))
+        widths = sizes[-1]
+        start = 0
+        while start < m:
+            stop, w = start + 1, int(widths[start])
+            while stop < m and (stop + 1 - start) * (max(w, int(widths[stop])) + 1) ** 2 <= _BLOCK_BUDGET:
+                w = max(w, int(widths[stop]))
+                stop += 1
+            rows = np.arange(start, stop)
+            block = np.full((rows.size, w + 1, w + 1), np.inf)
+            block[:, 0, 1:] = query.distances[rows, :w]
+            block[:, 1:, 0] = query.distances[rows, :w]
+            iu, ju = np.triu_indices(w, k=1)
+            members = query.indices[rows, :w]
+            a, b = members[:, iu], members[:, ju]
+            valid = (a >= 0) & (b >= 0)
+            vals = np.full(a.shape, np.inf)
+            vals[valid] = graph.distance_between(a[valid], b[valid])
+            block[:, 1 + iu, 1 + ju] = vals
+            block[:, 1 + ju, 1 + iu] = vals
+            out[:, rows] = _ldof_chunk(block, np.ascontiguousarray(sizes[:, rows]))
+            start = stop
+        return out[inverse.reshape(-1)]

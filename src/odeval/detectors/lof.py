@@ -20,48 +20,78 @@ __all__ = ["LOF", "SimplifiedLOF"]
 
 
 @njit(cache=True, parallel=True)
-def _lof_all_k(D, I, S, ks, simplified, cks):  # pragma: no cover - numba
-    """(len(ks), N) LOF (or Simplified LOF) scores; two parallel passes over the objects, all k inside.
+def _density_all_k(QD, QI, QS, D, ks, simplified, cks):  # pragma: no cover - numba
+    """(dens, sizes), each (len(ks), M): lrd_k (or the simplified density) and |N_k(q)| of every query row.
 
-    ``cks``: ELKI 0.7.1 ``ComputeKNNOutlierScores`` — N_k(p) with ties on the stored distances (its kNN
+    Rows (QD, QI, QS) are the neighbour lists of the scored objects — the graph's own rows in-sample, a
+    :class:`~odeval.neighbors.QueryKNN` in novelty mode; ``D`` is the training graph, whose k-distances enter
+    ``reach-dist(q, o) = max(d(q, o), k-dist(o))`` (plain d(q, o) when ``simplified``).
+    ``cks``: ELKI 0.7.1 ``ComputeKNNOutlierScores`` — N_k with ties on the stored distances (its kNN
     sublists) and the (k+1)-distance of the neighbours in the reachability distance.
     """
-    N = D.shape[0]
-    W = D.shape[1]
+    M = QD.shape[0]
+    W = QD.shape[1]
     T = ks.shape[0]
-    out = np.empty((T, N))
-    dens = np.empty((T, N))
-    sizes = np.empty((T, N), np.int64)
-    for p in prange(N):
+    dens = np.empty((T, M))
+    sizes = np.empty((T, M), np.int64)
+    for p in prange(M):
         for t in range(T):
             k = ks[t]
-            n = S[p, k - 1]
+            n = QS[p, k - 1]
             if cks:
-                while n < W and D[p, n] == D[p, k - 1]:
+                while n < W and QD[p, n] == QD[p, k - 1]:
                     n += 1
             sizes[t, p] = n
             s = 0.0
             for j in range(n):
-                d = D[p, j]
+                d = QD[p, j]
                 if not simplified:
-                    kd = D[I[p, j], k] if cks else D[I[p, j], k - 1]
+                    kd = D[QI[p, j], k] if cks else D[QI[p, j], k - 1]
                     if kd > d:
                         d = kd
                 s += d
             dens[t, p] = n / s if s > 0 else np.inf
-    for p in prange(N):
+    return dens, sizes
+
+
+@njit(cache=True, parallel=True)
+def _ratio_all_k(dens_q, sizes_q, I_q, dens_ref):  # pragma: no cover - numba
+    """LOF_k(q) = mean_{o ∈ N_k(q)} dens_ref(o) / dens_q(q); 1 if dens_q(q) = +inf."""
+    T, M = dens_q.shape
+    out = np.empty((T, M))
+    for p in prange(M):
         for t in range(T):
-            k = ks[t]
-            lp = dens[t, p]
+            lp = dens_q[t, p]
             if np.isinf(lp):
                 out[t, p] = 1.0
                 continue
-            n = sizes[t, p]
+            n = sizes_q[t, p]
             s = 0.0
             for j in range(n):
-                s += dens[t, I[p, j]]
+                s += dens_ref[t, I_q[p, j]]
             out[t, p] = s / (lp * n)
     return out
+
+
+def _lof_all_k(D, I, S, ks, simplified, cks):
+    """(len(ks), N) LOF (or Simplified LOF) scores; two parallel passes over the objects, all k inside."""
+    dens, sizes = _density_all_k(D, I, S, D, ks, simplified, cks)
+    return _ratio_all_k(dens, sizes, I, dens)
+
+
+def _novelty_scores(det: Detector, graph: Any, query: Any, ks: Sequence[int], simplified: bool) -> np.ndarray:
+    """LOF / Simplified LOF of query objects against a training graph (docs/detectors.md, "Novelty mode")."""
+    if getattr(det, "variant", "paper") == "elki-0.7.1-cks":
+        raise NotImplementedError(f"{det.info.name}: variant 'elki-0.7.1-cks' (ELKI's batch tool) has no novelty "
+                                  "form; use variant='paper'")
+    ks_arr = check_ks(ks, graph.n_objects + 1, det.info, query.k_max)
+    if int(ks_arr.max()) > graph.k_max:
+        raise ValueError(f"{det.info.name}: k={int(ks_arr.max())} exceeds the training graph's k_max={graph.k_max}")
+    dens_ref, _ = _density_all_k(graph.distances, graph.indices, graph.neighborhood_sizes(), graph.distances,
+                                 ks_arr, simplified, False)
+    dens_q, sizes_q = _density_all_k(query.distances, query.indices, query.neighborhood_sizes(), graph.distances,
+                                     ks_arr, simplified, False)
+    return _ratio_all_k(dens_q, sizes_q, query.indices, dens_ref)
 
 
 _VARIANTS = ("paper", "elki-0.7.1", "elki-0.7.1-cks")
@@ -112,6 +142,7 @@ class LOF(Detector):
 
     info = MethodInfo(name="LOF", min_k=1, inverted=False, inlier_value=1.0, score_range=(0.0, np.inf),
                       reference="Breunig, Kriegel, Ng, Sander (2000), SIGMOD")
+    novelty = True
 
     def __init__(self, variant: str = "paper") -> None:
         self.variant = check_variant("LOF", variant, _VARIANTS)
@@ -124,6 +155,13 @@ class LOF(Detector):
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         return _scores(self, graph, ks, simplified=False, cks=self.variant == "elki-0.7.1-cks")
+
+    def novelty_raw_scores_all_k(self, graph: Any, query: Any, ks: Sequence[int]) -> np.ndarray:
+        """Novelty LOF of query objects q against the training set (Breunig et al. 2000, Def. 5–7, with the
+        training objects' k-distances and lrds; scikit-learn's ``LocalOutlierFactor(novelty=True)``):
+        ``lrd_k(q) = |N_k(q)| / Σ_{o ∈ N_k(q)} max(d(q, o), k-dist(o))``,
+        ``LOF_k(q) = mean_{o ∈ N_k(q)} lrd_k(o) / lrd_k(q)``; N_k(q) ⊂ training set, ties included."""
+        return _novelty_scores(self, graph, query, ks, simplified=False)
 
 
 @register
@@ -149,6 +187,7 @@ class SimplifiedLOF(Detector):
 
     info = MethodInfo(name="SimplifiedLOF", min_k=1, inverted=False, inlier_value=1.0,
                       score_range=(0.0, np.inf), reference="Schubert, Zimek, Kriegel (2014), DAMI 28(1)")
+    novelty = True
 
     def __init__(self, variant: str = "paper") -> None:
         self.variant = check_variant("SimplifiedLOF", variant, _VARIANTS)
@@ -158,3 +197,8 @@ class SimplifiedLOF(Detector):
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         return _scores(self, graph, ks, simplified=True)
+
+    def novelty_raw_scores_all_k(self, graph: Any, query: Any, ks: Sequence[int]) -> np.ndarray:
+        """Novelty Simplified LOF: ``dens_k(q) = |N_k(q)| / Σ_{o ∈ N_k(q)} d(q, o)`` over q's training
+        neighbours, ``SLOF_k(q) = mean_{o ∈ N_k(q)} dens_k(o) / dens_k(q)`` with the training densities."""
+        return _novelty_scores(self, graph, query, ks, simplified=True)

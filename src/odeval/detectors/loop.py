@@ -177,6 +177,7 @@ class LoOP(Detector):
 
     info = MethodInfo(name="LoOP", min_k=1, inverted=False, inlier_value=0.0, score_range=(0.0, 1.0),
                       reference="Kriegel, Kröger, Schubert, Zimek (2009), CIKM")
+    novelty = True
 
     def __init__(self, lam: float = 1.0, variant: str = "paper") -> None:
         if not (isinstance(lam, int | float) and np.isfinite(lam) and lam > 0):
@@ -195,3 +196,42 @@ class LoOP(Detector):
         order = elki and str(graph.metric) == "euclidean"
         return _loop_all_k(graph.X, graph.distances, graph.indices, graph.neighborhood_sizes(), ks_arr, self.lam,
                            elki, order)
+
+    def novelty_raw_scores_all_k(self, graph: Any, query: Any, ks: Sequence[int]) -> np.ndarray:
+        """Novelty LoOP (variant "paper"): a query object q is compared with its first k *training* neighbours
+        S(q); pdist(o) of the training objects and the normaliser nPLOF come from the training set only:
+
+        ``PLOF(q) = pdist(q) · k / Σ_{o ∈ S(q)} pdist(o) − 1``, ``LoOP(q) = max(0, erf(PLOF(q) / (nPLOF √2)))``
+        with ``nPLOF = λ · sqrt(mean_{p ∈ train} PLOF(p)²)`` (Kriegel et al. 2009, Eq. 6–8). Zero distances:
+        a non-finite ratio is taken as 1, as in-sample.
+        """
+        if self.variant != "paper":
+            raise NotImplementedError("LoOP: the novelty form is defined for variant='paper' only (the ELKI variants "
+                                      "emulate ELKI's in-sample tie order)")
+        ks_arr = check_ks(ks, graph.n_objects + 1, self.info, query.k_max)
+        if int(ks_arr.max()) > graph.k_max:
+            raise ValueError(f"LoOP: k={int(ks_arr.max())} exceeds the training graph's k_max={graph.k_max}")
+        kmax = int(ks_arr.max())
+        sq_ref = np.cumsum(graph.distances[:, :kmax] ** 2, axis=1)  # left to right, as the in-sample kernel
+        sq_q = np.cumsum(query.distances[:, :kmax] ** 2, axis=1)
+        out = np.empty((ks_arr.size, query.n_queries))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            for t, k in enumerate(ks_arr):
+                k = int(k)
+                pd_ref = np.sqrt(sq_ref[:, k - 1] / k)
+                ratio_ref = pd_ref * k / pd_ref[graph.indices[:, :k]].sum(axis=1)
+                plof_ref = np.where(np.isfinite(ratio_ref), ratio_ref, 1.0) - 1.0
+                nplof = self.lam * math.sqrt(float(np.mean(plof_ref * plof_ref)))
+                if not nplof > 0:
+                    nplof = 1.0
+                pd_q = np.sqrt(sq_q[:, k - 1] / k)
+                ratio_q = pd_q * k / pd_ref[query.indices[:, :k]].sum(axis=1)
+                plof_q = np.where(np.isfinite(ratio_q), ratio_q, 1.0) - 1.0
+                out[t] = np.maximum(0.0, _erf(plof_q / (nplof * math.sqrt(2.0))))
+        return out
+
+
+def _erf(x: np.ndarray) -> np.ndarray:
+    from scipy.special import erf
+
+    return erf(x)

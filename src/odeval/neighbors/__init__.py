@@ -7,7 +7,8 @@
 
 from odeval.neighbors._metrics import Metric, resolve_metric
 from odeval.neighbors.graph import KNNGraph, knn_graph
+from odeval.neighbors.query import QueryKNN, query_knn
 from odeval.neighbors.reverse import in_degree, in_degrees_all_k, reverse_neighbors
 
-__all__ = ["KNNGraph", "knn_graph", "Metric", "resolve_metric", "reverse_neighbors", "in_degree",
-           "in_degrees_all_k"]
+__all__ = ["KNNGraph", "knn_graph", "QueryKNN", "query_knn", "Metric", "resolve_metric", "reverse_neighbors",
+           "in_degree", "in_degrees_all_k"]

@@ -141,17 +141,16 @@ def direct_knn(X, k_max, metric, qb, cap, bufcap, out_keys, out_idx, out_cnt):
 
 
 @njit(cache=True, parallel=True)
-def direct_keys(X, rows, metric):
-    """Keys (see :func:`direct_knn`) of the query rows ``rows`` to all objects, shape (len(rows), N)."""
-    N, d = X.shape
-    B = rows.shape[0]
-    out = np.empty((B, N))
-    for b in prange(B):
-        p = rows[b]
+def query_keys(Q, X, metric):
+    """Keys (see :func:`direct_knn`) of every row of Q to every row of X, shape (len(Q), len(X))."""
+    M, d = Q.shape
+    N = X.shape[0]
+    out = np.empty((M, N))
+    for b in prange(M):
         for q in range(N):
             s = 0.0
             for j in range(d):
-                t = X[p, j] - X[q, j]
+                t = Q[b, j] - X[q, j]
                 if metric == 0:
                     s += t * t
                 elif metric == 1:
@@ -160,6 +159,11 @@ def direct_keys(X, rows, metric):
                     s = abs(t)
             out[b, q] = s
     return out
+
+
+def direct_keys(X, rows, metric):
+    """Keys of the query rows ``rows`` of X to all objects, shape (len(rows), N)."""
+    return query_keys(X[rows], X, metric)
 
 
 @njit(cache=True, parallel=True)

@@ -158,19 +158,26 @@ def _block_rows(n: int, chunk_size: int | None) -> int:
     return int(min(chunk_size, n))
 
 
-def _select_rows(X: np.ndarray, spec: Metric, rows: np.ndarray, k_max: int, block: int):
-    """kNN (+ ties) of the query rows ``rows`` from full distance rows, block by block."""
+def _select_rows(X: np.ndarray, spec: Metric, rows: np.ndarray, k_max: int, block: int,
+                 Q: np.ndarray | None = None):
+    """kNN (+ ties) of the query rows ``rows`` from full distance rows, block by block.
+
+    Without ``Q`` the queries are the objects ``X[rows]`` (each excluded from its own list); with ``Q`` they are
+    the external objects ``Q[rows]`` and nothing is excluded.
+    """
     out = []
     code = _NUMBA_METRICS.get(spec.name)
     for s in range(0, rows.size, block):
         r = rows[s:s + block]
-        D = _kernels.direct_keys(X, r, code) if code is not None else spec.pairwise(X[r], X)
+        A = X[r] if Q is None else Q[r]
+        D = _kernels.query_keys(A, X, code) if code is not None else spec.pairwise(A, X)
+        excl = r if Q is None else np.full(r.size, -1, dtype=np.int64)
         cap = k_max + 8
         while True:
             keys = np.full((r.size, cap), np.inf)
             idx = np.full((r.size, cap), -1, dtype=np.int64)
             cnt = np.zeros(r.size, dtype=np.int64)
-            _kernels.select_block(D, r, k_max, cap, keys, idx, cnt)
+            _kernels.select_block(D, excl, k_max, cap, keys, idx, cnt)
             if cnt.max() <= cap:
                 break
             cap = int(cnt.max())
@@ -271,8 +278,8 @@ def knn_graph(
     return _assemble(X, k_max, spec, parts, "exact")
 
 
-def _assemble(X, k_max, spec, parts, backend, approx_recall=None) -> KNNGraph:
-    n = X.shape[0]
+def _stack(parts, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(keys, indices) of n rows from the (rows, keys, idx, counts) parts, width = the largest count."""
     width = max(int(c.max()) for _, _, _, c in parts if c.size)
     all_keys = np.full((n, width), np.inf)
     all_idx = np.full((n, width), -1, dtype=np.int64)
@@ -280,6 +287,11 @@ def _assemble(X, k_max, spec, parts, backend, approx_recall=None) -> KNNGraph:
         w = min(width, keys.shape[1])
         all_keys[rows, :w] = keys[:, :w]
         all_idx[rows, :w] = idx[:, :w]
+    return all_keys, all_idx
+
+
+def _assemble(X, k_max, spec, parts, backend, approx_recall=None) -> KNNGraph:
+    all_keys, all_idx = _stack(parts, X.shape[0])
     distances = spec.key_to_distance(all_keys)
     return KNNGraph(distances=distances, indices=all_idx, k_max=k_max, metric=spec.label, X=X, keys=all_keys,
                     metric_spec=spec, backend=backend, approx_recall=approx_recall)

@@ -23,7 +23,7 @@ def report_from_store(store: str | Path, out_dir: str | Path, *, measure: str = 
                       seed: int = 0, permutations: int = 1000, min_outlier_pct: float | None = None,
                       max_outlier_pct: float | None = None, normalized: bool | None = None,
                       deduplicated: bool | None = None, ensembles: bool = True,
-                      ensemble_random: int = 1000) -> tuple[Path, list[str]]:
+                      ensemble_random: int = 1000, selection: str | None = None) -> tuple[Path, list[str]]:
     """Read a results store, analyse it and write the static HTML report.
 
     The label permutation test (Campos §5.3) runs when the store kept score vectors (study option
@@ -37,18 +37,23 @@ def report_from_store(store: str | Path, out_dir: str | Path, *, measure: str = 
     Every read goes through :class:`odeval.bench.store.ResultStore`; with ``study_hash`` the report shows
     every unit linked to that study, also those an earlier study computed.
 
+    ``selection`` ("all" or a number, e.g. "10"): also audit label-free model selection on every variant with
+    stored scores (:func:`odeval.analysis.selection.audit_selection`) and add its section to the index page.
+
     Raises
     ------
     StoreError
         If the store cannot be opened (one line: missing, not DuckDB, in use by PID N, other schema version) or
         has no study ``study_hash``.
     ValueError
-        If the store holds no run matching the filters.
+        If the store holds no run matching the filters, or ``selection`` is not 'all' or a positive integer.
     """
     from odeval.analysis import filter_variants, per_variant_summary, permutation_tests
     from odeval.bench.store import ResultStore
     from odeval.report.html import build_report
 
+    if selection is not None and not (selection == "all" or (str(selection).isdigit() and int(selection) > 0)):
+        raise ValueError(f"selection must be 'all' or a positive integer, got {selection!r}")
     with ResultStore(store, read_only=True) as rs:
         all_runs = rs.runs(study_hash=study_hash)
         if all_runs.empty:
@@ -80,7 +85,21 @@ def report_from_store(store: str | Path, out_dir: str | Path, *, measure: str = 
         firsts = ok_runs.groupby(ok_runs["base_dataset"].astype(str))["dataset"].min()
         comparisons = comparisons_from_store(store, {str(b): str(d) for b, d in firsts.items()}, measure=measure,
                                              n_random=ensemble_random, seed=seed)
+    audit = None
+    if selection is not None and n_scores:
+        from functools import partial
+
+        from odeval.analysis.selection import audit_selection, candidates_from_store, stored_variants
+
+        wanted = set(runs["dataset"].astype(str))
+        names = [n for n in stored_variants(store) if n in wanted]
+        mode = selection if selection == "all" else int(selection)
+        from odeval.analysis.selection import AUDIT_MEASURES
+
+        audit = audit_selection([(n, partial(candidates_from_store, store, n, candidates=mode, measure=measure))
+                                 for n in names], measure=measure if measure in AUDIT_MEASURES else "roc_auc",
+                                seed=seed, candidates_mode=str(selection))
     index = build_report(runs, ranks, out_dir, measure=measure, statistic=statistic, title=title,
                          n_simulations=simulations, seed=seed, permutation=permutation, units=units,
-                         comparisons=comparisons)
+                         comparisons=comparisons, selection=audit)
     return Path(index), messages

@@ -227,6 +227,7 @@ def build_report(
     half_window: int = 5,
     max_curves_per_dataset: int = 6,
     comparisons: Mapping[str, Any] | None = None,
+    selection: Any = None,
 ) -> Path:
     """Write the static HTML report of a study to ``out_dir`` and return the path of ``index.html``.
 
@@ -266,6 +267,8 @@ def build_report(
     -------
     Path
         ``out_dir / "index.html"``.
+    selection : odeval.analysis.selection.SelectionAudit, optional
+        Adds the label-free model-selection section (:func:`odeval.report.selection.selection_section_html`).
     """
     if statistic not in A.STATISTICS:
         raise ValueError(f"statistic must be one of {A.STATISTICS}, got {statistic!r}")
@@ -450,6 +453,11 @@ def build_report(
         if len(ens):
             ctx.csv(ens, "ensembles", "greedy ensemble vs best single, naive and random ensembles per base dataset "
                     "(first variant; Schubert et al. 2012 Table 4 style)")
+
+    if selection is not None:  # an odeval.analysis.selection.SelectionAudit
+        from odeval.report.selection import selection_section_html
+
+        page.add(selection_section_html(selection, ctx=ctx))
 
     page.add('<h2 id="tables">Tables (CSV)</h2><ul>' + "".join(
         f'<li><a href="{_e(rel)}">{_e(rel)}</a> — {_e(desc)}</li>' for rel, desc in sorted(ctx.tables.items())
