@@ -9,7 +9,24 @@ import click
 from odeval import __version__
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+class _OneLineErrors(click.Group):
+    """The root group: a file-system or results-store failure escaping any command is one line, never a
+    traceback (the commands catch what they expect; this is the safety net)."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except OSError as exc:
+            raise click.ClickException(_os_error(exc, "")) from None
+        except ValueError as exc:
+            from odeval.bench.store import StoreError
+
+            if isinstance(exc, StoreError):
+                raise click.ClickException(str(exc)) from None
+            raise
+
+
+@click.group(cls=_OneLineErrors, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="odeval")
 def main() -> None:
     """odeval — evaluate unsupervised outlier detection.
@@ -156,7 +173,10 @@ def datasets_prepare(raw: str, out_dir: str, outlier_classes: str | None, class_
     except (DatasetFormatError, ValueError) as exc:
         raise click.ClickException(str(exc)) from None
     for v in variants:
-        arff, side = write_dataset(v, out_dir)
+        try:
+            arff, side = write_dataset(v, out_dir)
+        except OSError as exc:
+            raise click.ClickException(_os_error(exc)) from None
         click.echo(f"{arff}  N={v.n_objects} |O|={v.n_outliers} d={v.n_attributes}  (+ {side.name})")
     for step in variants[0].provenance.get("steps", []):
         res = step["result"]
@@ -269,7 +289,7 @@ def study_run(study_file: str, store: str | None, workers: int | None, scheduler
     """
     from pathlib import Path
 
-    from odeval.bench import StudyError, load_study, run_study
+    from odeval.bench import StudyError, load_study
 
     try:
         spec = load_study(study_file)
@@ -277,8 +297,9 @@ def study_run(study_file: str, store: str | None, workers: int | None, scheduler
         click.echo(str(exc), err=True)
         raise SystemExit(2) from None
     store_path = Path(store) if store else Path(study_file).resolve().parent / "results.duckdb"
-    summary = run_study(spec, store_path, workers=workers, scheduler=scheduler,
-                        progress="log" if quiet else "rich", retry_failed=retry_failed)
+    summary = _run_study_cli(spec, store_path, workers=workers, scheduler=scheduler, quiet=quiet,
+                             retry_failed=retry_failed,
+                             resume=["odeval", "study", "run", study_file, "--store", str(store_path)])
     click.echo(f"study {spec.name!r} ({spec.study_hash}): {summary.total_units} units, "
                f"{summary.already_done} already in the store, {summary.ok} computed, {len(summary.failed)} failed, "
                f"{summary.wall_s:.1f}s → {store_path}")
@@ -325,15 +346,19 @@ def demo(out_dir: str, workers: int | None, k_range: str, quiet: bool) -> None:
     """
     from pathlib import Path
 
-    from odeval.bench import ResultStore, run_study, study_from_dict
+    from odeval.bench import ResultStore, study_from_dict
     from odeval.bench.demo import demo_study
 
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise click.ClickException(_os_error(exc)) from None
     spec = study_from_dict(demo_study(k_range), source="odeval demo")
     store_path = out / "results.duckdb"
     click.echo(f"demo study: {len(spec.datasets)} vendored datasets × {len(spec.methods)} methods, k = {k_range}")
-    summary = run_study(spec, store_path, workers=workers, progress="log" if quiet else "rich")
+    summary = _run_study_cli(spec, store_path, workers=workers, scheduler=None, quiet=quiet, retry_failed=False,
+                             resume=["odeval", "demo", "-o", out_dir, "--k", k_range])
     click.echo(f"{summary.ok} units computed, {summary.already_done} reused, {len(summary.failed)} failed "
                f"in {summary.wall_s:.1f}s → {store_path}")
     with ResultStore(store_path, read_only=True) as rs:
@@ -361,7 +386,10 @@ def _demo_report(store_path: Path, report_dir: Path) -> None:
         return
     from odeval.report import report_from_store
 
-    index, _ = report_from_store(store_path, report_dir, title="odeval demo study")
+    try:
+        index, _ = report_from_store(store_path, report_dir, title="odeval demo study")
+    except OSError as exc:
+        raise click.ClickException(_os_error(exc)) from None
     click.echo(f"\nreport: {index.resolve()}")
 
 
@@ -373,8 +401,8 @@ def results() -> None:
 @results.command("export")
 @click.argument("store", type=click.Path(exists=True, dir_okay=False))
 @click.option("--format", "fmt", type=click.Choice(["parquet", "csv"]), default="parquet", show_default=True)
-@click.option("--table", type=click.Choice(["runs", "units", "outlier_ranks", "scores", "studies"]), default="runs",
-              show_default=True)
+@click.option("--table", type=click.Choice(["runs", "units", "outlier_ranks", "scores", "studies", "study_units",
+                                            "labels", "internal_measures"]), default="runs", show_default=True)
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
               help="Output file [default: STORE's folder/<table>.<format>].")
 def results_export(store: str, fmt: str, table: str, output: str | None) -> None:
@@ -382,10 +410,14 @@ def results_export(store: str, fmt: str, table: str, output: str | None) -> None
     from pathlib import Path
 
     from odeval.bench import ResultStore
+    from odeval.bench.store import StoreError
 
     out = Path(output) if output else Path(store).resolve().parent / f"{table}.{fmt}"
-    with ResultStore(store, read_only=True) as rs:
-        rs.export(table, out, fmt)
+    try:
+        with ResultStore(store, read_only=True) as rs:
+            rs.export(table, out, fmt)
+    except StoreError as exc:
+        raise click.ClickException(str(exc)) from None
     click.echo(str(out))
 
 
@@ -687,7 +719,7 @@ def ensemble_cmd(store: str, dataset: str, rate: float, measure: str, rule: str,
     try:
         result = ensemble_from_store(store, dataset, rate=rate, measure=measure, rule=rule, n_random=n_random,
                                      seed=seed, methods=wanted, ks=ks)
-    except (ValueError, FileNotFoundError) as exc:
+    except ValueError as exc:  # StoreError is a ValueError: missing, not DuckDB, in use by PID N, old schema
         raise click.ClickException(str(exc)) from None
     if as_json:
         click.echo(json.dumps(result.to_dict(), indent=2, allow_nan=True))
@@ -736,8 +768,10 @@ def report_cmd(store: str, out_dir: str, measure: str, statistic: str, study_has
             simulations=simulations, seed=seed, permutations=permutations, min_outlier_pct=min_outlier_pct,
             max_outlier_pct=max_outlier_pct, normalized=normalized, deduplicated=deduplicated, ensembles=ensembles,
             selection=selection)
-    except (ValueError, FileNotFoundError) as exc:
-        raise click.ClickException(str(exc)) from exc
+    except ValueError as exc:  # StoreError is a ValueError: missing, not DuckDB, in use by PID N, old schema
+        raise click.ClickException(str(exc)) from None
+    except OSError as exc:
+        raise click.ClickException(_os_error(exc)) from None
     for message in messages:
         click.echo(f"warning: {message}", err=True)
     click.echo(f"report written to {index}")
@@ -1051,6 +1085,42 @@ def protocol_audit_cmd(dataset: str, detector: str, param_items: tuple[str, ...]
                            out_dir=out_dir, as_json=as_json)
     except (ValueError, FileNotFoundError, ImportError, TypeError) as exc:
         raise click.ClickException(str(exc)) from None
+
+
+def _os_error(exc: OSError, verb: str = "cannot write") -> str:
+    """One line naming the path and the cause of a file-system error (no traceback)."""
+    cause = exc.strerror.rstrip(".").lower() if exc.strerror else str(exc)
+    where = exc.filename if exc.filename is not None else "(no file name)"
+    return f"{verb} {where}: {cause}".lstrip()
+
+
+def _run_study_cli(spec, store_path: Path, *, workers: int | None, scheduler: str | None, quiet: bool,
+                   retry_failed: bool, resume: list[str]):
+    """Run a study for ``study run`` and ``demo``: one-line store errors; Ctrl-C says what is saved and how to
+    resume (exit code 130)."""
+    import shlex
+
+    from odeval.bench import run_study
+    from odeval.bench.runner import StudyInterrupted
+    from odeval.bench.store import StoreError
+
+    try:
+        return run_study(spec, store_path, workers=workers, scheduler=scheduler,
+                         progress="log" if quiet else "rich", retry_failed=retry_failed)
+    except StoreError as exc:
+        raise click.ClickException(str(exc)) from None
+    except StudyInterrupted as exc:
+        s = exc.summary
+        command = list(resume)
+        if workers is not None:
+            command += ["--workers", str(workers)]
+        if scheduler:
+            command += ["--scheduler", scheduler]
+        click.echo(f"\ninterrupted: {s.computed} unit(s) computed in this run are saved in {store_path} "
+                   f"({s.already_done + s.computed} of {s.total_units} units of the study are stored); units in "
+                   "progress were dropped.", err=True)
+        click.echo(f"resume with: {shlex.join(command)}", err=True)
+        raise SystemExit(130) from None
 
 
 if __name__ == "__main__":  # pragma: no cover

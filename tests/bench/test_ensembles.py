@@ -134,14 +134,20 @@ def test_selection_errors(kept):
         read_scorings(kept, DATASET, ks=[99])
 
 
-def test_inconsistent_outlier_sets_are_refused(kept, tmp_path):
+def test_scorings_of_two_files_or_foreign_labels_are_refused(kept, tmp_path):
     copy = tmp_path / "broken.duckdb"
     shutil.copy(kept, copy)
     con = duckdb.connect(str(copy))
-    con.execute("DELETE FROM outlier_ranks WHERE dataset = ? AND method = 'LOF' AND k = 4 AND object = "
-                "(SELECT min(object) FROM outlier_ranks WHERE dataset = ?)", [DATASET, DATASET])
+    con.execute("UPDATE units SET file_sha256 = ? WHERE dataset = ? AND method = ?", ["0" * 64, DATASET, "LOF"])
     con.close()
-    with pytest.raises(ValueError, match="consistent outlier set"):
+    with pytest.raises(ValueError, match="2 different dataset files"):
+        read_scorings(copy, DATASET)
+    con = duckdb.connect(str(copy))
+    con.execute("UPDATE units SET file_sha256 = (SELECT min(file_sha256) FROM labels WHERE dataset = ?) "
+                "WHERE dataset = ?", [DATASET, DATASET])
+    con.execute("UPDATE labels SET n_objects = n_objects + 1 WHERE dataset = ?", [DATASET])
+    con.close()
+    with pytest.raises(ValueError, match="stored labels"):
         read_scorings(copy, DATASET)
 
 

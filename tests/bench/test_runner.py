@@ -1,12 +1,7 @@
-"""The study runner against a real DuckDB store: resume, failures, determinism, kill -9, Dask."""
+"""The study runner against a real DuckDB store: resume, failures, determinism, Dask (kill -9: test_study_processes)."""
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -96,44 +91,6 @@ def test_same_results_with_two_worker_processes(toy_study, tmp_path):
     run_study(load_study(toy_study), tmp_path / "serial.duckdb", workers=1, progress="none")
     run_study(load_study(toy_study), tmp_path / "pool.duckdb", workers=2, progress="none")
     for a, b in zip(comparable(tmp_path / "serial.duckdb"), comparable(tmp_path / "pool.duckdb"), strict=True):
-        pd.testing.assert_frame_equal(a, b)
-
-
-@pytest.mark.slow
-def test_kill_9_mid_write_loses_nothing_finished(tmp_path, npz_dataset, study_file):
-    """A real subprocess is killed with SIGKILL while it is inside a unit's write transaction."""
-    data = tmp_path / "data"
-    data.mkdir()
-    for i in range(4):
-        npz_dataset(data / f"v{i}.npz", 50, 4, 2, seed=10 + i)
-    study = study_file(tmp_path / "s.toml", '[study]\nk = "1..6"\n[[datasets]]\nglob = "data/*.npz"\n'
-                                             '[[methods]]\nname = "kNN"\n[[methods]]\nname = "LOF"\n'
-                                             '[[methods]]\nname = "kNNW"\n')
-    store = tmp_path / "r.duckdb"
-    env = dict(os.environ, ODEVAL_TEST_PAUSE_IN_WRITE="3")  # the 3rd unit write pauses inside its transaction
-    proc = subprocess.Popen([sys.executable, "-m", "odeval.cli", "study", "run", str(study), "--store", str(store),
-                             "--workers", "1", "--quiet"], env=env, stderr=subprocess.PIPE, text=True)
-    seen = []
-    deadline = time.monotonic() + 240
-    for line in proc.stderr:  # committed units are logged after their transaction
-        seen.append(line)
-        if "pausing inside the write transaction" in line:
-            break
-        assert time.monotonic() < deadline, "the runner never reached the pause"
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    committed = [ln for ln in seen if ln.startswith("[")]
-    assert len(committed) == 2
-    with ResultStore(store, read_only=True) as rs:
-        units, runs = rs.units(), rs.runs()
-    assert len(units) == 2  # the unit being written is absent, not half there
-    assert set(runs.unit_id) == set(units.unit_id)
-    assert (runs.groupby("unit_id").size() == 6).all()
-
-    summary = run_study(load_study(study), store, workers=1, progress="none")
-    assert summary.already_done == 2 and summary.ok == 10
-    run_study(load_study(study), tmp_path / "clean.duckdb", workers=1, progress="none")
-    for a, b in zip(comparable(store), comparable(tmp_path / "clean.duckdb"), strict=True):
         pd.testing.assert_frame_equal(a, b)
 
 

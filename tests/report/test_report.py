@@ -13,8 +13,10 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
+from odeval.bench.store import ResultStore
 from odeval.cli import main
-from odeval.report import build_report, read_results_store
+from odeval.measures import MEASURES
+from odeval.report import build_report
 
 pytest.importorskip("matplotlib")
 
@@ -117,14 +119,26 @@ def test_report_without_ranks_says_so(small_study, tmp_path):
 
 
 def _write_store(path: Path, runs: pd.DataFrame, ranks: pd.DataFrame) -> None:
-    import duckdb
+    """Write synthetic frames through the store's own writer, one unit per (dataset, method, params)."""
+    import numpy as np
 
-    con = duckdb.connect(str(path))
-    con.register("r", runs)
-    con.execute("CREATE TABLE runs AS SELECT * FROM r")
-    con.register("o", ranks)
-    con.execute("CREATE TABLE outlier_ranks AS SELECT * FROM o")
-    con.close()
+    from odeval.bench.store import ResultStore, UnitResult
+
+    with ResultStore(path) as rs:
+        rs.register_study("synthetic", "synthetic", "test", {}, "0")
+        for (dataset, method, params), grp in runs.groupby(["dataset", "method", "params"], sort=True):
+            first = grp.iloc[0]
+            facts = {c: first[c] for c in ("base_dataset", "normalized", "deduplicated", "outlier_pct", "version",
+                                           "provenance", "n_objects", "n_outliers", "n_attributes")}
+            facts["name"] = dataset
+            uid = f"{dataset}|{method}|{params}"
+            res = UnitResult(unit_id=uid, dataset=facts, method=method, params=params, metric="euclidean",
+                             status="ok", ks=[int(k) for k in grp["k"]],
+                             measures=[{m: row[m] for m in grp.columns if m in MEASURES} for _, row in grp.iterrows()])
+            r = ranks[(ranks["dataset"] == dataset) & (ranks["method"] == method) & (ranks["params"] == params)]
+            res.ranks = [(int(k), g["object"].to_numpy(np.int64), g["rank"].to_numpy(np.float64))
+                         for k, g in r.groupby("k")]
+            rs.write_unit(res, study_hash="synthetic", version="0")
 
 
 def test_cli_report_reads_a_duckdb_store(small_study, tmp_path):
@@ -133,14 +147,14 @@ def test_cli_report_reads_a_duckdb_store(small_study, tmp_path):
     ranks = ranks[ranks["dataset"].isin(runs["dataset"])]
     store = tmp_path / "results.duckdb"
     _write_store(store, runs, ranks)
-    tables = read_results_store(store)
-    assert len(tables.runs) == len(runs) and len(tables.outlier_ranks) == len(ranks) and tables.units is None
+    with ResultStore(store, read_only=True) as rs:
+        assert len(rs.runs()) == len(runs) and len(rs.outlier_ranks()) == len(ranks) and len(rs.units())
     out = tmp_path / "rep"
     res = CliRunner().invoke(main, ["report", str(store), "-o", str(out), "--simulations", "5"])
     assert res.exit_code == 0, res.output
     assert (out / "index.html").is_file() and "report written to" in res.output
     bad = CliRunner().invoke(main, ["report", str(store), "-o", str(out), "--study-hash", "nope"])
-    assert bad.exit_code != 0 and "no run with study_hash" in bad.output
+    assert bad.exit_code == 1 and "no study with study_hash 'nope'" in bad.output
 
 
 def _chromium() -> str | None:

@@ -439,12 +439,15 @@ def permutation_tests(
     ties: str = "average",
     n_bins: int = 10,
     ddof: int = 0,
+    labels: Mapping[str, np.ndarray] | None = None,
 ) -> pd.DataFrame:
     """Label permutation test of every dataset variant from results-store frames.
 
-    The labels are rebuilt from ``outlier_ranks`` (its ``object`` column lists every true outlier) and
-    ``n_objects``; the scores are each method's score vector at its best k for ``measure``, taken from the
-    store's optional ``scores`` table (the study must keep scores, or the runner must re-score the best k).
+    The labels are the store's ``labels`` table when given (``labels``: dataset → bool array, e.g.
+    :meth:`odeval.bench.store.ResultStore.labels_by_dataset`); otherwise they are rebuilt from
+    ``outlier_ranks`` (its ``object`` column lists every true outlier) and ``n_objects``. The scores are each
+    method's score vector at its best k for ``measure``, taken from the store's optional ``scores`` table (the
+    study must keep scores, or the runner must re-score the best k).
 
     Parameters
     ----------
@@ -452,6 +455,8 @@ def permutation_tests(
         Output of :func:`odeval.analysis.per_variant_summary` (with ``n_objects``).
     ranks : DataFrame
         The ``outlier_ranks`` table.
+    labels : mapping of str to ndarray of bool, optional
+        The ground truth per dataset variant (the store's ``labels`` table).
     scores : DataFrame
         Rows (dataset, method, params, k, scores) — ``scores`` an array of length n_objects — for at least
         the best k of every method; ``unit_id`` is used for the join when both frames have it.
@@ -482,11 +487,16 @@ def permutation_tests(
             missing.append(str(name))
             continue
         n = int(grp["n_objects"].iloc[0])
-        objects = r.loc[r["dataset"] == name, "object"].unique()
-        labels = np.zeros(n, dtype=bool)
-        labels[np.asarray(objects, dtype=np.int64)] = True
+        if labels is not None and str(name) in labels:
+            y = np.asarray(labels[str(name)], dtype=bool)
+            if y.shape != (n,):
+                raise ValueError(f"permutation_tests: labels of {name!r} have shape {y.shape}, n_objects is {n}")
+        else:
+            objects = r.loc[r["dataset"] == name, "object"].unique()
+            y = np.zeros(n, dtype=bool)
+            y[np.asarray(objects, dtype=np.int64)] = True
         per_method = {cfg: np.asarray(v, dtype=np.float64) for cfg, v in zip(grp["config"], grp["scores"], strict=True)}
-        parts.append(label_permutation_test(labels, per_method, n_permutations, seed, ties, n_bins, ddof,
+        parts.append(label_permutation_test(y, per_method, n_permutations, seed, ties, n_bins, ddof,
                                             dataset=str(name)))
     if missing:
         warnings.warn(f"permutation_tests: no best-k scores for some method of {len(missing)} variant(s), left out: "

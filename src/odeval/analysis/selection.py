@@ -138,15 +138,10 @@ def paper_candidates(quality: Any, n: int = 10) -> np.ndarray:
 def stored_variants(store: str | Path) -> list[str]:
     """Dataset variants of the store with kept score vectors (table ``scores``), sorted."""
     from odeval.bench.ensembles import _KEEP_SCORES_HINT, NoStoredScoresError
-    from odeval.bench.store import open_read_only, table_names
+    from odeval.bench.store import ResultStore
 
-    con = open_read_only(store)
-    try:
-        if "scores" not in table_names(con):
-            raise NoStoredScoresError(f"{store}: no table 'scores': {_KEEP_SCORES_HINT}")
-        names = [r[0] for r in con.execute("SELECT DISTINCT dataset FROM scores ORDER BY 1").fetchall()]
-    finally:
-        con.close()
+    with ResultStore(store, read_only=True) as rs:
+        names = rs.datasets(with_scores=True)
     if not names:
         raise NoStoredScoresError(f"{store}: the table 'scores' is empty: {_KEEP_SCORES_HINT}")
     return names
@@ -164,7 +159,7 @@ def candidates_from_store(store: str | Path, dataset: str, *, candidates: str | 
     provenance (``source``), checking its SHA-256 when recorded.
     """
     from odeval.bench.ensembles import read_scorings, stored_runs
-    from odeval.bench.store import open_read_only
+    from odeval.bench.store import ResultStore
 
     runs = stored_runs(store, dataset, measure=measure)
     refs = pd.DataFrame(columns=runs.columns)
@@ -186,14 +181,10 @@ def candidates_from_store(store: str | Path, dataset: str, *, candidates: str | 
     S = np.vstack([finite_for_ranking(row) for row in sc.scores])
     R = len(runs)
     names = tuple(sc.names)
-    con = open_read_only(store)
-    try:
-        row = con.execute("SELECT any_value(base_dataset), any_value(provenance) FROM runs WHERE dataset = ?",
-                          [dataset]).fetchone()
-    finally:
-        con.close()
-    base = str(row[0]) if row and row[0] is not None else dataset
-    X = _load_data(dataset, row[1] if row else None, sc.labels.size) if with_data else None
+    with ResultStore(store, read_only=True) as rs:
+        facts = rs.variant_facts(dataset)
+    base = str(facts["base_dataset"]) if facts.get("base_dataset") is not None else dataset
+    X = _load_data(dataset, facts.get("provenance"), sc.labels.size) if with_data else None
     return CandidateSet(dataset, S[:R], sc.labels, names[:R], base,
                         {names[i]: S[i] for i in range(R, S.shape[0])}, X)
 

@@ -11,8 +11,9 @@ from odeval.bench.ensembles import (
     similarity_from_store,
 )
 from odeval.bench.runner import RunSummary, run_study
-from odeval.bench.store import ResultStore
+from odeval.bench.store import InternalMeasure, ResultStore, StoreError, StoreInUseError, StoreVersionError
 
-__all__ = ["MethodSpec", "NoStoredScoresError", "ResultStore", "RunSummary", "StoreEnsemble",
-           "StoreSimilarity", "StoredScorings", "Study", "StudyError", "ensemble_from_store", "load_study",
-           "parse_k_range", "read_scorings", "run_study", "similarity_from_store", "study_from_dict"]
+__all__ = ["InternalMeasure", "MethodSpec", "NoStoredScoresError", "ResultStore", "RunSummary", "StoreEnsemble",
+           "StoreError", "StoreInUseError", "StoreSimilarity", "StoreVersionError", "StoredScorings", "Study",
+           "StudyError", "ensemble_from_store", "load_study", "parse_k_range", "read_scorings", "run_study",
+           "similarity_from_store", "study_from_dict"]

@@ -292,6 +292,10 @@ def _resolve_datasets(entry: dict[str, Any], base_dir: Path, data_dir: str | Non
             if not found:
                 raise FileNotFoundError(f"glob {entry['glob']!r} matches no file (looked for {pattern})")
             paths.extend(found)
+        from odeval.data.loaders import dataset_format
+
+        for p in paths:  # the extension decides the loader: check it now, not at run time
+            dataset_format(p)
         return [_ref_from_path(p, entry.get("base")) for p in paths]
     return _resolve_catalogue(entry, base_dir, data_dir)
 

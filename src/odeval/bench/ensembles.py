@@ -3,9 +3,9 @@
 This module joins the results store (:mod:`odeval.bench.store`, table ``scores``, kept when a study sets
 ``keep_scores = true``) with the pure cores of :mod:`odeval.scaling` and :mod:`odeval.compare`:
 
-1. :func:`read_scorings` reads the stored score vectors of one dataset variant (one row per method,
-   parameters, metric and k), rebuilds the labels from ``outlier_ranks`` (the 0-based ``object`` of every true
-   outlier) and ``runs.n_objects``, and checks that every run agrees on them.
+1. :func:`read_scorings` reads, through :class:`odeval.bench.store.ResultStore`, the stored score vectors of
+   one dataset variant (one row per method, parameters, metric and k) and the variant's labels (table
+   ``labels``), and checks that the vectors come from one dataset file and match the labels.
 2. :meth:`StoredScorings.unified` normalises every row with :func:`odeval.scaling.unify`. The store holds
    odeval's *public* scores (higher = more outlying; ODIN and FastABOD already negated), so ``unify`` is
    called with ``orientation="public"``; it converts back to the raw orientation before the inversions of
@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from odeval.bench.store import open_read_only, table_names
+from odeval.bench.store import ResultStore
 
 __all__ = [
     "NoStoredScoresError",
@@ -78,53 +78,32 @@ def stored_runs(store: str | Path, dataset: str, *, measure: str = "roc_auc") ->
     Returns
     -------
     DataFrame
-        Columns ``unit_id``, ``method``, ``params`` (JSON), ``metric``, ``k``, ``name`` and, when the ``runs``
-        table has it, the column ``measure`` (default ``roc_auc``) of each run; one row per distinct
-        (method, params, metric, k) — a scoring stored by several units (two studies sharing a k) is listed
-        once (the smallest ``unit_id``), since scores are a pure function of (dataset file, method,
-        parameters, metric, k). Ordered by method, params, metric, k.
-        ``name`` is ``METHOD-kNNN`` (e.g. ``LOF-010``), with the parameters and the metric added when a
-        method occurs with several of them.
+        Columns ``unit_id``, ``file_sha256``, ``method``, ``params`` (JSON), ``metric``, ``k``, ``name`` and the
+        column ``measure`` (default ``roc_auc``) of each run; one row per distinct (method, params, metric, k)
+        — a scoring stored by several units (two studies sharing a k) is listed once (the smallest
+        ``unit_id``), since scores are a pure function of (dataset file, method, parameters, metric, k).
+        Ordered by method, params, metric, k. ``name`` is ``METHOD-kNNN`` (e.g. ``LOF-010``), with the
+        parameters and the metric added when a method occurs with several of them.
 
     Raises
     ------
-    FileNotFoundError
-        If the store does not exist.
+    StoreError
+        If the store cannot be opened (missing, not DuckDB, in use, other schema version).
     NoStoredScoresError
-        If the store has no ``scores`` table or no score vector of ``dataset`` (names the study option
-        ``keep_scores``).
+        If the store has no score vector of ``dataset`` (names the study option ``keep_scores``).
     """
-    con = open_read_only(store)
-    try:
-        tables = table_names(con)
-        if "scores" not in tables:
-            raise NoStoredScoresError(f"{store}: no table 'scores': {_KEEP_SCORES_HINT}")
-        join = "LEFT JOIN units u ON s.unit_id = u.unit_id" if "units" in tables else ""
-        metric = "u.metric" if "units" in tables else "CAST(NULL AS VARCHAR)"
-        frame = con.execute(
-            f"SELECT s.unit_id, s.method, s.params, {metric} AS metric, s.k FROM scores s {join} "
-            "WHERE s.dataset = ? ORDER BY s.method, s.params, metric, s.k, s.unit_id", [dataset]).df()
+    with ResultStore(store, read_only=True) as rs:
+        frame = rs.kept_scorings(dataset, measure=measure)
         if frame.empty:
-            n_all = int(con.execute("SELECT count(*) FROM scores").fetchone()[0])
-            if "runs" in tables:
-                names = [r[0] for r in con.execute("SELECT DISTINCT dataset FROM runs ORDER BY 1").fetchall()]
-                if dataset not in names:
-                    shown = ", ".join(names[:12]) + (f" and {len(names) - 12} more" if len(names) > 12 else "")
-                    raise ValueError(f"{store}: no dataset {dataset!r} in the store; datasets: {shown or 'none'}")
+            names = rs.datasets()
+            if dataset not in names:
+                shown = ", ".join(names[:12]) + (f" and {len(names) - 12} more" if len(names) > 12 else "")
+                raise ValueError(f"{store}: no dataset {dataset!r} in the store; datasets: {shown or 'none'}")
+            n_all = rs.n_scores()
             if n_all == 0:
                 raise NoStoredScoresError(f"{store}: {_KEEP_SCORES_HINT}")
             raise NoStoredScoresError(f"{store}: no score vector of dataset {dataset!r} ({n_all} vectors of other "
                                       f"datasets are stored): {_KEEP_SCORES_HINT}")
-        if "runs" in tables:
-            cols = {r[0] for r in con.execute("SELECT column_name FROM information_schema.columns "
-                                              "WHERE table_name = 'runs'").fetchall()}
-            if measure in cols and "unit_id" in cols and measure not in frame.columns:
-                quoted = '"' + measure.replace('"', '""') + '"'
-                auc = con.execute(f"SELECT unit_id, k, {quoted} FROM runs WHERE dataset = ? AND status = 'ok'",
-                                  [dataset]).df()
-                frame = frame.merge(auc, on=["unit_id", "k"], how="left")
-    finally:
-        con.close()
     frame["metric"] = frame["metric"].fillna("")
     frame = frame.drop_duplicates(["method", "params", "metric", "k"], keep="first").reset_index(drop=True)
     frame["k"] = frame["k"].astype(np.int64)
@@ -179,7 +158,7 @@ class StoredScorings:
         One scoring per row: public scores as stored (higher = more outlying; ±inf possible) or, after
         :meth:`unified`, outlier probabilities in [0, 1].
     labels : ndarray of bool, shape (N,)
-        True for the true outliers (rebuilt from ``outlier_ranks``).
+        True for the true outliers (the store's ``labels`` table).
     runs : DataFrame
         One row per scoring: ``unit_id``, ``method``, ``params``, ``metric``, ``k``, ``name`` (see
         :func:`stored_runs`).
@@ -251,7 +230,7 @@ def read_scorings(
     ks: Iterable[int] | None = None,
     runs: pd.DataFrame | None = None,
 ) -> StoredScorings:
-    """Read the stored score vectors of one dataset variant and rebuild its labels.
+    """Read the stored score vectors of one dataset variant and its labels.
 
     Parameters
     ----------
@@ -296,43 +275,16 @@ def read_scorings(
     if table.empty:
         raise ValueError(f"{dataset}: no stored scoring matches the selection (methods={_as_list(methods)}, "
                          f"k={None if ks is None else sorted({int(k) for k in ks})})")
-    con = open_read_only(store)
-    try:
-        want = table[["unit_id", "k"]].assign(_row=np.arange(len(table)))
-        con.register("_want", want)
-        vectors = con.execute(
-            "SELECT w._row, s.scores FROM scores s JOIN _want w ON s.unit_id = w.unit_id AND s.k = w.k "
-            "WHERE s.dataset = ? ORDER BY w._row", [dataset]).fetchnumpy()
-        ranks = con.execute(
-            "SELECT w._row, r.object FROM outlier_ranks r JOIN _want w ON r.unit_id = w.unit_id AND r.k = w.k "
-            "WHERE r.dataset = ? ORDER BY w._row, r.object", [dataset]).df()
-        facts = con.execute(
-            "SELECT DISTINCT r.n_objects, r.n_outliers FROM runs r JOIN _want w ON r.unit_id = w.unit_id "
-            "AND r.k = w.k WHERE r.dataset = ?", [dataset]).fetchall()
-        con.unregister("_want")
-    finally:
-        con.close()
-    if len(vectors["_row"]) != len(table):
-        raise ValueError(f"{dataset}: {len(table)} scorings selected but {len(vectors['_row'])} vectors found")
-    if len(facts) != 1:
-        raise ValueError(f"{dataset}: the selected runs disagree on (n_objects, n_outliers): {sorted(facts)}; "
-                         "were different files stored under this variant name?")
-    n, n_out = int(facts[0][0]), int(facts[0][1])
-    lengths = {len(v) for v in vectors["scores"]}
-    if lengths != {n}:
-        raise ValueError(f"{dataset}: stored score vectors have length(s) {sorted(lengths)}, runs.n_objects = {n}")
-    S = np.vstack([np.asarray(v, dtype=np.float64) for v in vectors["scores"]])
-    sets = ranks.groupby("_row")["object"].apply(lambda s: tuple(sorted(int(o) for o in s)))
-    distinct = set(sets)
-    if len(sets) != len(table) or len(distinct) != 1:
-        raise ValueError(f"{dataset}: outlier_ranks does not give one consistent outlier set for the selected "
-                         f"runs ({len(distinct)} distinct sets over {len(sets)} of {len(table)} runs)")
-    objects = np.array(next(iter(distinct)), dtype=np.int64)
-    if objects.size != n_out or (objects.size and (objects.min() < 0 or objects.max() >= n)):
-        raise ValueError(f"{dataset}: outlier_ranks lists {objects.size} outliers, runs.n_outliers = {n_out} "
-                         f"(objects must lie in 0..{n - 1})")
-    labels = np.zeros(n, dtype=bool)
-    labels[objects] = True
+    files = set(table["file_sha256"].dropna()) if "file_sha256" in table.columns else set()
+    if len(files) > 1:
+        raise ValueError(f"{dataset}: the selected scorings come from {len(files)} different dataset files "
+                         "stored under this variant name; select one study or k range")
+    with ResultStore(store, read_only=True) as rs:
+        S = rs.score_matrix(dataset, table)
+        labels = rs.labels(dataset, next(iter(files)) if files else None)
+    if S.shape[1] != labels.size:
+        raise ValueError(f"{dataset}: stored score vectors have length {S.shape[1]}, the stored labels "
+                         f"{labels.size}")
     return StoredScorings(dataset, S, labels, table)
 
 

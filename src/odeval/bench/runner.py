@@ -13,6 +13,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import signal
+import sys
+import threading
 import time
 import traceback
 from collections import deque
@@ -29,10 +33,11 @@ import numpy as np
 from odeval import __version__
 from odeval._krange import parse_k_range
 from odeval.bench.config import MethodSpec, Study
-from odeval.bench.store import ResultStore, UnitResult
+from odeval.bench.store import ResultStore, UnitResult, is_interrupt
 from odeval.data.catalogue import Variant
 
-__all__ = ["Prepared", "RunSummary", "plan_study", "prepare_variant", "run_study", "run_unit", "unit_id"]
+__all__ = ["Prepared", "Progress", "RunSummary", "StudyInterrupted", "make_progress", "plan_study", "prepare_variant",
+           "run_study", "run_unit", "unit_id", "worker_init"]
 
 
 @dataclass
@@ -82,8 +87,12 @@ def unit_id(file_sha256: str, ref: Variant, method: MethodSpec, study: Study) ->
     return hashlib.sha256(payload.encode()).hexdigest()[:24]
 
 
-def plan_study(study: Study, store: ResultStore, *, retry_failed: bool = False) -> tuple[list[VariantPlan], int]:
-    """Units still to compute, grouped by dataset variant, and the number already in the store."""
+def plan_study(study: Study, store: ResultStore, *, retry_failed: bool = False,
+               all_units: list[str] | None = None) -> tuple[list[VariantPlan], int]:
+    """Units still to compute, grouped by dataset variant, and the number already in the store.
+
+    ``all_units``, when given, receives the id of every unit of the study (done or not).
+    """
     done = store.finished_units(include_errors=not retry_failed)
     plans, already = [], 0
     for ref in study.datasets:
@@ -91,6 +100,8 @@ def plan_study(study: Study, store: ResultStore, *, retry_failed: bool = False) 
         todo = []
         for m in study.methods:
             uid = unit_id(sha, ref, m, study)
+            if all_units is not None:
+                all_units.append(uid)
             if uid in done:
                 already += 1
             else:
@@ -120,6 +131,7 @@ def prepare_variant(ref: Variant, methods: list[MethodSpec], metric: str) -> Pre
         "deduplicated": ref.deduplicated, "outlier_pct": ref.outlier_pct, "version": ref.version,
         "provenance": json.dumps(ds.provenance, sort_keys=True, default=str),
         "n_objects": n, "n_outliers": int(ds.y.sum()), "n_attributes": int(X.shape[1]),
+        "outliers": np.flatnonzero(ds.y).tolist(),  # the store's labels table
     }
     return Prepared(facts=facts, labels=ds.y, graph=graph)
 
@@ -180,7 +192,7 @@ class _SerialExecutor:
         fut: Future = Future()
         try:
             fut.set_result(fn(*args))
-        except BaseException as exc:
+        except Exception as exc:  # KeyboardInterrupt goes straight to the driver
             fut.set_exception(exc)
         return fut
 
@@ -196,7 +208,8 @@ class _PoolExecutor(_SerialExecutor):
         import multiprocessing as mp
 
         # spawn: numba's threading layers and DuckDB's connection do not survive fork safely
-        self.pool = ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"))
+        self.pool = ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"),
+                                        initializer=worker_init, initargs=(os.getpid(),))
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> Future:
         return self.pool.submit(fn, *args)
@@ -206,6 +219,44 @@ class _PoolExecutor(_SerialExecutor):
 
     def close(self) -> None:
         self.pool.shutdown(wait=False, cancel_futures=True)
+
+    def terminate(self) -> None:
+        """Stop the workers now (Ctrl-C): running tasks are abandoned, nothing of theirs is written."""
+        for proc in list(getattr(self.pool, "_processes", {}).values()):  # no public API for this
+            if proc.is_alive():
+                proc.terminate()
+        self.close()
+
+
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def worker_init(parent_pid: int) -> None:
+    """Initializer of every local worker process: die with the parent, leave Ctrl-C to the parent.
+
+    On Linux the kernel sends SIGKILL to the worker when its parent dies (``prctl(PR_SET_PDEATHSIG)``);
+    everywhere a daemon thread also checks once a second that the parent is still the same process and
+    exits otherwise. SIGINT is ignored: the parent handles Ctrl-C and terminates the workers.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):  # pragma: no cover - no libc prctl: the watch thread remains
+            pass
+    if os.getppid() != parent_pid:  # the parent died before the prctl took effect
+        os._exit(1)
+    threading.Thread(target=_watch_parent, args=(parent_pid,), name="odeval-parent-watch", daemon=True).start()
+
+
+def _watch_parent(parent_pid: int, interval: float = 1.0) -> None:
+    while True:
+        time.sleep(interval)
+        if os.getppid() != parent_pid:
+            os._exit(1)
 
 
 class _DaskExecutor:
@@ -249,9 +300,23 @@ def _executor(workers: int, scheduler: str | None) -> Iterator[Any]:
 
 
 # --- the driver -----------------------------------------------------------------------------------
+class StudyInterrupted(KeyboardInterrupt):
+    """Ctrl-C (SIGINT) stopped :func:`run_study`; every unit finished before it is saved.
+
+    ``summary`` says what the call did before the interruption (``summary.computed`` units written).
+    """
+
+    def __init__(self, summary: RunSummary):
+        super().__init__("study interrupted")
+        self.summary = summary
+
+
 def run_study(study: Study, store_path: str | Path, *, workers: int | None = None, scheduler: str | None = None,
               progress: str = "rich", retry_failed: bool = False) -> RunSummary:
     """Compute every unit of ``study`` missing from the store at ``store_path``.
+
+    Every unit of the study — computed now or by an earlier study — is linked to the study in the store
+    (``study_units``), so reading the study shows all of them.
 
     Parameters
     ----------
@@ -261,30 +326,76 @@ def run_study(study: Study, store_path: str | Path, *, workers: int | None = Non
         DuckDB results store; created if absent.
     workers : int, optional
         Local worker processes (default: all cores; 1 runs in this process). Ignored with ``scheduler``.
+        Workers die with this process (:func:`worker_init`).
     scheduler : str, optional
         Address of a Dask distributed scheduler (``tcp://HOST:PORT``) to run the units on.
     progress : {"rich", "log", "none"}
-        A live progress display, one log line per unit, or nothing.
+        On stderr: a live bar (plain periodic lines when stderr is not a terminal), one log line per unit, or
+        nothing. Unless "none", a resumed run first says how many units it skips.
     retry_failed : bool
         Recompute units that previously ended with an error.
-    """
-    import os
 
+    Raises
+    ------
+    StoreError
+        The store cannot be opened or written (one line; :class:`StoreInUseError` when another process holds
+        it, naming its PID).
+    StudyInterrupted
+        On Ctrl-C, after stopping the workers; finished units are saved.
+    """
     workers = workers or os.cpu_count() or 1
     t0 = time.perf_counter()
-    with ResultStore(store_path) as store:
-        store.register_study(study.study_hash, study.name, study.source, study.definition, __version__)
-        plans, already = plan_study(study, store, retry_failed=retry_failed)
-        total = already + sum(len(p.units) for p in plans)
-        summary = RunSummary(total_units=total, already_done=already)
-        with _progress(progress, total, already) as report, _executor(workers, scheduler) as ex:
-            _drive(study, plans, store, ex, max(2, 2 * workers), summary, report)
+    summary = RunSummary(total_units=len(study.datasets) * len(study.methods), already_done=0)
+    with ResultStore(store_path) as store, _sigint_seen() as sigint:
+        try:
+            all_units: list[str] = []
+            plans, summary.already_done = plan_study(study, store, retry_failed=retry_failed, all_units=all_units)
+            store.register_study(study.study_hash, study.name, study.source, study.definition, __version__,
+                                 all_units)
+            with make_progress(progress, summary.total_units, summary.already_done) as report, \
+                    _executor(workers, scheduler) as ex:
+                try:
+                    _drive(study, plans, store, ex, max(2, 2 * workers), summary, report)
+                except BaseException:  # Ctrl-C or a failure of the driver: the workers stop now
+                    if hasattr(ex, "terminate"):
+                        ex.terminate()
+                    raise
+        except BaseException as exc:  # Ctrl-C, also when DuckDB caught it during a query and raised its own error
+            if not (is_interrupt(exc) or sigint.is_set()):
+                raise
+            summary.wall_s = time.perf_counter() - t0
+            raise StudyInterrupted(summary) from None
     summary.wall_s = time.perf_counter() - t0
     return summary
 
 
+@contextmanager
+def _sigint_seen() -> Iterator[threading.Event]:
+    """Note every SIGINT while running (then raise KeyboardInterrupt as Python does): DuckDB may turn the
+    KeyboardInterrupt into its own error when the signal arrives during a query, and the flag still tells."""
+    seen = threading.Event()
+
+    def handler(signum: int, frame: Any) -> None:
+        seen.set()
+        raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGINT, handler)
+    except ValueError:  # not the main thread: leave signals alone
+        yield seen
+        return
+    if previous is signal.SIG_IGN:  # e.g. a background job: Ctrl-C is not ours to handle
+        signal.signal(signal.SIGINT, previous)
+        yield seen
+        return
+    try:
+        yield seen
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def _drive(study: Study, plans: list[VariantPlan], store: ResultStore, ex: Any, max_active: int,
-           summary: RunSummary, report: Callable[[UnitResult | None, str], None]) -> None:
+           summary: RunSummary, report: Progress) -> None:
     queue = deque(plans)
     inflight: dict[Any, tuple] = {}
     active = 0
@@ -296,16 +407,16 @@ def _drive(study: Study, plans: list[VariantPlan], store: ResultStore, ex: Any, 
             fut = ex.submit(prepare_variant, plan.ref, [m for _, m in plan.units], study.metric)
             inflight[fut] = ("prepare", plan)
             active += 1
-            report(None, plan.ref.name)
+            report.started(plan.ref.name)
 
-    def record(res: UnitResult) -> None:
-        store.write_unit(res, study_hash=study.study_hash, version=__version__)
+    def record(res: UnitResult, plan: VariantPlan) -> None:
+        store.write_unit(res, study_hash=study.study_hash, version=__version__, file_sha256=plan.file_sha256)
         if res.status == "ok":
             summary.ok += 1
         else:
             summary.failed.append({"dataset": res.dataset["name"], "method": res.method, "params": res.params,
                                    "error": res.error or ""})
-        report(res, res.dataset["name"])
+        report.finished(res)
 
     remaining_units: dict[str, int] = {}
     admit()
@@ -319,7 +430,8 @@ def _drive(study: Study, plans: list[VariantPlan], store: ResultStore, ex: Any, 
                     active -= 1
                     msg = f"preparing {plan.ref.path} failed: {type(exc).__name__}: {exc}"
                     for uid, m in plan.units:
-                        record(_failed_unit(uid, plan.ref, m, study.metric, msg))
+                        record(_failed_unit(uid, plan.ref, m, study.metric, msg), plan)
+                    report.done_with(plan.ref.name)
                     continue
                 remaining_units[plan.ref.name] = len(plan.units)
                 for uid, m in plan.units:
@@ -331,61 +443,194 @@ def _drive(study: Study, plans: list[VariantPlan], store: ResultStore, ex: Any, 
                     res = fut.result()
                 except Exception as exc:  # a worker died (e.g. out of memory)
                     res = _failed_unit(uid, plan.ref, m, study.metric, f"worker failed: {type(exc).__name__}: {exc}")
-                record(res)
+                record(res, plan)
                 remaining_units[plan.ref.name] -= 1
                 if remaining_units[plan.ref.name] == 0:
                     active -= 1
+                    report.done_with(plan.ref.name)
         admit()
 
 
-@contextmanager
-def _progress(mode: str, total: int, already: int) -> Iterator[Callable[[UnitResult | None, str], None]]:
+# --- progress -------------------------------------------------------------------------------------
+def _duration(seconds: float) -> str:
+    """Compact duration: 12s, 3m05s, 1h02m."""
+    if not np.isfinite(seconds):
+        return "?"
+    s = round(seconds)
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s // 3600}h{(s % 3600) // 60:02d}m"
+
+
+class Progress:
+    """What the driver reports to; this base class prints nothing (``progress="none"``)."""
+
+    def __init__(self, total: int, already: int, stream: Any = None, width: int = 80):
+        self.total, self.already = total, already
+        self.computed = 0
+        self.stream = sys.stderr if stream is None else stream
+        self.width = width
+        self.current: dict[str, None] = {}  # variants being computed, in start order
+        self.t0 = time.perf_counter()
+
+    # events
+    def started(self, name: str) -> None:
+        self.current[name] = None
+
+    def done_with(self, name: str) -> None:
+        self.current.pop(name, None)
+
+    def finished(self, res: UnitResult) -> None:
+        self.computed += 1
+
+    # figures
+    @property
+    def done(self) -> int:
+        return self.already + self.computed
+
+    def rate(self) -> float:
+        return self.computed / max(time.perf_counter() - self.t0, 1e-9)
+
+    def eta(self) -> float:
+        r = self.rate()
+        return (self.total - self.done) / r if r > 0 else float("inf")
+
+    def names(self, width: int) -> str:
+        text = ", ".join(self.current)
+        return text if len(text) <= width else text[: max(width - 1, 0)] + "…"
+
+    def say(self, text: str) -> None:
+        print(text, file=self.stream, flush=True)
+
+    def opening(self) -> str | None:
+        todo = self.total - self.already
+        if self.already:
+            return (f"resuming: {self.already} of {self.total} units are already in the store and are skipped; "
+                    f"{todo} to compute")
+        return None
+
+    def __enter__(self) -> Progress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+class _LogProgress(Progress):
+    """One line per finished unit (``--quiet``)."""
+
+    def __enter__(self) -> Progress:
+        if self.opening():
+            self.say(self.opening())
+        return self
+
+    def finished(self, res: UnitResult) -> None:
+        super().finished(res)
+        tail = "" if res.status == "ok" else f"  ERROR {res.error}"
+        self.say(f"[{self.done}/{self.total}] {res.dataset['name']} {res.method} {res.params} {res.status} "
+                 f"({res.runtime_s:.2f}s){tail}")
+
+
+class _PlainProgress(Progress):
+    """Periodic plain lines (output not a terminal): count, percentage, rate, ETA; datasets on the next line."""
+
+    def __init__(self, *args: Any, interval: float = 10.0, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.interval = interval
+        self.last = -float("inf")
+
+    def __enter__(self) -> Progress:
+        if self.opening():
+            self.say(self.opening())
+        self.say(f"{self.total - self.already} units to compute")
+        return self
+
+    def line(self) -> str:
+        pct = 100.0 * self.done / max(self.total, 1)
+        return (f"units {self.done}/{self.total} ({pct:.0f}%)  {self.rate():.2f} units/s  "
+                f"ETA {_duration(self.eta())}")
+
+    def finished(self, res: UnitResult) -> None:
+        super().finished(res)
+        now = time.perf_counter()
+        if now - self.last >= self.interval or self.done == self.total:
+            self.last = now
+            self.say(self.line())
+            if self.current and self.done < self.total:
+                self.say("  now: " + self.names(self.width - 7))
+
+    def __exit__(self, *exc: object) -> None:
+        if self.computed and time.perf_counter() - self.last > 0 and self.done != self.total:
+            self.say(self.line())
+
+
+class _RichProgress(Progress):
+    """A live bar on a terminal (fits 80 columns) with the datasets being computed on the line below."""
+
+    def __enter__(self) -> Progress:
+        from rich.console import Console, Group
+        from rich.live import Live
+        from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
+        from rich.progress import Progress as Bar
+
+        self.console = Console(file=self.stream)
+        if self.opening():
+            self.console.print(self.opening(), highlight=False)
+        self.bar = Bar(TextColumn("units"), BarColumn(bar_width=28), MofNCompleteColumn(),
+                       TextColumn("{task.fields[rate]}"), TextColumn("ETA"), TimeRemainingColumn(),
+                       console=self.console)
+        self.task = self.bar.add_task("units", total=self.total, completed=self.already, rate="")
+        self._group = Group
+        self.live = Live(self._renderable(), console=self.console, refresh_per_second=4, transient=False)
+        self.live.__enter__()
+        return self
+
+    def _renderable(self) -> Any:
+        from rich.text import Text
+
+        width = min(self.console.width, self.width)
+        names = Text("  now: " + self.names(width - 7) if self.current else "", no_wrap=True, overflow="ellipsis")
+        return self._group(self.bar, names)
+
+    def _show(self, force: bool = False) -> None:
+        now = time.perf_counter()
+        if force or now - getattr(self, "_shown", -1.0) >= 0.1:  # at most ten redraws a second
+            self._shown = now
+            self.live.update(self._renderable(), refresh=True)
+
+    def started(self, name: str) -> None:
+        super().started(name)
+        self._show()
+
+    def done_with(self, name: str) -> None:
+        super().done_with(name)
+        self._show()
+
+    def finished(self, res: UnitResult) -> None:
+        super().finished(res)
+        self.bar.update(self.task, advance=1, rate=f"{self.rate():.1f}/s")
+        self._show()
+
+    def __exit__(self, *exc: object) -> None:
+        self._show(force=True)
+        self.live.__exit__(None, None, None)
+
+
+def make_progress(mode: str, total: int, already: int, stream: Any = None) -> Progress:
+    """The progress display of ``mode`` ("rich": a live bar on a terminal, else periodic lines; "log"; "none")."""
+    stream = sys.stderr if stream is None else stream
     if mode == "none":
-        yield lambda res, name: None
-        return
+        return Progress(total, already, stream)
     if mode == "log":
-        import sys
-
-        done = [already]
-
-        def log(res: UnitResult | None, name: str) -> None:
-            if res is None:
-                return
-            done[0] += 1
-            tail = "" if res.status == "ok" else f"  ERROR {res.error}"
-            print(f"[{done[0]}/{total}] {name} {res.method} {res.params} {res.status} "
-                  f"({res.runtime_s:.2f}s){tail}", file=sys.stderr, flush=True)
-
-        yield log
-        return
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-
-    columns = (TextColumn("[bold]units"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[rate]}"),
-               TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), TextColumn("{task.fields[current]}"))
-    start = time.perf_counter()
-    with Progress(*columns, transient=False) as prog:
-        task = prog.add_task("units", total=total, completed=already, rate="", current="")
-        current: deque[str] = deque(maxlen=3)
-        computed = [0]
-
-        def update(res: UnitResult | None, name: str) -> None:
-            if name not in current:
-                current.append(name)
-            if res is not None:
-                computed[0] += 1
-                rate = computed[0] / max(time.perf_counter() - start, 1e-9)
-                prog.update(task, advance=1, rate=f"{rate:.1f} units/s", current=", ".join(current))
-            else:
-                prog.update(task, current=", ".join(current))
-
-        yield update
+        return _LogProgress(total, already, stream)
+    if mode != "rich":
+        raise ValueError(f"progress must be 'rich', 'log' or 'none', got {mode!r}")
+    isatty = getattr(stream, "isatty", None)
+    if isatty is not None and isatty():
+        return _RichProgress(total, already, stream)
+    return _PlainProgress(total, already, stream)
 
 
 def summary_dict(summary: RunSummary) -> dict[str, Any]:

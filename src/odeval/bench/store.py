@@ -1,34 +1,50 @@
 """The results store: an embedded DuckDB file holding every run of every study.
 
-Tables (the contract with :mod:`odeval.analysis`, see DEVELOPERS.md):
+This module owns the store completely — the schema and every read and write; the runner, the ensembles
+(:mod:`odeval.bench.ensembles`), the report and the command line go through :class:`ResultStore`.
+Every value in the SQL is a bound parameter; table and column names come from this module's own constants.
 
+Tables (schema version :data:`SCHEMA_VERSION`; the contract with :mod:`odeval.analysis`, see DEVELOPERS.md):
+
+``meta``
+    ``key``/``value`` pairs: ``schema_version`` and the odeval version that created the store.
+``studies``
+    The definition of every study that ran on the store.
+``study_units``
+    (``study_hash``, ``unit_id``): which units belong to which study. A unit computed once by study A and
+    needed again by study B is linked to both, so reading study B shows it.
 ``units``
     One row per finished unit of work (dataset variant × method × all its k): ``unit_id`` (content hash of
     dataset file, method, parameters, k values and metric — independent of the study file, so adding a method
-    to a study only computes the new units), ``status`` ('ok' | 'error'), ``error``, ``skipped`` (k values not
-    run and why), ``runtime_s``.
+    to a study only computes the new units), ``file_sha256`` of the dataset file, ``status`` ('ok' | 'error'),
+    ``error``, ``skipped`` (JSON: k → reason), ``runtime_s``, ``study_hash`` (the study that computed it).
 ``runs``
     One row per (unit, k): dataset facts, ``method``, ``params`` (JSON), ``k``, one DOUBLE column per measure of
     :data:`odeval.measures.MEASURES`, ``runtime_s`` (the unit's scoring time shared over its k), ``status``,
-    ``error``, ``odeval_version``, ``study_hash``.
+    ``error``, ``odeval_version``, ``study_hash`` (the study that computed the row; reading a study through
+    :meth:`ResultStore.runs` reports the requested study).
+``labels``
+    One row per dataset variant (``dataset``, ``file_sha256``): ``n_objects`` and the 0-based ``outliers``.
 ``outlier_ranks``
     (unit, k, ``object``, ``rank``): the rank of every true outlier in the scoring (for Campos §5.3).
 ``scores``
     Optional full score vectors (``keep_scores = true``).
-``studies``
-    The definition of every study that wrote to the store.
+``internal_measures``
+    Label-free (internal) measures of a scoring in long form: (``unit_id``, ``k``, ``measure``) → ``value``
+    and ``details`` (JSON), with the dataset, method, params and metric of the unit.
 
 Each unit is written in a single transaction, so a process killed at any moment (even ``kill -9`` during a
-write) leaves only whole units behind; DuckDB's write-ahead log discards the unfinished transaction.
+write) leaves only whole units behind; DuckDB's write-ahead log discards the unfinished transaction. A store
+open for writing is locked by DuckDB for its process: another process gets :class:`StoreInUseError` naming
+the PID that holds it.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import sys
-import time
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,7 +53,24 @@ import duckdb
 import numpy as np
 import pandas as pd
 
-__all__ = ["ResultStore", "UnitResult", "measure_columns", "open_read_only", "table_names"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "TABLES",
+    "InternalMeasure",
+    "ResultStore",
+    "StoreError",
+    "StoreInUseError",
+    "StoreVersionError",
+    "UnitResult",
+    "is_interrupt",
+    "measure_columns",
+]
+
+#: Version of the table layout below; a store of another version is refused with :class:`StoreVersionError`.
+SCHEMA_VERSION = 2
+
+#: Tables a user may export (``odeval results export --table``).
+TABLES = ("runs", "units", "outlier_ranks", "scores", "studies", "study_units", "labels", "internal_measures")
 
 _RUN_FACT_COLUMNS: dict[str, str] = {
     "unit_id": "VARCHAR",
@@ -63,33 +96,108 @@ _RUN_TAIL_COLUMNS: dict[str, str] = {
     "error": "VARCHAR",
     "odeval_version": "VARCHAR",
 }
+_ORDER = {
+    "runs": "dataset, method, params, metric, k, unit_id",
+    "units": "dataset, method, params, metric, unit_id",
+    "outlier_ranks": "dataset, method, params, k, unit_id, object",
+    "scores": "dataset, method, params, k, unit_id",
+    "studies": "study_hash",
+    "study_units": "study_hash, unit_id",
+    "labels": "dataset, file_sha256",
+    "internal_measures": "dataset, method, params, metric, k, measure, unit_id",
+}
+_STUDY_FILTER = "unit_id IN (SELECT unit_id FROM study_units WHERE study_hash = ?)"
+_LOCK_PID = re.compile(r"\(PID (\d+)\)")
 
 
-def open_read_only(path: str | Path) -> duckdb.DuckDBPyConnection:
-    """A read-only connection to an existing results store, with clear errors for a missing or foreign file."""
-    p = Path(path)
-    if not p.is_file():
-        raise FileNotFoundError(f"results store not found: {p}")
-    try:
-        return duckdb.connect(str(p), read_only=True)
-    except duckdb.Error as exc:
-        raise ValueError(f"{p} is not a readable DuckDB results store: {exc}") from exc
+class StoreError(ValueError):
+    """A results store that cannot be opened, read or written; the message is one line naming the path."""
 
 
-def table_names(con: duckdb.DuckDBPyConnection) -> set[str]:
-    """Names of the tables of a store connection."""
-    return {row[0] for row in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+class StoreInUseError(StoreError):
+    """The store is locked by another process (``pid``: the process holding DuckDB's file lock, if known)."""
+
+    def __init__(self, message: str, pid: int | None = None):
+        super().__init__(message)
+        self.pid = pid
+
+
+class StoreVersionError(StoreError):
+    """The store was written with another schema version (or none)."""
 
 
 def measure_columns() -> tuple[str, ...]:
+    """The measure columns of ``runs``: the names of :data:`odeval.measures.MEASURES`."""
     from odeval.measures import MEASURES
 
     return tuple(MEASURES)
 
 
+def _first_line(text: str) -> str:
+    return str(text).strip().splitlines()[0] if str(text).strip() else str(text)
+
+
+def _connect(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
+    """Open ``path`` with DuckDB, turning every failure into a one-line :class:`StoreError`."""
+    if path.is_dir():
+        raise StoreError(f"results store {path} is a folder, not a DuckDB file")
+    if read_only and not path.exists():
+        raise StoreError(f"results store {path} does not exist")
+    if not read_only and not path.exists():
+        parent = path.parent if str(path.parent) else Path(".")
+        if not parent.is_dir():
+            raise StoreError(f"cannot create results store {path}: folder {parent} does not exist")
+    try:
+        return duckdb.connect(str(path), read_only=read_only)
+    except duckdb.Error as exc:
+        raise _translate(path, exc) from None
+
+
+def _translate(path: Path, exc: BaseException) -> StoreError:
+    text = _first_line(str(exc)).removeprefix("IO Error: ")
+    if "Could not set lock" in text or "Conflicting lock" in text:
+        m = _LOCK_PID.search(text)
+        pid = int(m.group(1)) if m else None
+        who = f"PID {pid}" if pid is not None else "another process"
+        return StoreInUseError(f"results store {path} is in use by {who} (DuckDB file lock; a running "
+                               "'odeval study run'?): wait for it to finish or stop it", pid)
+    if "not a valid DuckDB database" in text:
+        return StoreError(f"{path} is not a DuckDB results store (not a DuckDB database file)")
+    if "Permission denied" in text or "Read-only file system" in text:
+        cause = "permission denied" if "Permission denied" in text else "read-only file system"
+        return StoreError(f"cannot open results store {path}: {cause}")
+    return StoreError(f"cannot open results store {path}: {text}")
+
+
+def is_interrupt(exc: BaseException) -> bool:
+    """Ctrl-C as DuckDB reports it when it arrives during a query."""
+    if isinstance(exc, KeyboardInterrupt | duckdb.InterruptException):
+        return True
+    text = str(exc)  # DuckDB wraps a KeyboardInterrupt raised in a Python callback (a DataFrame scan)
+    return isinstance(exc, RuntimeError | duckdb.Error) and ("interrupted" in text.lower()
+                                                              or "KeyboardInterrupt" in text)
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    return value
+
+
 @dataclass
 class UnitResult:
-    """Everything one unit produced, ready to be written in one transaction."""
+    """Everything one unit produced, ready to be written in one transaction.
+
+    ``dataset`` holds the variant's facts (``name``, ``base_dataset``, …, ``n_objects``, ``n_outliers``) and,
+    from the prepare task, ``outliers`` (the 0-based indices of the true outliers) for the ``labels`` table.
+    ``internal`` holds label-free measures as (k, measure, value, details) tuples.
+    """
 
     unit_id: str
     dataset: dict[str, Any]
@@ -104,69 +212,169 @@ class UnitResult:
     measures: list[dict[str, float]] = field(default_factory=list)
     ranks: list[tuple[int, np.ndarray, np.ndarray]] = field(default_factory=list)  # (k, objects, ranks)
     scores: list[tuple[int, np.ndarray]] = field(default_factory=list)
+    internal: list[tuple[int, str, float, dict[str, Any]]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class InternalMeasure:
+    """One label-free measure of one scoring (unit × k), for :meth:`ResultStore.write_internal_measures`.
+
+    ``unit_id``, ``dataset``, ``method``, ``params`` (JSON) and ``metric`` are those of the unit in ``runs``;
+    ``details`` is any JSON-serialisable dict (e.g. the parameters of the measure, sample sizes, a curve).
+    """
+
+    unit_id: str
+    dataset: str
+    method: str
+    params: str
+    metric: str
+    k: int
+    measure: str
+    value: float
+    details: dict[str, Any] = field(default_factory=dict)
 
 
 class ResultStore:
-    """A DuckDB results store. Use as a context manager or call :meth:`close`."""
+    """A DuckDB results store. Use as a context manager or call :meth:`close`.
+
+    Parameters
+    ----------
+    path : path
+        The ``.duckdb`` file; created (with the current schema) when opened for writing and absent.
+    read_only : bool
+        Open an existing store for reading (several readers may share it; not while a writer holds it).
+
+    Raises
+    ------
+    StoreError
+        One line naming the path and the cause: missing file or folder, not a DuckDB file, no permission.
+    StoreInUseError
+        Another process holds the store (names its PID).
+    StoreVersionError
+        The store has another schema version, or none (written before versions were recorded).
+    """
 
     def __init__(self, path: str | Path, *, read_only: bool = False):
         self.path = Path(path)
-        if read_only and not self.path.exists():
-            raise FileNotFoundError(f"results store {self.path} does not exist")
-        self.con = duckdb.connect(str(self.path), read_only=read_only)
+        self.read_only = read_only
+        self.con = _connect(self.path, read_only)
         self._measures = measure_columns()
-        self._writes = 0
-        # Test hook for the crash-safety test: pause inside the N-th unit's write transaction so that a
-        # test can kill -9 the process mid-write. Never set in normal use.
-        self._pause_at = int(os.environ.get("ODEVAL_TEST_PAUSE_IN_WRITE", "0") or 0)
-        if not read_only:
-            self._create_schema()
+        try:
+            self._check_or_create_schema()
+        except BaseException:
+            self.con.close()
+            raise
 
     # --- schema -------------------------------------------------------------------------------
+    def _tables(self) -> set[str]:
+        return {r[0] for r in self.con.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'").fetchall()}
+
+    def _check_or_create_schema(self) -> None:
+        tables = self._tables()
+        if not tables:
+            if self.read_only:
+                raise StoreVersionError(f"{self.path} is an empty DuckDB file, not an odeval results store")
+            self._create_schema()
+            return
+        found = None
+        if "meta" in tables:
+            rows = self.con.execute("SELECT value FROM meta WHERE key = ?", ["schema_version"]).fetchall()
+            found = rows[0][0] if rows else None
+        if found != str(SCHEMA_VERSION):
+            what = "no schema version (an older odeval, or not an odeval store)" if found is None \
+                else f"schema version {found}"
+            raise StoreVersionError(f"results store {self.path} has {what}; this odeval reads schema version "
+                                    f"{SCHEMA_VERSION}: write to a new store (or delete this one) and run the "
+                                    "study again")
+        if not self.read_only:
+            existing = {r[0] for r in self.con.execute(
+                "SELECT column_name FROM information_schema.columns WHERE table_name = ?", ["runs"]).fetchall()}
+            for m in self._measures:  # a newer odeval may know more measures: add their columns
+                if m not in existing:
+                    self.con.execute(f'ALTER TABLE runs ADD COLUMN "{m}" DOUBLE')
+
     def _create_schema(self) -> None:
+        from odeval import __version__
+
         cols = dict(_RUN_FACT_COLUMNS)
         cols.update({m: "DOUBLE" for m in self._measures})
         cols.update(_RUN_TAIL_COLUMNS)
         col_sql = ", ".join(f'"{c}" {t}' for c, t in cols.items())
-        self.con.execute(
-            "CREATE TABLE IF NOT EXISTS studies (study_hash VARCHAR PRIMARY KEY, name VARCHAR, source VARCHAR, "
-            "definition VARCHAR, odeval_version VARCHAR, created TIMESTAMP DEFAULT current_timestamp)"
-        )
-        self.con.execute(
-            "CREATE TABLE IF NOT EXISTS units (unit_id VARCHAR PRIMARY KEY, study_hash VARCHAR, dataset VARCHAR, "
-            "method VARCHAR, params VARCHAR, metric VARCHAR, status VARCHAR, error VARCHAR, skipped VARCHAR, "
-            "n_k INTEGER, runtime_s DOUBLE, finished TIMESTAMP DEFAULT current_timestamp)"
-        )
-        self.con.execute(f"CREATE TABLE IF NOT EXISTS runs ({col_sql})")
-        existing = {r[0] for r in self.con.execute("SELECT column_name FROM information_schema.columns "
-                                                   "WHERE table_name = 'runs'").fetchall()}
-        for m in self._measures:  # a newer odeval may know more measures: add their columns
-            if m not in existing:
-                self.con.execute(f'ALTER TABLE runs ADD COLUMN "{m}" DOUBLE')
-        self.con.execute(
-            "CREATE TABLE IF NOT EXISTS outlier_ranks (unit_id VARCHAR, dataset VARCHAR, method VARCHAR, "
-            "params VARCHAR, k INTEGER, object INTEGER, rank DOUBLE)"
-        )
-        self.con.execute(
-            "CREATE TABLE IF NOT EXISTS scores (unit_id VARCHAR, dataset VARCHAR, method VARCHAR, params VARCHAR, "
-            "k INTEGER, scores DOUBLE[])"
-        )
+        con = self.con
+        with self._transaction("create the tables of"):
+            con.execute("CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR)")
+            con.execute("INSERT INTO meta VALUES (?, ?), (?, ?)",
+                        ["schema_version", str(SCHEMA_VERSION), "created_by", f"odeval {__version__}"])
+            con.execute("CREATE TABLE studies (study_hash VARCHAR PRIMARY KEY, name VARCHAR, source VARCHAR, "
+                        "definition VARCHAR, odeval_version VARCHAR, created TIMESTAMP DEFAULT current_timestamp)")
+            con.execute("CREATE TABLE study_units (study_hash VARCHAR, unit_id VARCHAR, "
+                        "PRIMARY KEY (study_hash, unit_id))")
+            con.execute("CREATE TABLE units (unit_id VARCHAR PRIMARY KEY, study_hash VARCHAR, dataset VARCHAR, "
+                        "file_sha256 VARCHAR, method VARCHAR, params VARCHAR, metric VARCHAR, status VARCHAR, "
+                        "error VARCHAR, skipped VARCHAR, n_k INTEGER, runtime_s DOUBLE, "
+                        "finished TIMESTAMP DEFAULT current_timestamp)")
+            con.execute(f"CREATE TABLE runs ({col_sql})")
+            con.execute("CREATE TABLE labels (dataset VARCHAR, file_sha256 VARCHAR, n_objects INTEGER, "
+                        "outliers INTEGER[], PRIMARY KEY (dataset, file_sha256))")
+            con.execute("CREATE TABLE outlier_ranks (unit_id VARCHAR, dataset VARCHAR, method VARCHAR, "
+                        "params VARCHAR, k INTEGER, object INTEGER, rank DOUBLE)")
+            con.execute("CREATE TABLE scores (unit_id VARCHAR, dataset VARCHAR, method VARCHAR, params VARCHAR, "
+                        "k INTEGER, scores DOUBLE[])")
+            con.execute("CREATE TABLE internal_measures (unit_id VARCHAR, dataset VARCHAR, method VARCHAR, "
+                        "params VARCHAR, metric VARCHAR, k INTEGER, measure VARCHAR, value DOUBLE, "
+                        "details VARCHAR, PRIMARY KEY (unit_id, k, measure))")
+
+    @property
+    def schema_version(self) -> int:
+        return int(self.con.execute("SELECT value FROM meta WHERE key = ?", ["schema_version"]).fetchall()[0][0])
 
     # --- writing ------------------------------------------------------------------------------
+    @contextmanager
+    def _transaction(self, what: str) -> Iterator[None]:
+        """One transaction: committed whole or rolled back whole.
+
+        A Ctrl-C that DuckDB turns into "Query interrupted" is raised again as KeyboardInterrupt; any other
+        DuckDB failure (e.g. a full disk) becomes a one-line :class:`StoreError`.
+        """
+        self.con.execute("BEGIN TRANSACTION")
+        try:
+            yield
+            self.con.execute("COMMIT")
+        except BaseException as exc:
+            try:
+                self.con.execute("ROLLBACK")
+            except (duckdb.Error, RuntimeError):  # the transaction is already gone
+                pass
+            if is_interrupt(exc):
+                raise KeyboardInterrupt from None
+            if isinstance(exc, duckdb.Error):
+                raise StoreError(f"cannot {what} results store {self.path}: {_first_line(str(exc))}") from exc
+            raise
+
     def register_study(self, study_hash: str, name: str, source: str, definition: dict[str, Any],
-                       version: str) -> None:
-        self.con.execute(
-            "INSERT INTO studies (study_hash, name, source, definition, odeval_version) VALUES (?, ?, ?, ?, ?) "
-            "ON CONFLICT DO NOTHING",
-            [study_hash, name, source, json.dumps(definition, sort_keys=True, default=str), version],
-        )
+                       version: str, unit_ids: Iterable[str] = ()) -> None:
+        """Record a study and link its units (computed already or not) to it in ``study_units``."""
+        links = pd.DataFrame({"study_hash": study_hash, "unit_id": list(dict.fromkeys(unit_ids))},
+                             columns=["study_hash", "unit_id"])
+        con = self.con
+        with self._transaction(f"record study {study_hash} in"):
+            con.execute(
+                "INSERT INTO studies (study_hash, name, source, definition, odeval_version) "
+                "VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                [study_hash, name, source, json.dumps(definition, sort_keys=True, default=str), version])
+            if len(links):
+                con.register("_links", links)
+                con.execute("INSERT INTO study_units SELECT study_hash, unit_id FROM _links ON CONFLICT DO NOTHING")
+                con.unregister("_links")
 
     def finished_units(self, *, include_errors: bool = True) -> set[str]:
-        q = "SELECT unit_id FROM units" + ("" if include_errors else " WHERE status = 'ok'")
-        return {r[0] for r in self.con.execute(q).fetchall()}
+        """Ids of the units in the store (only the successful ones with ``include_errors=False``)."""
+        q = "SELECT unit_id FROM units" + ("" if include_errors else " WHERE status = ?")
+        return {r[0] for r in self.con.execute(q, [] if include_errors else ["ok"]).fetchall()}
 
-    def write_unit(self, result: UnitResult, *, study_hash: str, version: str) -> None:
-        """Write one unit — its units row, runs rows, ranks and scores — in a single transaction."""
+    def write_unit(self, result: UnitResult, *, study_hash: str, version: str, file_sha256: str | None = None) -> None:
+        """Write one unit — units row, runs rows, labels, ranks, scores, internal measures — in one transaction."""
         ds = result.dataset
         rows = []
         for k, meas in zip(result.ks, result.measures, strict=True):
@@ -186,21 +394,26 @@ class ResultStore:
         ranks_df = _ranks_frame(result, ds["name"])
         scores_df = pd.DataFrame(
             {"unit_id": result.unit_id, "dataset": ds["name"], "method": result.method, "params": result.params,
-             "k": [k for k, _ in result.scores], "scores": [s.tolist() for _, s in result.scores]}
-        )
+             "k": [k for k, _ in result.scores], "scores": [s.tolist() for _, s in result.scores]})
+        internal = [InternalMeasure(result.unit_id, ds["name"], result.method, result.params, result.metric,
+                                    k, name, value, details) for k, name, value, details in result.internal]
+        outliers = ds.get("outliers")
         con = self.con
-        con.execute("BEGIN TRANSACTION")
-        try:
+        with self._transaction(f"write unit {result.unit_id} to"):
             # a unit re-run (e.g. --retry-failed) replaces its earlier rows
-            for table in ("units", "runs", "outlier_ranks", "scores"):
+            for table in ("units", "runs", "outlier_ranks", "scores", "internal_measures"):
                 con.execute(f"DELETE FROM {table} WHERE unit_id = ?", [result.unit_id])
             con.execute(
-                "INSERT INTO units (unit_id, study_hash, dataset, method, params, metric, status, error, skipped, "
-                "n_k, runtime_s) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [result.unit_id, study_hash, ds["name"], result.method, result.params, result.metric, result.status,
-                 result.error, json.dumps({str(k): v for k, v in result.skipped.items()}, ensure_ascii=False),
-                 len(result.ks), result.runtime_s],
-            )
+                "INSERT INTO units (unit_id, study_hash, dataset, file_sha256, method, params, metric, status, "
+                "error, skipped, n_k, runtime_s) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [result.unit_id, study_hash, ds["name"], file_sha256, result.method, result.params, result.metric,
+                 result.status, result.error,
+                 json.dumps({str(k): v for k, v in result.skipped.items()}, ensure_ascii=False),
+                 len(result.ks), result.runtime_s])
+            con.execute("INSERT INTO study_units VALUES (?, ?) ON CONFLICT DO NOTHING", [study_hash, result.unit_id])
+            if outliers is not None and file_sha256 is not None and ds.get("n_objects") is not None:
+                con.execute("INSERT INTO labels VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                            [ds["name"], file_sha256, int(ds["n_objects"]), [int(o) for o in outliers]])
             if len(runs_df):
                 con.register("_runs_df", runs_df)
                 con.execute(f"INSERT INTO runs SELECT {self._select_list(runs_df)} FROM _runs_df")
@@ -214,14 +427,34 @@ class ResultStore:
                 con.register("_scores_df", scores_df)
                 con.execute("INSERT INTO scores SELECT unit_id, dataset, method, params, k, scores FROM _scores_df")
                 con.unregister("_scores_df")
-            self._writes += 1
-            if self._writes == self._pause_at:
-                print(f"pausing inside the write transaction of unit {result.unit_id}", file=sys.stderr, flush=True)
-                time.sleep(600)
-            con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
+            self._insert_internal(internal)
+
+    def write_internal_measures(self, rows: Iterable[InternalMeasure]) -> int:
+        """Write label-free measures (one transaction); a row with the same (unit_id, k, measure) is replaced.
+
+        Returns the number of rows written.
+        """
+        rows = list(rows)
+        for r in rows:
+            if not isinstance(r, InternalMeasure):
+                raise TypeError(f"expected InternalMeasure rows, got {type(r).__name__}")
+        with self._transaction("write internal measures to"):
+            self._insert_internal(rows)
+        return len(rows)
+
+    def _insert_internal(self, rows: Sequence[InternalMeasure]) -> None:
+        if not rows:
+            return
+        frame = pd.DataFrame({
+            "unit_id": [r.unit_id for r in rows], "dataset": [r.dataset for r in rows],
+            "method": [r.method for r in rows], "params": [r.params for r in rows],
+            "metric": [r.metric for r in rows], "k": [int(r.k) for r in rows],
+            "measure": [r.measure for r in rows], "value": [float(r.value) for r in rows],
+            "details": [json.dumps(_jsonable(r.details), sort_keys=True, allow_nan=True) for r in rows]})
+        self.con.register("_internal_df", frame)
+        self.con.execute("INSERT OR REPLACE INTO internal_measures SELECT unit_id, dataset, method, params, metric, "
+                         "CAST(k AS INTEGER), measure, value, details FROM _internal_df")
+        self.con.unregister("_internal_df")
 
     def _runs_columns(self) -> list[str]:
         return [*_RUN_FACT_COLUMNS, *self._measures, *_RUN_TAIL_COLUMNS]
@@ -231,34 +464,233 @@ class ResultStore:
         return ", ".join(f'CAST("{c}" AS {types[c]}) AS "{c}"' for c in df.columns)
 
     # --- reading ------------------------------------------------------------------------------
-    def runs(self, *, status: str | None = None) -> pd.DataFrame:
-        """The ``runs`` table as a DataFrame, ordered deterministically."""
-        where = "" if status is None else f" WHERE status = '{status}'"
-        return self.con.execute(f"SELECT * FROM runs{where} ORDER BY dataset, method, params, k").df()
+    def _where(self, study_hash: str | None, alias: str = "", **equal: Any) -> tuple[str, list[Any]]:
+        """A WHERE clause with bound parameters: study membership plus column = value for non-None values."""
+        clauses, args = [], []
+        if study_hash is not None:
+            self._require_study(study_hash)
+            clauses.append(alias + _STUDY_FILTER)
+            args.append(study_hash)
+        for column, value in equal.items():
+            if value is not None:
+                clauses.append(f"{alias}{column} = ?")
+                args.append(value)
+        return (" WHERE " + " AND ".join(clauses) if clauses else ""), args
 
-    def units(self) -> pd.DataFrame:
-        return self.con.execute("SELECT * FROM units ORDER BY dataset, method, params").df()
+    def _require_study(self, study_hash: str) -> None:
+        if self.con.execute("SELECT count(*) FROM studies WHERE study_hash = ?", [study_hash]).fetchall()[0][0]:
+            return
+        known = [r[0] for r in self.con.execute("SELECT study_hash FROM studies ORDER BY created").fetchall()]
+        raise StoreError(f"{self.path}: no study with study_hash {study_hash!r}; studies: "
+                         f"{', '.join(known) or 'none'}")
 
-    def outlier_ranks(self) -> pd.DataFrame:
+    def studies(self) -> pd.DataFrame:
+        """The ``studies`` table with the number of units linked to each study (column ``n_units``)."""
         return self.con.execute(
-            "SELECT * FROM outlier_ranks ORDER BY dataset, method, params, k, object").df()
+            "SELECT s.*, (SELECT count(*) FROM study_units u WHERE u.study_hash = s.study_hash) AS n_units "
+            "FROM studies s ORDER BY created, study_hash").df()
 
-    def scores(self, dataset: str | None = None) -> pd.DataFrame:
-        where = "" if dataset is None else " WHERE dataset = ?"
-        args: list[Any] = [] if dataset is None else [dataset]
-        return self.con.execute(f"SELECT * FROM scores{where} ORDER BY dataset, method, params, k", args).df()
+    def study_unit_ids(self, study_hash: str) -> set[str]:
+        """Ids of the units linked to ``study_hash`` (computed by it or by an earlier study)."""
+        self._require_study(study_hash)
+        return {r[0] for r in self.con.execute(
+            "SELECT unit_id FROM study_units WHERE study_hash = ?", [study_hash]).fetchall()}
+
+    def runs(self, *, study_hash: str | None = None, status: str | None = None,
+             dataset: str | None = None) -> pd.DataFrame:
+        """The ``runs`` rows (optionally of one study, status, dataset), ordered deterministically.
+
+        With ``study_hash`` every unit linked to the study is included — also those an earlier study
+        computed — and the column ``study_hash`` holds the requested study.
+        """
+        where, args = self._where(study_hash, status=status, dataset=dataset)
+        frame = self.con.execute(f"SELECT * FROM runs{where} ORDER BY {_ORDER['runs']}", args).df()
+        if study_hash is not None:
+            frame["study_hash"] = study_hash
+        return frame
+
+    def units(self, *, study_hash: str | None = None) -> pd.DataFrame:
+        """The ``units`` rows (optionally of one study)."""
+        where, args = self._where(study_hash)
+        return self.con.execute(f"SELECT * FROM units{where} ORDER BY {_ORDER['units']}", args).df()
+
+    def datasets(self, *, with_scores: bool = False) -> list[str]:
+        """Names of the dataset variants with at least one run (with a kept score vector: ``with_scores``)."""
+        table = "scores" if with_scores else "runs"
+        return [r[0] for r in self.con.execute(f"SELECT DISTINCT dataset FROM {table} ORDER BY 1").fetchall()]
+
+    def variant_facts(self, dataset: str) -> dict[str, Any]:
+        """The dataset facts of a variant's runs (``base_dataset``, ``provenance``, ``n_objects``, …); {} if none."""
+        cols = [c for c in _RUN_FACT_COLUMNS if c not in ("unit_id", "study_hash", "dataset", "method", "params",
+                                                           "metric", "k")]
+        rows = self.con.execute(f"SELECT {', '.join(f'any_value({c})' for c in cols)} FROM runs WHERE dataset = ? "
+                                "HAVING count(*) > 0", [dataset]).fetchall()
+        return dict(zip(cols, rows[0], strict=True)) if rows else {}
+
+    def outlier_ranks(self, *, study_hash: str | None = None, dataset: str | None = None,
+                      at: pd.DataFrame | None = None) -> pd.DataFrame:
+        """``outlier_ranks`` rows; ``at`` (columns ``unit_id``, ``k``) keeps only those scorings (e.g. best k)."""
+        return self._rows("outlier_ranks", study_hash, dataset, at)
+
+    def scores(self, *, dataset: str | None = None, study_hash: str | None = None,
+               at: pd.DataFrame | None = None) -> pd.DataFrame:
+        """Kept score vectors (column ``scores``: list of floats), one row per (unit, k); ``at`` as above."""
+        return self._rows("scores", study_hash, dataset, at)
+
+    def _rows(self, table: str, study_hash: str | None, dataset: str | None, at: pd.DataFrame | None) -> pd.DataFrame:
+        if at is None:
+            where, args = self._where(study_hash, dataset=dataset)
+            return self.con.execute(f"SELECT * FROM {table}{where} ORDER BY {_ORDER[table]}", args).df()
+        where, args = self._where(study_hash, "t.", dataset=dataset)
+        want = at[["unit_id", "k"]].drop_duplicates().astype({"unit_id": str, "k": np.int64})
+        self.con.register("_at", want)
+        try:
+            return self.con.execute(
+                f"SELECT t.* FROM {table} t JOIN _at w ON t.unit_id = w.unit_id AND t.k = w.k{where} "
+                f"ORDER BY {', '.join('t.' + c.strip() for c in _ORDER[table].split(','))}", args).df()
+        finally:
+            self.con.unregister("_at")
+
+    def n_scores(self, *, study_hash: str | None = None) -> int:
+        """Number of kept score vectors (0 when the study did not set ``keep_scores``)."""
+        where, args = self._where(study_hash)
+        return int(self.con.execute(f"SELECT count(*) FROM scores{where}", args).fetchall()[0][0])
+
+    def labels(self, dataset: str, file_sha256: str | None = None) -> np.ndarray:
+        """The ground truth of a dataset variant: bool array, True for the true outliers.
+
+        Raises
+        ------
+        StoreError
+            If the store holds no labels of ``dataset``, or several different files under that name and no
+            ``file_sha256`` says which.
+        """
+        rows = self.con.execute(
+            "SELECT file_sha256, n_objects, outliers FROM labels WHERE dataset = ?"
+            + ("" if file_sha256 is None else " AND file_sha256 = ?") + " ORDER BY file_sha256",
+            [dataset] if file_sha256 is None else [dataset, file_sha256]).fetchall()
+        if not rows:
+            raise StoreError(f"{self.path}: no labels of dataset {dataset!r}"
+                             + ("" if file_sha256 is None else f" (file sha256 {file_sha256[:12]}…)"))
+        if len(rows) > 1:
+            raise StoreError(f"{self.path}: {len(rows)} different files are stored under the dataset name "
+                             f"{dataset!r}; pick one by its file sha256 ({', '.join(r[0][:12] for r in rows)})")
+        _, n, outliers = rows[0]
+        y = np.zeros(int(n), dtype=bool)
+        y[np.asarray(outliers, dtype=np.int64)] = True
+        return y
+
+    def labels_by_dataset(self, *, study_hash: str | None = None) -> dict[str, np.ndarray]:
+        """The ground truth of every dataset variant with a unit (of ``study_hash``): name → bool array.
+
+        Raises
+        ------
+        StoreError
+            If the selection holds two different files under one dataset name.
+        """
+        where, args = self._where(study_hash, "u.")
+        rows = self.con.execute(
+            "SELECT l.dataset, l.file_sha256, l.n_objects, l.outliers FROM labels l JOIN "
+            f"(SELECT DISTINCT u.dataset, u.file_sha256 FROM units u{where}) f "
+            "ON l.dataset = f.dataset AND l.file_sha256 = f.file_sha256 ORDER BY l.dataset, l.file_sha256",
+            args).fetchall()
+        out: dict[str, np.ndarray] = {}
+        for dataset, _, n, outliers in rows:
+            if dataset in out:
+                raise StoreError(f"{self.path}: different files are stored under the dataset name {dataset!r}; "
+                                 "read one study (--study-hash)")
+            y = np.zeros(int(n), dtype=bool)
+            y[np.asarray(outliers, dtype=np.int64)] = True
+            out[dataset] = y
+        return out
+
+    def labels_table(self) -> pd.DataFrame:
+        """The ``labels`` table: dataset, file_sha256, n_objects, outliers (list of 0-based indices)."""
+        return self.con.execute(f"SELECT * FROM labels ORDER BY {_ORDER['labels']}").df()
+
+    def kept_scorings(self, dataset: str, *, measure: str | None = "roc_auc") -> pd.DataFrame:
+        """The scorings of ``dataset`` with a kept score vector, without the vectors.
+
+        Columns ``unit_id``, ``file_sha256``, ``method``, ``params``, ``metric``, ``k`` and, when ``measure`` is
+        a measure column of ``runs``, that measure of each scoring. Ordered by method, params, metric, k,
+        unit_id.
+        """
+        frame = self.con.execute(
+            "SELECT s.unit_id, u.file_sha256, s.method, s.params, u.metric, s.k FROM scores s "
+            "LEFT JOIN units u ON s.unit_id = u.unit_id WHERE s.dataset = ? "
+            "ORDER BY s.method, s.params, u.metric, s.k, s.unit_id", [dataset]).df()
+        if measure is not None and measure in self._measure_columns_present():
+            quoted = '"' + measure.replace('"', '""') + '"'
+            values = self.con.execute(f"SELECT unit_id, k, {quoted} FROM runs WHERE dataset = ? AND status = ?",
+                                      [dataset, "ok"]).df()
+            frame = frame.merge(values, on=["unit_id", "k"], how="left")
+        return frame
+
+    def _measure_columns_present(self) -> set[str]:
+        return {r[0] for r in self.con.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = ?", ["runs"]).fetchall()}
+
+    def score_matrix(self, dataset: str, at: pd.DataFrame) -> np.ndarray:
+        """The kept score vectors of the scorings ``at`` (columns ``unit_id``, ``k``), one row each, in order.
+
+        Raises
+        ------
+        StoreError
+            If a requested vector is missing or the vectors differ in length.
+        """
+        want = at[["unit_id", "k"]].reset_index(drop=True).astype({"unit_id": str, "k": np.int64})
+        want = want.assign(_row=np.arange(len(want)))
+        self.con.register("_want", want)
+        try:
+            got = self.con.execute(
+                "SELECT w._row, s.scores FROM scores s JOIN _want w ON s.unit_id = w.unit_id AND s.k = w.k "
+                "WHERE s.dataset = ? ORDER BY w._row", [dataset]).fetchall()
+        finally:
+            self.con.unregister("_want")
+        if [r[0] for r in got] != list(range(len(want))):
+            raise StoreError(f"{self.path}: {dataset}: {len(want)} scorings requested but {len(got)} kept score "
+                             "vectors found")
+        lengths = {len(r[1]) for r in got}
+        if len(lengths) > 1:
+            raise StoreError(f"{self.path}: {dataset}: kept score vectors have different lengths {sorted(lengths)}")
+        return np.vstack([np.asarray(r[1], dtype=np.float64) for r in got]) if got else np.empty((0, 0))
+
+    def internal_measures(self, *, study_hash: str | None = None, dataset: str | None = None,
+                          measure: str | None = None) -> pd.DataFrame:
+        """Label-free measures in long form: unit_id, dataset, method, params, metric, k, measure, value, details.
+
+        ``details`` is the JSON text written with the row (``json.loads`` it).
+        """
+        where, args = self._where(study_hash, dataset=dataset, measure=measure)
+        return self.con.execute(f"SELECT * FROM internal_measures{where} ORDER BY {_ORDER['internal_measures']}",
+                                args).df()
 
     def export(self, table: str, path: str | Path, fmt: str) -> Path:
-        """Write one table to CSV or Parquet (DuckDB's own writers; no extra dependency)."""
-        if table not in {"runs", "units", "outlier_ranks", "scores", "studies"}:
-            raise ValueError(f"unknown table {table!r}")
+        """Write one table to CSV or Parquet (DuckDB's own writers; no extra dependency).
+
+        Raises
+        ------
+        ValueError
+            For an unknown table or format.
+        StoreError
+            If the file cannot be written (names the path and the cause).
+        """
+        if table not in TABLES:
+            raise ValueError(f"unknown table {table!r}; tables: {', '.join(TABLES)}")
         if fmt not in {"csv", "parquet"}:
             raise ValueError(f"unknown export format {fmt!r}; use csv or parquet")
         path = Path(path)
-        order = {"studies": "study_hash", "units": "dataset, method, params"}.get(table, "dataset, method, params, k")
+        if path.is_dir():
+            raise StoreError(f"cannot write {path}: it is a folder")
+        if not path.parent.is_dir():
+            raise StoreError(f"cannot write {path}: folder {path.parent} does not exist")
         opts = "(FORMAT PARQUET)" if fmt == "parquet" else "(HEADER, DELIMITER ',')"
-        escaped = str(path).replace("'", "''")
-        self.con.execute(f"COPY (SELECT * FROM {table} ORDER BY {order}) TO '{escaped}' {opts}")
+        try:
+            self.con.execute(f"COPY (SELECT * FROM {table} ORDER BY {_ORDER[table]}) TO ? {opts}", [str(path)])
+        except duckdb.Error as exc:
+            text = _first_line(str(exc)).removeprefix("IO Error: ")
+            cause = "permission denied" if "Permission denied" in text else text
+            raise StoreError(f"cannot write {path}: {cause}") from None
         return path
 
     def close(self) -> None:
@@ -272,12 +704,9 @@ class ResultStore:
 
 
 def _ranks_frame(result: UnitResult, dataset: str) -> pd.DataFrame:
-    parts: Iterable[pd.DataFrame] = (
-        pd.DataFrame({"unit_id": result.unit_id, "dataset": dataset, "method": result.method,
-                      "params": result.params, "k": k, "object": objs.astype(np.int64), "rank": ranks})
-        for k, objs, ranks in result.ranks
-    )
-    parts = list(parts)
+    parts = [pd.DataFrame({"unit_id": result.unit_id, "dataset": dataset, "method": result.method,
+                           "params": result.params, "k": k, "object": objs.astype(np.int64), "rank": ranks})
+             for k, objs, ranks in result.ranks]
     if not parts:
         return pd.DataFrame(columns=["unit_id", "dataset", "method", "params", "k", "object", "rank"])
     return pd.concat(parts, ignore_index=True)

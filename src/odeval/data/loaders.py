@@ -51,6 +51,9 @@ __all__ = [
 ]
 
 SUPPORTED_FORMATS = ("arff", "mat", "npz", "csv")
+
+#: Largest decompressed size of a ``.gz`` input (bytes); a bigger file is refused before it fills memory.
+MAX_DECOMPRESSED_BYTES = 2 * 2**30
 #: Tokens read as a missing value in CSV files (compared case-insensitively after stripping blanks).
 CSV_MISSING = frozenset({"", "?", "na", "n/a", "nan", "null", "none"})
 _TRUE = frozenset({"true", "t", "yes"})
@@ -96,11 +99,26 @@ def _read(path: Path) -> tuple[bytes, str]:
     raw = path.read_bytes()
     digest = hashlib.sha256(raw).hexdigest()
     if path.name.lower().endswith(".gz"):
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError) as exc:
-            raise DatasetFormatError(path, f"not a valid gzip file ({exc})") from None
+        raw = _gunzip(path, raw, MAX_DECOMPRESSED_BYTES)
     return raw, digest
+
+
+def _gunzip(path: Path, raw: bytes, limit: int) -> bytes:
+    """Decompress ``raw`` (gzip), refusing more than ``limit`` bytes before memory is spent on them."""
+    import io
+
+    out = bytearray()
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(raw)) as fh:
+            while chunk := fh.read(1 << 20):
+                out += chunk
+                if len(out) > limit:
+                    raise DatasetFormatError(
+                        path, f"decompresses to more than {limit / 2**30:g} GiB (the maximum for .gz inputs, "
+                              "odeval.data.loaders.MAX_DECOMPRESSED_BYTES); decompress it yourself to load it")
+    except (OSError, EOFError) as exc:
+        raise DatasetFormatError(path, f"not a valid gzip file ({exc})") from None
+    return bytes(out)
 
 
 def _decode(raw: bytes) -> tuple[str, str]:

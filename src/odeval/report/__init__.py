@@ -6,7 +6,5 @@ returning a matplotlib Figure (matplotlib is imported lazily, only when a figure
 
 from odeval.report.from_store import report_from_store
 from odeval.report.html import build_report
-from odeval.report.store import StoreTables, read_best_k_ranks, read_best_k_scores, read_results_store
 
-__all__ = ["StoreTables", "build_report", "read_best_k_ranks", "read_best_k_scores", "read_results_store",
-           "report_from_store"]
+__all__ = ["build_report", "report_from_store"]

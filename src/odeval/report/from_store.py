@@ -5,7 +5,17 @@ from __future__ import annotations
 import warnings
 from pathlib import Path
 
-__all__ = ["report_from_store"]
+__all__ = ["best_k_scorings", "report_from_store"]
+
+
+def best_k_scorings(summary, measure: str = "roc_auc"):
+    """(unit_id, k) of every method's best k for ``measure`` in a :func:`odeval.analysis.per_variant_summary`.
+
+    The rows to read from the store's ``outlier_ranks`` and ``scores`` (:meth:`ResultStore.outlier_ranks` with
+    ``at=``).
+    """
+    best = summary[(summary["measure"] == measure) & summary["best_k"].notna()]
+    return best[["unit_id", "best_k"]].rename(columns={"best_k": "k"}).astype({"k": "int64"})
 
 
 def report_from_store(store: str | Path, out_dir: str | Path, *, measure: str = "roc_auc", statistic: str = "best",
@@ -24,38 +34,51 @@ def report_from_store(store: str | Path, out_dir: str | Path, *, measure: str = 
     the scorings and the greedy ensemble (Schubert et al. 2012) of its first variant, with ``ensemble_random``
     random ensembles as control group (:func:`odeval.report.comparison.comparisons_from_store`).
 
+    Every read goes through :class:`odeval.bench.store.ResultStore`; with ``study_hash`` the report shows
+    every unit linked to that study, also those an earlier study computed.
+
     ``selection`` ("all" or a number, e.g. "10"): also audit label-free model selection on every variant with
     stored scores (:func:`odeval.analysis.selection.audit_selection`) and add its section to the index page.
 
     Raises
     ------
+    StoreError
+        If the store cannot be opened (one line: missing, not DuckDB, in use by PID N, other schema version) or
+        has no study ``study_hash``.
     ValueError
         If the store holds no run matching the filters, or ``selection`` is not 'all' or a positive integer.
     """
     from odeval.analysis import filter_variants, per_variant_summary, permutation_tests
+    from odeval.bench.store import ResultStore
     from odeval.report.html import build_report
-    from odeval.report.store import read_best_k_ranks, read_best_k_scores, read_results_store
 
     if selection is not None and not (selection == "all" or (str(selection).isdigit() and int(selection) > 0)):
         raise ValueError(f"selection must be 'all' or a positive integer, got {selection!r}")
-    tables = read_results_store(store, study_hash=study_hash, with_ranks=False)
-    runs = filter_variants(tables.runs, min_outlier_pct=min_outlier_pct, max_outlier_pct=max_outlier_pct,
-                           normalized=normalized, deduplicated=deduplicated)
-    if runs.empty:
-        raise ValueError("no run of the store matches the variant filters")
-    summary = per_variant_summary(runs, measure)
-    ranks = read_best_k_ranks(store, summary, measure)  # only the rows the characterisation needs
+    with ResultStore(store, read_only=True) as rs:
+        all_runs = rs.runs(study_hash=study_hash)
+        if all_runs.empty:
+            raise ValueError(f"{store}: no run" + ("" if study_hash is None else f" of study {study_hash}"))
+        units = rs.units(study_hash=study_hash)
+        n_scores = rs.n_scores(study_hash=study_hash)
+        runs = filter_variants(all_runs, min_outlier_pct=min_outlier_pct, max_outlier_pct=max_outlier_pct,
+                               normalized=normalized, deduplicated=deduplicated)
+        if runs.empty:
+            raise ValueError("no run of the store matches the variant filters")
+        summary = per_variant_summary(runs, measure)
+        at = best_k_scorings(summary, measure)
+        ranks = rs.outlier_ranks(at=at)  # only the rows the characterisation needs
+        ranks = ranks if len(ranks) else None
+        best_scores = rs.scores(at=at) if permutations and n_scores and ranks is not None else None
+        labels = rs.labels_by_dataset(study_hash=study_hash) if best_scores is not None else None
     permutation, messages = None, []
-    if permutations and tables.n_scores and ranks is not None:
-        best_scores = read_best_k_scores(store, summary, measure)
-        if len(best_scores):
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                permutation = permutation_tests(summary, ranks, best_scores, measure, n_permutations=permutations,
-                                                seed=seed)
-            messages = [str(w.message) for w in caught]
+    if best_scores is not None and len(best_scores):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            permutation = permutation_tests(summary, ranks, best_scores, measure, n_permutations=permutations,
+                                            seed=seed, labels=labels)
+        messages = [str(w.message) for w in caught]
     comparisons = None
-    if ensembles and tables.n_scores:
+    if ensembles and n_scores:
         from odeval.report.comparison import comparisons_from_store
 
         ok_runs = runs[runs["status"].astype(str) == "ok"] if "status" in runs.columns else runs
@@ -63,7 +86,7 @@ def report_from_store(store: str | Path, out_dir: str | Path, *, measure: str = 
         comparisons = comparisons_from_store(store, {str(b): str(d) for b, d in firsts.items()}, measure=measure,
                                              n_random=ensemble_random, seed=seed)
     audit = None
-    if selection is not None and tables.n_scores:
+    if selection is not None and n_scores:
         from functools import partial
 
         from odeval.analysis.selection import audit_selection, candidates_from_store, stored_variants
@@ -77,6 +100,6 @@ def report_from_store(store: str | Path, out_dir: str | Path, *, measure: str = 
                                  for n in names], measure=measure if measure in AUDIT_MEASURES else "roc_auc",
                                 seed=seed, candidates_mode=str(selection))
     index = build_report(runs, ranks, out_dir, measure=measure, statistic=statistic, title=title,
-                         n_simulations=simulations, seed=seed, permutation=permutation, units=tables.units,
+                         n_simulations=simulations, seed=seed, permutation=permutation, units=units,
                          comparisons=comparisons, selection=audit)
     return Path(index), messages

@@ -1,0 +1,286 @@
+"""The results store as one owned component: schema version, study links, labels, internal measures, errors."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import sys
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from odeval.bench import load_study, run_study
+from odeval.bench.runner import make_progress
+from odeval.bench.store import (
+    SCHEMA_VERSION,
+    InternalMeasure,
+    ResultStore,
+    StoreError,
+    StoreVersionError,
+    UnitResult,
+)
+from odeval.cli import main
+from odeval.data import load_dataset
+
+STUDY_A = '[study]\nname = "A"\nk = "1..6"\n[[datasets]]\nglob = "data/*.npz"\n[[methods]]\nname = "kNN"\n'
+STUDY_B = STUDY_A.replace('name = "A"', 'name = "B"') + '[[methods]]\nname = "LOF"\n'
+
+
+@pytest.fixture
+def two_studies(tmp_path, npz_dataset, study_file):
+    """Study A (kNN) then study B (kNN + LOF) on one store: B computes only LOF."""
+    data = tmp_path / "data"
+    data.mkdir()
+    npz_dataset(data / "v1.npz", 40, 3, 2, seed=1)
+    npz_dataset(data / "v2.npz", 50, 4, 2, seed=2, n_dup=3)
+    a = load_study(study_file(tmp_path / "a.toml", STUDY_A))
+    b = load_study(study_file(tmp_path / "b.toml", STUDY_B))
+    store = tmp_path / "r.duckdb"
+    run_study(a, store, workers=1, progress="none")
+    sb = run_study(b, store, workers=1, progress="none")
+    assert sb.already_done == 2 and sb.ok == 2
+    return store, a, b
+
+
+def test_a_unit_computed_by_study_a_belongs_to_study_b(two_studies, tmp_path):
+    store, a, b = two_studies
+    with ResultStore(store, read_only=True) as rs:
+        runs_b = rs.runs(study_hash=b.study_hash)
+        runs_a = rs.runs(study_hash=a.study_hash)
+        assert sorted(runs_b["method"].unique()) == ["LOF", "kNN"] and (runs_b["study_hash"] == b.study_hash).all()
+        assert sorted(runs_a["method"].unique()) == ["kNN"]
+        assert len(rs.units(study_hash=b.study_hash)) == 4 and len(rs.units(study_hash=a.study_hash)) == 2
+        assert len(rs.runs()) == len(runs_b)  # the kNN rows are stored once
+        ranks_b = rs.outlier_ranks(study_hash=b.study_hash)
+        assert set(ranks_b["method"]) == {"kNN", "LOF"}
+        assert set(rs.studies()["n_units"]) == {2, 4}
+        with pytest.raises(StoreError, match="no study with study_hash 'nope'"):
+            rs.runs(study_hash="nope")
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "rep"
+    res = CliRunner().invoke(main, ["report", str(store), "-o", str(out), "--study-hash", b.study_hash,
+                                    "--simulations", "5", "--permutations", "0", "--no-ensembles"])
+    assert res.exit_code == 0, res.output
+    summary = pd.read_csv(out / "tables" / "summary_per_variant.csv")
+    assert sorted(summary["method"].unique()) == ["LOF", "kNN"]
+
+
+def test_labels_are_stored_per_variant(two_studies, tmp_path):
+    store, _, _ = two_studies
+    with ResultStore(store, read_only=True) as rs:
+        table = rs.labels_table()
+        assert sorted(table["dataset"]) == ["v1", "v2"] and table["file_sha256"].str.len().eq(64).all()
+        for name in ("v1", "v2"):
+            np.testing.assert_array_equal(rs.labels(name), load_dataset(tmp_path / "data" / f"{name}.npz").y)
+        with pytest.raises(StoreError, match="no labels of dataset 'v3'"):
+            rs.labels("v3")
+        by_name = rs.labels_by_dataset(study_hash=rs.studies()["study_hash"].iloc[0])
+        assert sorted(by_name) == ["v1", "v2"]
+        np.testing.assert_array_equal(by_name["v2"], rs.labels("v2"))
+
+
+def test_schema_version_is_recorded_and_checked(two_studies, tmp_path):
+    store, _, _ = two_studies
+    with ResultStore(store, read_only=True) as rs:
+        assert rs.schema_version == SCHEMA_VERSION
+    other = tmp_path / "other.duckdb"
+    con = duckdb.connect(str(other))
+    con.execute("CREATE TABLE runs (dataset VARCHAR)")  # an odeval store from before schema versions
+    con.close()
+    with pytest.raises(StoreVersionError, match=r"no schema version .*reads schema version \d"):
+        ResultStore(other, read_only=True)
+    con = duckdb.connect(str(other))
+    con.execute("CREATE TABLE meta (key VARCHAR, value VARCHAR)")
+    con.execute("INSERT INTO meta VALUES (?, ?)", ["schema_version", "99"])
+    con.close()
+    for args in (["report", str(other), "-o", str(tmp_path / "x")], ["results", "export", str(other)],
+                 ["ensemble", str(other), "--dataset", "v1"]):
+        res = CliRunner().invoke(main, args)
+        assert res.exit_code == 1 and "has schema version 99" in res.output, (args, res.output)
+        assert len(res.output.strip().splitlines()) == 1 and "Traceback" not in res.output
+
+
+def test_internal_measures_round_trip(two_studies):
+    store, a, b = two_studies
+    with ResultStore(store) as rs:
+        units = rs.units()
+        lof = units[units["method"] == "LOF"].iloc[0]
+        knn = units[units["method"] == "kNN"].iloc[0]
+        rows = [InternalMeasure(u.unit_id, u.dataset, u.method, u.params, u.metric, k, "ireos", 0.1 * k,
+                                {"n_gamma": 100, "gammas": np.array([0.5, 1.0])})
+                for u in (lof, knn) for k in (2, 3)]
+        assert rs.write_internal_measures(rows) == 4
+        # same (unit, k, measure) again: replaced, not duplicated
+        rs.write_internal_measures([InternalMeasure(lof.unit_id, lof.dataset, "LOF", lof.params, lof.metric, 2,
+                                                    "ireos", 0.75, {})])
+        with pytest.raises(TypeError, match="InternalMeasure"):
+            rs.write_internal_measures([{"unit_id": "x"}])
+    with ResultStore(store, read_only=True) as rs:
+        im = rs.internal_measures()
+        assert len(im) == 4 and set(im.columns) >= {"unit_id", "dataset", "method", "params", "metric", "k",
+                                                    "measure", "value", "details"}
+        row = im[(im.unit_id == lof.unit_id) & (im.k == 2)].iloc[0]
+        assert row.value == 0.75 and json.loads(row.details) == {}
+        assert json.loads(im[im.unit_id == knn.unit_id].iloc[0].details)["gammas"] == [0.5, 1.0]
+        assert set(rs.internal_measures(study_hash=a.study_hash)["method"]) == {"kNN"}
+        assert len(rs.internal_measures(study_hash=b.study_hash, measure="ireos")) == 4
+
+
+def test_unit_results_carry_internal_measures(tmp_path):
+    facts = {"name": "d", "base_dataset": "d", "n_objects": 5, "n_outliers": 1, "n_attributes": 2, "outliers": [4]}
+    res = UnitResult("u1", facts, "LOF", "{}", "euclidean", "ok", ks=[2], measures=[{"roc_auc": 1.0}],
+                     internal=[(2, "em", 0.5, {"alpha": 0.9})])
+    with ResultStore(tmp_path / "r.duckdb") as rs:
+        rs.register_study("s", "s", "test", {}, "0", ["u1"])
+        rs.write_unit(res, study_hash="s", version="0", file_sha256="f" * 64)
+        im = rs.internal_measures(study_hash="s")
+        assert im[["k", "measure", "value"]].values.tolist() == [[2, "em", 0.5]]
+        np.testing.assert_array_equal(rs.labels("d"), [False, False, False, False, True])
+
+
+def _one_line_error(res, *needles: str) -> None:
+    assert res.exit_code == 1, res.output
+    text = res.output.strip()
+    assert len(text.splitlines()) == 1 and "Traceback" not in text, text
+    for needle in needles:
+        assert needle in text, (needle, text)
+
+
+def test_a_file_that_is_not_duckdb_is_named(tmp_path, two_studies):
+    bad = tmp_path / "notes.duckdb"
+    bad.write_text("not a database\n" * 20)
+    study = tmp_path / "a.toml"
+    runner = CliRunner()
+    for args in (["report", str(bad), "-o", str(tmp_path / "rep")], ["results", "export", str(bad)],
+                 ["ensemble", str(bad), "--dataset", "v1"], ["study", "run", str(study), "--store", str(bad)]):
+        _one_line_error(runner.invoke(main, args), str(bad), "not a DuckDB results store")
+
+
+def test_unwritable_output_paths_are_one_line_errors(tmp_path, two_studies):
+    store, _, _ = two_studies
+    afile = tmp_path / "a-file"
+    afile.write_text("x")
+    runner = CliRunner()
+    _one_line_error(runner.invoke(main, ["results", "export", str(store), "-o", str(afile / "runs.csv")]),
+                    str(afile / "runs.csv"), "does not exist")
+    _one_line_error(runner.invoke(main, ["report", str(store), "-o", str(afile / "rep"), "--permutations", "0",
+                                         "--simulations", "2"]), str(afile), "cannot write")
+    _one_line_error(runner.invoke(main, ["study", "run", str(tmp_path / "a.toml"), "--store",
+                                         str(tmp_path / "nope" / "r.duckdb")]), "folder", "does not exist")
+    _one_line_error(runner.invoke(main, ["datasets", "prepare", str(tmp_path / "data" / "v1.npz"), "-o",
+                                         str(afile / "out")]), str(afile), "cannot write")
+
+
+def test_read_only_folders_are_one_line_errors(tmp_path, two_studies):
+    """Store, report, prepare, export and score into a folder without write permission, through the CLI."""
+    import os
+    import shutil
+    import subprocess
+
+    store, _, _ = two_studies
+    prefix: list[str] = []
+    if os.geteuid() == 0:  # root ignores permissions unless it drops the capability to
+        if shutil.which("setpriv") is None:
+            pytest.skip("running as root without setpriv: cannot make a folder read-only for the command")
+        prefix = ["setpriv", "--bounding-set=-dac_override,-dac_read_search"]
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o555)
+    cases = [
+        ["study", "run", str(tmp_path / "a.toml"), "--store", str(ro / "r.duckdb"), "-q"],
+        ["report", str(store), "-o", str(ro / "rep"), "--permutations", "0", "--simulations", "2"],
+        ["datasets", "prepare", str(tmp_path / "data" / "v1.npz"), "-o", str(ro / "out")],
+        ["results", "export", str(store), "-o", str(ro / "runs.csv")],
+        ["score", str(tmp_path / "data" / "v1.npz"), "-m", "kNN", "--k", "1:3", "-o", str(ro / "s.csv")],
+    ]
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2] / "src"))
+    script = ("import json, sys; from click.testing import CliRunner; from odeval.cli import main; "
+              "print(json.dumps([(r.exit_code, r.output) for r in "
+              "(CliRunner().invoke(main, a) for a in json.loads(sys.argv[1]))]))")
+    try:  # one interpreter for the five commands: the CLI through click's runner, without the capability
+        proc = subprocess.run([*prefix, sys.executable, "-c", script, json.dumps(cases)], capture_output=True,
+                              text=True, env=env, timeout=600)
+        assert proc.returncode == 0, proc.stderr
+        for args, (code, output) in zip(cases, json.loads(proc.stdout.splitlines()[-1]), strict=True):
+            text = output.strip()
+            assert code == 1, (args, text)
+            assert len(text.splitlines()) == 1 and "Traceback" not in text, text
+            assert str(ro) in text and "permission denied" in text, (args, text)
+    finally:
+        ro.chmod(0o755)
+
+
+def test_study_check_rejects_unknown_extensions_up_front(tmp_path, npz_dataset, study_file):
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "notes.txt").write_text("1,2\n3,4\n")
+    study = study_file(tmp_path / "s.toml", '[[datasets]]\npath = "data/notes.txt"\n[[methods]]\nname = "kNN"\n')
+    res = CliRunner().invoke(main, ["study", "check", str(study)])
+    assert res.exit_code == 2 and "notes.txt" in res.output and "'.txt'" in res.output, res.output
+
+
+def test_gz_decompression_is_bounded(tmp_path, monkeypatch):
+    import gzip
+
+    from odeval.data import DatasetFormatError, loaders
+
+    path = tmp_path / "big.csv.gz"
+    rows = "a,b,outlier\n" + "".join(f"{i},{i % 7},{int(i % 50 == 0)}\n" for i in range(5000))
+    path.write_bytes(gzip.compress(rows.encode()))
+    assert load_dataset(path).X.shape == (5000, 2)
+    monkeypatch.setattr(loaders, "MAX_DECOMPRESSED_BYTES", 10_000)
+    with pytest.raises(DatasetFormatError, match=r"decompresses to more than .*MAX_DECOMPRESSED_BYTES"):
+        load_dataset(path)
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def _fake_unit(name: str) -> UnitResult:
+    return UnitResult("u", {"name": name}, "LOF", "{}", "euclidean", "ok", runtime_s=0.1)
+
+
+def test_progress_plain_lines_when_not_a_terminal():
+    out = io.StringIO()
+    with make_progress("rich", total=10, already=4, stream=out) as p:
+        p.interval = 0.0
+        p.started("Waveform_withoutdupl_norm_v01")
+        p.started("ALOI_withoutdupl")
+        for _ in range(3):
+            p.finished(_fake_unit("ALOI_withoutdupl"))
+    lines = out.getvalue().splitlines()
+    assert lines[0].startswith("resuming: 4 of 10 units are already in the store and are skipped; 6 to compute")
+    i = next(i for i, ln in enumerate(lines) if ln.startswith("units 7/10"))
+    assert re.match(r"units 7/10 \(70%\)  [\d.]+ units/s  ETA \S+$", lines[i]), lines
+    assert lines[i + 1] == "  now: Waveform_withoutdupl_norm_v01, ALOI_withoutdupl"
+    assert all(len(line) <= 80 for line in lines[1:])
+
+
+def test_progress_bar_fits_80_columns_with_names_below(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    out = _Terminal()
+    names = [f"Dataset_withoutdupl_norm_05_v{i:02d}" for i in range(6)]
+    with make_progress("rich", total=123456, already=0, stream=out) as p:
+        for n in names:
+            p.started(n)
+        for _ in range(5):
+            p.finished(_fake_unit(names[0]))
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", out.getvalue()).replace("\r", "\n")
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    bars = [ln for ln in lines if "units" in ln and "/123456" in ln]
+    assert bars and all(len(ln) <= 80 for ln in lines), lines
+    assert all(not any(n in ln for n in names) for ln in bars)  # names are not inside the bar line
+    assert any(ln.startswith("  now: Dataset_") for ln in lines)
+
+
+def test_only_the_store_module_touches_duckdb():
+    src = Path(__file__).resolve().parents[2] / "src" / "odeval"
+    users = sorted(str(p.relative_to(src)) for p in src.rglob("*.py")
+                   if re.search(r"^\s*(import duckdb|from duckdb)", p.read_text(encoding="utf-8"), re.M))
+    assert users == ["bench/store.py"]

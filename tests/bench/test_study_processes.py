@@ -1,0 +1,178 @@
+"""Real `odeval study run` processes: kill -9 at real points, workers dying with their parent, two processes on
+one store, Ctrl-C. Nothing in odeval is switched on for these tests; they act on the process from outside."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+import odeval.bench.ensembles  # imported now: the lock checks below must be quick
+import odeval.report.from_store  # noqa: F401
+from odeval.bench import ResultStore, load_study, run_study
+from odeval.cli import main
+
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")]
+SRC = Path(__file__).resolve().parents[2] / "src"
+
+
+def _start(study: Path, store: Path, workers: int) -> subprocess.Popen:
+    env = dict(os.environ, PYTHONPATH=str(SRC))
+    return subprocess.Popen([sys.executable, "-m", "odeval.cli", "study", "run", str(study), "--store", str(store),
+                             "--workers", str(workers), "--quiet"], env=env, stderr=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
+
+
+def _wait_for_units(proc: subprocess.Popen, n: int, timeout: float = 300) -> list[str]:
+    """Read the per-unit log lines (written after each unit's commit) until ``n`` units are in the store."""
+    seen: list[str] = []
+    deadline = time.monotonic() + timeout
+    for line in proc.stderr:
+        if line.startswith("["):
+            seen.append(line)
+        if len(seen) >= n:
+            return seen
+        assert time.monotonic() < deadline, "the study did not write its units in time"
+    raise AssertionError(f"the study ended after {len(seen)} units (rc={proc.wait()})")
+
+
+def _stat(pid: int) -> tuple[str, int] | None:
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = text.rsplit(")", 1)[1].split()
+    return fields[0], int(fields[1])  # state, ppid
+
+
+def _descendants(pid: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit() and (st := _stat(int(d.name))) is not None:
+            children.setdefault(st[1], []).append(int(d.name))
+    out, todo = [], [pid]
+    while todo:
+        for c in children.get(todo.pop(), []):
+            out.append(c)
+            todo.append(c)
+    return out
+
+
+def _alive(pid: int) -> bool:
+    st = _stat(pid)
+    return st is not None and st[0] not in ("Z", "X")
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def _comparable(store: Path) -> tuple[pd.DataFrame, ...]:
+    with ResultStore(store, read_only=True) as rs:
+        return (rs.runs().drop(columns=["runtime_s"]).reset_index(drop=True),
+                rs.outlier_ranks().reset_index(drop=True),
+                rs.labels_table().reset_index(drop=True),
+                rs.units().drop(columns=["runtime_s", "finished"]).reset_index(drop=True))
+
+
+def _assert_consistent(store: Path, n_k: int) -> int:
+    """Only whole units: every unit has all its runs, ranks and labels; returns the number of units."""
+    with ResultStore(store, read_only=True) as rs:
+        units, runs, ranks, labels = rs.units(), rs.runs(), rs.outlier_ranks(), rs.labels_table()
+    assert set(runs.unit_id) == set(units.unit_id)
+    assert (runs.groupby("unit_id").size() == n_k).all()
+    assert (ranks.groupby("unit_id")["k"].nunique() == n_k).all() and set(ranks.unit_id) == set(units.unit_id)
+    assert set(units.dataset) <= set(labels.dataset)
+    return len(units)
+
+
+@pytest.fixture
+def crash_study(tmp_path, npz_dataset, study_file) -> Path:
+    data = tmp_path / "data"
+    data.mkdir()
+    for i in range(6):
+        npz_dataset(data / f"v{i}.npz", 300, 10, 3, seed=10 + i)
+    return study_file(tmp_path / "s.toml", '[study]\nk = "1..10"\n[[datasets]]\nglob = "data/*.npz"\n'
+                                           '[[methods]]\nname = "kNN"\n[[methods]]\nname = "LOF"\n'
+                                           '[[methods]]\nname = "kNNW"\n')
+
+
+def test_kill_9_with_two_workers_leaves_whole_units_and_no_process(crash_study, tmp_path, capsys):
+    store = tmp_path / "r.duckdb"
+    proc = _start(crash_study, store, workers=2)
+    _wait_for_units(proc, 3)
+    tree = _descendants(proc.pid)
+    assert sum("spawn_main" in _cmdline(p) for p in tree) == 2, [_cmdline(p) for p in tree]
+    assert any("resource_tracker" in _cmdline(p) for p in tree)
+    proc.kill()  # SIGKILL: no handler runs in the parent
+    proc.wait()
+    deadline = time.monotonic() + 30
+    while any(_alive(p) for p in tree) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    left = [f"{p}: {_cmdline(p)}" for p in tree if _alive(p)]
+    assert not left, f"processes outlived their killed parent: {left}"
+
+    done = _assert_consistent(store, n_k=10)
+    assert 3 <= done < 18
+    summary = run_study(load_study(crash_study), store, workers=1, progress="log")
+    assert summary.already_done == done and summary.ok == 18 - done and not summary.failed
+    assert f"resuming: {done} of 18 units are already in the store and are skipped" in capsys.readouterr().err
+    run_study(load_study(crash_study), tmp_path / "clean.duckdb", workers=1, progress="none")
+    for a, b in zip(_comparable(store), _comparable(tmp_path / "clean.duckdb"), strict=True):
+        pd.testing.assert_frame_equal(a, b)
+
+
+@pytest.fixture
+def long_study(tmp_path, npz_dataset, study_file) -> Path:
+    data = tmp_path / "data"
+    data.mkdir()
+    for i in range(40):
+        npz_dataset(data / f"d{i:02d}.npz", 1000, 20, 5, seed=i)
+    return study_file(tmp_path / "long.toml", '[study]\nk = "1..40"\n[[datasets]]\nglob = "data/*.npz"\n'
+                                              '[[methods]]\nname = "LOF"\n[[methods]]\nname = "kNN"\n')
+
+
+def test_a_store_in_use_and_ctrl_c(long_study, tmp_path):
+    """While one study runs, every other command on its store says which PID holds it; Ctrl-C then says what
+    is saved and how to resume."""
+    store = tmp_path / "r.duckdb"
+    proc = _start(long_study, store, workers=1)
+    try:
+        _wait_for_units(proc, 1)
+        runner = CliRunner()
+        results = {
+            "study run": runner.invoke(main, ["study", "run", str(long_study), "--store", str(store), "-q"]),
+            "report": runner.invoke(main, ["report", str(store), "-o", str(tmp_path / "rep")]),
+            "ensemble": runner.invoke(main, ["ensemble", str(store), "--dataset", "d00"]),
+            "export": runner.invoke(main, ["results", "export", str(store), "-o", str(tmp_path / "runs.csv")]),
+        }
+        if proc.poll() is not None:
+            pytest.skip("the study finished before the checks on its store ran (a very fast machine)")
+        for name, res in results.items():
+            assert res.exit_code == 1, (name, res.output)
+            text = res.output.strip()
+            assert len(text.splitlines()) == 1 and "Traceback" not in text, (name, text)
+            assert f"is in use by PID {proc.pid}" in text and str(store) in text, (name, text)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, err
+    assert "interrupted:" in err and f"saved in {store}" in err
+    resume = next(ln for ln in err.splitlines() if ln.startswith("resume with: "))
+    assert resume == f"resume with: odeval study run {long_study} --store {store} --workers 1"
+    assert "Traceback" not in err
+    done = _assert_consistent(store, n_k=40)
+    assert 1 <= done < 80
