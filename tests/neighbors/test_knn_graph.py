@@ -211,3 +211,20 @@ def test_candidate_buffer_compaction_and_overflow_paths(rng):
     g = knn_graph(Y, 1)
     _check(g, Y, 1)
     assert g.distances.shape[1] >= 80
+
+
+def test_unique_candidates_equals_global_unique():
+    from odeval.neighbors.graph import _unique_candidates
+
+    rng = np.random.default_rng(5)
+    n, w = 300, 12
+    cand = rng.integers(-1, 40, size=(n, w))  # many repeats, padding -1, and some self-candidates
+    cand[np.arange(0, n, 7), 3] = np.arange(0, n, 7)
+    rows, objs = _unique_candidates(cand)
+    r = np.repeat(np.arange(n), w)
+    f = cand.ravel()
+    ok = (f >= 0) & (f != r)
+    ref = np.unique(r[ok] * n + f[ok])
+    np.testing.assert_array_equal(rows, ref // n)
+    np.testing.assert_array_equal(objs, ref % n)
+    assert rows.dtype == objs.dtype == np.int64

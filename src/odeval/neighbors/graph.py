@@ -318,6 +318,23 @@ def _candidate_keys(X: np.ndarray, spec: Metric, a: np.ndarray, b: np.ndarray) -
     return out
 
 
+def _unique_candidates(cand: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct valid candidates of every row of a (N, w) candidate matrix, as (rows, objects) pairs.
+
+    Drops padding (< 0), the row's own object and repeated candidates of a row; pairs come out sorted by
+    (row, object) — exactly ``np.unique(rows * N + objects)`` of the valid pairs, but with a row-wise sort of
+    the (N, w) matrix (w ≈ k_max) instead of a global unique over N·w keys (hash-based in numpy ≥ 2.3:
+    ≈ 180 s and 11 GB for 1.1·10⁸ keys, against seconds for the row-wise sort).
+    """
+    s = np.sort(np.asarray(cand, dtype=np.int64), axis=1)
+    n, w = s.shape
+    keep = (s >= 0) & (s != np.arange(n, dtype=np.int64)[:, None])
+    if w > 1:
+        keep[:, 1:] &= s[:, 1:] != s[:, :-1]
+    rows = np.repeat(np.arange(n, dtype=np.int64), keep.sum(axis=1))
+    return rows, s[keep]
+
+
 _PYNNDESCENT_METRICS = {"euclidean", "cityblock", "chebyshev", "minkowski", "cosine", "canberra", "braycurtis",
                         "correlation", "seuclidean", "mahalanobis"}
 
@@ -335,14 +352,7 @@ def _approx_graph(X, k_max, spec, block, seed, approx_params, recall_sample) -> 
     metric = {"cityblock": "manhattan"}.get(spec.name, spec.name)
     index = NNDescent(X, metric=metric, metric_kwds=dict(spec.params) or None, **params)
     cand, _ = index.neighbor_graph
-    cand = np.asarray(cand, dtype=np.int64)
-    rows = np.repeat(np.arange(n, dtype=np.int64), cand.shape[1])
-    flat = cand.ravel()
-    valid = (flat >= 0) & (flat != rows)
-    rows, flat = rows[valid], flat[valid]
-    # drop repeated candidates of a row, then exact keys
-    pair = np.unique(rows * n + flat)
-    rows, flat = pair // n, pair % n
+    rows, flat = _unique_candidates(cand)
     keys = _candidate_keys(X, spec, rows, flat)
     order = np.lexsort((flat, keys, rows))
     rows, flat, keys = rows[order], flat[order], keys[order]
