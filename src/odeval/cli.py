@@ -784,5 +784,26 @@ def protocol_audit_cmd(dataset: str, detector: str, param_items: tuple[str, ...]
         raise click.ClickException(str(exc)) from None
 
 
+
+@main.command("warmup")
+@click.option("--method", "-m", "methods", multiple=True,
+              help="Detector to compile (repeatable) [default: all]; the kNN graph kernels are always compiled.")
+@click.option("--no-novelty", is_flag=True, help="Skip the novelty-mode (query) kernels.")
+def warmup_cmd(methods: tuple[str, ...], no_novelty: bool) -> None:
+    """Compile the numba kernels once and store them in numba's on-disk cache (run at install time).
+
+    Without it, the first run after an install pays the compilation (see docs/scaling.md, "First run").
+    """
+    import time
+
+    from odeval.detectors.warmup import warmup
+
+    t = time.perf_counter()
+    try:
+        warmup(list(methods) or None, novelty=not no_novelty, log=lambda line: click.echo(f"  {line}"))
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(f"kernels compiled and cached in {time.perf_counter() - t:.1f}s")
+
 if __name__ == "__main__":  # pragma: no cover
     main()
