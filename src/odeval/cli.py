@@ -571,8 +571,10 @@ def _make_detector(name: str, params: dict):
 @click.option("--metric", default="euclidean", show_default=True,
               help="Distance: euclidean, manhattan, chebyshev, cosine, minkowski (with --p), or another scipy metric.")
 @click.option("--p", "p", type=float, default=None, help="Minkowski exponent.")
-@click.option("--backend", type=click.Choice(["exact", "approx"]), default="exact", show_default=True,
-              help="kNN search: exact, or NN-descent candidates (needs odeval[approx]; recall reported).")
+@click.option("--backend", type=click.Choice(["auto", "exact", "brute", "tree", "approx"]), default="auto",
+              show_default=True,
+              help="kNN search: auto (exact k-d tree or brute force by dimensionality; NN-descent only where exact "
+                   "cannot keep up), exact, brute, tree, or approx (NN-descent, odeval[approx]; recall reported).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the approximate backend.")
 @click.option("--param", "param_items", multiple=True, metavar="[METHOD.]NAME=VALUE",
               help="Detector parameter (repeatable), e.g. LoOP.lam=2.0 or variant=elki-0.7.1 (one method).")
@@ -611,6 +613,7 @@ def score_cmd(dataset: str, methods: tuple[str, ...], k_spec: str, metric: str, 
             raise ValueError(f"k={max(ks)} needs more than {n} objects (k counts neighbours other than the query)")
         k_max = max(det.required_k_max(max(ks)) for det in detectors.values())
         graph = knn_graph(X, k_max, metric=metric, p=p, backend=backend, seed=seed)
+        click.echo(f"kNN graph: {graph.search} ({graph.search_reason})", err=True)
         if graph.approx_recall is not None:
             click.echo(f"note: approximate kNN graph, recall {graph.approx_recall:.4f} on a sample", err=True)
         columns: list[str] = []

@@ -228,3 +228,34 @@ def test_unique_candidates_equals_global_unique():
     np.testing.assert_array_equal(rows, ref // n)
     np.testing.assert_array_equal(objs, ref % n)
     assert rows.dtype == objs.dtype == np.int64
+
+
+@pytest.mark.parametrize("metric", ["euclidean", "cityblock", "chebyshev"])
+def test_tree_search_identical_to_brute_force(metric):
+    rng = np.random.default_rng(11)
+    X = np.round(rng.normal(size=(900, 3)), 1)  # a coarse grid: many ties at the k-distance
+    X[10:30] = X[3]  # 21 duplicates: more than the tree's candidates for k_max = 4
+    brute = knn_graph(X, 12, metric=metric, backend="brute")
+    tree = knn_graph(X, 12, metric=metric, backend="tree")
+    assert (brute.search, tree.search) == ("brute", "tree") and tree.backend == "exact"
+    np.testing.assert_array_equal(tree.indices, brute.indices)
+    np.testing.assert_array_equal(tree.distances, brute.distances)
+    small = knn_graph(X, 4, metric=metric, backend="tree")
+    np.testing.assert_array_equal(small.indices, knn_graph(X, 4, metric=metric, backend="brute").indices)
+
+
+def test_choose_search():
+    from odeval.neighbors.graph import choose_search
+
+    assert choose_search(10**6, 3, "euclidean")[0] == "tree"
+    assert choose_search(10**6, 10, "euclidean")[0] == "brute"
+    assert choose_search(1000, 3, "euclidean")[0] == "brute"
+    assert choose_search(10**5, 50, "euclidean")[0] == "brute"
+    assert choose_search(10**6, 50, "euclidean", "auto")[0] == "nndescent"
+    assert choose_search(10**6, 50, "euclidean", "exact")[0] == "brute"
+    assert choose_search(10**6, 5, "cosine")[0] == "brute"
+    assert choose_search(10, 5, "euclidean", "tree")[0] == "tree"
+    with pytest.raises(ValueError, match="tree"):
+        choose_search(10, 5, "cosine", "tree")
+    with pytest.raises(ValueError, match="unknown backend"):
+        choose_search(10, 5, "euclidean", "fast")
