@@ -28,14 +28,21 @@ demo: $(VENV)/.installed
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check src tests benchmarks
 
-test: $(VENV)/.installed-dev lint chromium
+CHROMIUM ?= chromium
+test: $(VENV)/.installed-dev lint $(CHROMIUM)
 	$(BIN)/pytest $(PYTEST_ARGS)
 
-# headless Chromium renders the HTML report in tests/report (the test skips, with a reason, without it)
+# headless Chromium renders the HTML report in tests/report (those tests skip, with a reason, without it).
+# When it is missing and apt-get is usable, it is installed — saying so first; otherwise a warning says what is skipped.
 chromium:
-	@command -v chromium >/dev/null || command -v chromium-browser >/dev/null \
-	  || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
-	  || echo "warning: could not install chromium; the report rendering test will be skipped"
+	@if command -v chromium >/dev/null || command -v chromium-browser >/dev/null; then :; \
+	elif command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ]; then \
+	  echo "make test: installing chromium with apt-get (headless browser for the report rendering tests in tests/report;"; \
+	  echo "           skip this with 'make test CHROMIUM=' — those tests are then skipped)"; \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null \
+	    && echo "make test: chromium installed: $$(command -v chromium)") \
+	  || echo "warning: could not install chromium; the report rendering tests will be skipped"; \
+	else echo "warning: chromium not found (apt-get install chromium); the report rendering tests will be skipped"; fi
 
 clean:
 	rm -rf $(VENV) build .pytest_cache .ruff_cache

@@ -7,7 +7,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["check_data_matrix", "check_k", "check_labels", "check_labels_scores", "check_scores"]
+__all__ = ["check_data_matrix", "check_k", "check_labels", "check_labels_scores", "check_numeric_matrix",
+           "check_scores"]
 
 
 def _describe_bad_positions(mask: np.ndarray, limit: int = 5) -> str:
@@ -74,25 +75,33 @@ def check_labels_scores(labels: Any, scores: Any) -> tuple[np.ndarray, np.ndarra
     return y, s
 
 
-def check_data_matrix(X: Any, *, name: str = "X", min_rows: int = 2) -> np.ndarray:
-    """Return ``X`` as a C-contiguous 2-d float64 array; NaN/inf, wrong shape or too few rows raise."""
+def check_numeric_matrix(X: Any, *, name: str, rows: str = "row", columns: str = "column",
+                         shape_hint: str = "(n_objects, n_attributes)", hint: str = "") -> np.ndarray:
+    """Return ``X`` as a C-contiguous 2-d float64 array of finite numbers; the error names up to five
+    offending positions as ``(rows r, columns c)`` (e.g. ``(scoring 0, object 3)``), followed by ``hint``."""
     arr = np.asarray(X)
     if arr.ndim != 2:
-        raise ValueError(f"{name} must be a 2-d array (n_objects, n_attributes), got shape {arr.shape}")
+        raise ValueError(f"{name} must be a 2-d array {shape_hint}, got shape {arr.shape}")
     if not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
         raise ValueError(f"{name} must be numeric, got dtype {arr.dtype}")
     arr = np.ascontiguousarray(arr, dtype=np.float64)
-    if arr.shape[0] < min_rows:
-        raise ValueError(f"{name} needs at least {min_rows} objects, got {arr.shape[0]}")
-    if arr.shape[1] < 1:
-        raise ValueError(f"{name} has no attributes (shape {arr.shape})")
     bad = ~np.isfinite(arr)
     if bad.any():
-        rows, cols = np.nonzero(bad)
-        where = ", ".join(f"(row {r}, column {c})" for r, c in zip(rows[:5], cols[:5], strict=True))
-        more = f" and {rows.size - 5} more" if rows.size > 5 else ""
-        raise ValueError(f"{name} contains NaN or infinite values at {where}{more}")
+        r, c = np.nonzero(bad)
+        where = ", ".join(f"({rows} {i}, {columns} {j})" for i, j in zip(r[:5], c[:5], strict=True))
+        more = f" and {r.size - 5} more" if r.size > 5 else ""
+        raise ValueError(f"{name}: NaN or infinite values at {where}{more}{hint}")
     return arr
+
+
+def check_data_matrix(X: Any, *, name: str = "X", min_rows: int = 2) -> np.ndarray:
+    """Return ``X`` as a C-contiguous 2-d float64 array; NaN/inf, wrong shape or too few rows raise."""
+    arr = np.asarray(X)
+    if arr.ndim == 2 and arr.shape[0] < min_rows:
+        raise ValueError(f"{name} needs at least {min_rows} objects, got {arr.shape[0]}")
+    if arr.ndim == 2 and arr.shape[1] < 1:
+        raise ValueError(f"{name} has no attributes (shape {arr.shape})")
+    return check_numeric_matrix(arr, name=name)
 
 
 def check_k(k: int, n_objects: int, *, name: str = "k", min_k: int = 1) -> int:

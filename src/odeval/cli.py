@@ -299,11 +299,16 @@ def study_check(study_file: str) -> None:
     except StudyError as exc:
         click.echo(str(exc), err=True)
         raise SystemExit(2) from None
+    from odeval.bench.config import method_k_plans
+
     n_units = len(spec.datasets) * len(spec.methods)
     click.echo(f"study {spec.name!r}: {len(spec.datasets)} dataset variants × {len(spec.methods)} methods = "
                f"{n_units} units, k up to {spec.k_max}, metric {spec.metric}")
-    for m in spec.methods:
-        click.echo(f"  {m.name} {m.params} k={m.ks[0]}..{m.ks[-1]} ({len(m.ks)} values)")
+    for m, runs, skipped in method_k_plans(spec):
+        click.echo(f"  {m.name} {m.params} k={runs} ({runs.count()} values)")
+        for ks, reason in skipped.items():
+            click.echo(f"    skipped k={ks}: {reason}")
+    click.echo("  (on a dataset variant of N objects, k ≥ N is skipped too and recorded in units.skipped)")
 
 
 @main.command()
@@ -333,9 +338,13 @@ def demo(out_dir: str, workers: int | None, k_range: str, quiet: bool) -> None:
                f"in {summary.wall_s:.1f}s → {store_path}")
     with ResultStore(store_path, read_only=True) as rs:
         runs = rs.runs(status="ok")
-    best = (runs.groupby(["dataset", "method"])["roc_auc"].max().groupby("method").mean()
-            .sort_values(ascending=False))
-    click.echo("\nmean over datasets of the best ROC AUC over k:")
+    from odeval.analysis import aggregate_datasets, per_variant_summary
+
+    # the report's ranking (Campos et al. Fig. 2): best k per variant, variants of a base dataset averaged first
+    coll = aggregate_datasets(per_variant_summary(runs, measures=["roc_auc"]))
+    best = coll.set_index("config")["best"].sort_values(ascending=False)
+    click.echo("\nROC AUC at each method's best k, mean over base datasets (variants of a base dataset averaged "
+               "first, as in the report):")
     for method, value in best.items():
         click.echo(f"  {method:14s} {value:.3f}")
     _demo_report(store_path, out / "report")
@@ -407,7 +416,8 @@ def evaluate_cmd(scores_file: str, labels_file: str | None, dataset_file: str | 
     """
     import json
 
-    from odeval.measures import evaluate
+    from odeval._validation import check_labels
+    from odeval.measures import evaluate_scoring
     from odeval.measures._io import is_score_table, read_score_table, read_vector
 
     if labels_file is not None and dataset_file is not None:
@@ -416,7 +426,7 @@ def evaluate_cmd(scores_file: str, labels_file: str | None, dataset_file: str | 
         if is_score_table(scores_file):
             table = read_score_table(scores_file)
             names, matrix = _select_table_columns(scores_file, table.columns, table.scores, columns)
-            labels = table.labels
+            labels, labels_src = table.labels, f"{scores_file} (label column)"
         else:
             if len(columns) > 1:
                 raise click.UsageError("several --column values need a table written by 'odeval score'")
@@ -426,19 +436,25 @@ def evaluate_cmd(scores_file: str, labels_file: str | None, dataset_file: str | 
             matrix = read_vector(scores_file, what="scores", column=columns[0] if columns else None)[None, :]
             labels = None
         if labels_file is not None:
-            labels = read_vector(labels_file, what="labels")
+            labels, labels_src = read_vector(labels_file, what="labels"), labels_file
         elif dataset_file is not None:
             from odeval.data import load_dataset
 
             ds = load_dataset(dataset_file)
             if ds.y is None:
                 raise ValueError(f"{dataset_file}: the dataset has no labels")
-            labels = ds.y
+            labels, labels_src = ds.y, dataset_file
         elif labels is None:
             raise click.UsageError(f"{scores_file} has no 'label' column: give --labels or --dataset")
+        labels = check_labels(labels, name=f"{labels_src}: the labels")
+        if labels.size != matrix.shape[1]:
+            raise ValueError(f"{labels_src} and {scores_file} differ in length: {labels.size} labels, "
+                             f"{matrix.shape[1]} scores (both must list the same objects in the same order)")
         if ascending:
-            matrix = -matrix
-        results = [evaluate(labels, row, n=n) for row in matrix]
+            from odeval.detectors import orient
+
+            matrix = orient(matrix, True)
+        results = [evaluate_scoring(labels, row, n=n)[0] for row in matrix]
     except (ValueError, OSError) as exc:
         raise click.ClickException(str(exc)) from None
     n_out = int(sum(labels))
@@ -500,26 +516,6 @@ def _select_table_columns(path: str, names: list[str], scores, wanted: tuple[str
     return [names[i] for i in picked], np.vstack(rows)
 
 
-def _parse_ks(spec: str) -> list[int]:
-    """"1:100" (inclusive), "1:100:5" (step), "10" or "1,2,5,10" → sorted unique k values."""
-    out: set[int] = set()
-    try:
-        for part in spec.split(","):
-            part = part.strip()
-            if ":" in part:
-                bits = [int(b) for b in part.split(":")]
-                if len(bits) not in (2, 3) or (len(bits) == 3 and bits[2] < 1):
-                    raise ValueError
-                out.update(range(bits[0], bits[1] + 1, bits[2] if len(bits) == 3 else 1))
-            else:
-                out.add(int(part))
-    except ValueError:
-        raise click.BadParameter(f"{spec!r}: use K, K1:K2, K1:K2:STEP or a comma-separated list") from None
-    if not out or min(out) < 1:
-        raise click.BadParameter(f"{spec!r}: k values must be ≥ 1")
-    return sorted(out)
-
-
 def _parse_params(items: tuple[str, ...], methods: list[str]) -> dict[str, dict]:
     import json
 
@@ -546,28 +542,13 @@ def _parse_params(items: tuple[str, ...], methods: list[str]) -> dict[str, dict]
     return params
 
 
-def _make_detector(name: str, params: dict):
-    import inspect
-
-    from odeval.detectors import get_detector
-
-    try:
-        return get_detector(name, **params)
-    except TypeError:
-        accepted = [a for a in inspect.signature(type(get_detector(name)).__init__).parameters
-                    if a not in ("self", "args", "kwargs")]
-        unknown = sorted(set(params) - set(accepted)) or sorted(params)
-        raise ValueError(f"{name}: unknown parameter(s) {', '.join(unknown)}; accepted: "
-                         f"{', '.join(accepted) or 'none'}") from None
-
-
 @main.command("score")
 @click.argument("dataset", type=click.Path(exists=True, dir_okay=False))
 @click.option("--method", "-m", "methods", multiple=True, required=True,
               help="Detector name (repeatable, case-insensitive): KNN, KNNW, LOF, SimplifiedLOF, LoOP, LDOF, "
                    "ODIN, FastABOD, KDEOS, LDF, INFLO, COF, ... (an unknown name lists all).")
 @click.option("--k", "k_spec", default="1:100", show_default=True,
-              help="k values: K, K1:K2 (inclusive), K1:K2:STEP or a comma-separated list.")
+              help="k values: K, A..B or A:B (inclusive), A..B:STEP, or a list 1,5,10; capped at N − 1.")
 @click.option("--metric", default="euclidean", show_default=True,
               help="Distance: euclidean, manhattan, chebyshev, cosine, minkowski (with --p), or another scipy metric.")
 @click.option("--p", "p", type=float, default=None, help="Minkowski exponent.")
@@ -579,63 +560,78 @@ def _make_detector(name: str, params: dict):
 @click.option("--param", "param_items", multiple=True, metavar="[METHOD.]NAME=VALUE",
               help="Detector parameter (repeatable), e.g. LoOP.lam=2.0 or variant=elki-0.7.1 (one method).")
 @click.option("--raw", is_flag=True, help="Write raw scores (the method's orientation: ODIN low = outlier).")
+@click.option("--label-column", "label_column", default=None, metavar="NAME",
+              help="Label attribute / column / variable [default: 'outlier' (ARFF, CSV), 'y' (MAT, NPZ)].")
+@click.option("--unlabelled", is_flag=True, help="Load DATASET without labels (the table gets no label column).")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
               help="Output file: .parquet, .csv or .npz (by extension).")
 def score_cmd(dataset: str, methods: tuple[str, ...], k_spec: str, metric: str, p: float | None, backend: str,
-              seed: int, param_items: tuple[str, ...], raw: bool, output: str) -> None:
+              seed: int, param_items: tuple[str, ...], raw: bool, label_column: str | None, unlabelled: bool,
+              output: str) -> None:
     """Score DATASET with kNN detectors for every k from one exact kNN graph.
 
     Output table: one row per object (columns object, id, label) and one column per method and k, named
     METHOD-kNNN (e.g. LOF-007); public scores (higher = more outlying), or with --raw the method's own
-    scores in columns named METHOD-kNNN-raw. A k below a method's
-    minimum (KDEOS: 2) is skipped for that method with a note. .npz holds arrays scores (rows = columns of
-    the table), columns, ks, labels. Example: odeval score Waveform.arff -m LOF -m KNN --k 1:100 -o s.parquet
+    scores in columns named METHOD-kNNN-raw. A k that cannot be computed (below a method's minimum, e.g.
+    KDEOS: 2; k ≥ N) is skipped with a note on stderr, as in studies; nothing computable is an error.
+    .npz holds arrays scores (rows = columns of the table), columns, ks, labels.
+    Example: odeval score Waveform.arff -m LOF -m KNN --k 1:100 -o s.parquet
     """
     from pathlib import Path
 
     import numpy as np
 
+    from odeval._krange import parse_k_range
     from odeval.data import load_dataset
+    from odeval.detectors import get_detector
+    from odeval.detectors.scoring import required_graph_k, score_ks, skipped_lines
     from odeval.neighbors import knn_graph
 
     out = Path(output)
     if out.suffix.lower() not in (".parquet", ".csv", ".npz"):
         raise click.BadParameter(f"{output}: the extension must be .parquet, .csv or .npz", param_hint="-o")
-    ks = _parse_ks(k_spec)
+    if unlabelled and label_column is not None:
+        raise click.UsageError("give at most one of --label-column and --unlabelled")
+    try:
+        k_range = parse_k_range(k_spec)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--k") from None
     method_list = list(dict.fromkeys(methods))
     params = _parse_params(param_items, method_list)
+    options: dict = {"label": None} if unlabelled else ({"label": label_column} if label_column else {})
     try:
-        ds = load_dataset(dataset)
+        detectors = {m: get_detector(m, **params[m]) for m in method_list}
+        ds = load_dataset(dataset, **options)
         X = ds.numeric_matrix()
-        detectors = {m: _make_detector(m, params[m]) for m in method_list}
         n = X.shape[0]
-        if max(ks) >= n:
-            raise ValueError(f"k={max(ks)} needs more than {n} objects (k counts neighbours other than the query)")
-        k_max = max(det.required_k_max(max(ks)) for det in detectors.values())
-        graph = knn_graph(X, k_max, metric=metric, p=p, backend=backend, seed=seed)
+        k_graph = max(required_graph_k(det, k_range, n) for det in detectors.values())
+        graph = knn_graph(X, k_graph, metric=metric, p=p, backend=backend, seed=seed)
         click.echo(f"kNN graph: {graph.search} ({graph.search_reason})", err=True)
         if graph.approx_recall is not None:
             click.echo(f"note: approximate kNN graph, recall {graph.approx_recall:.4f} on a sample", err=True)
         columns: list[str] = []
         blocks = []
+        computed_ks: set[int] = set()
         for det in detectors.values():
-            use = [k for k in ks if k >= det.info.min_k]
-            if len(use) < len(ks):
-                click.echo(f"note: {det.info.name} is defined for k ≥ {det.info.min_k}; skipped "
-                           f"{len(ks) - len(use)} smaller k", err=True)
-            if not use:
-                continue
-            S = det.raw_scores_all_k(graph, use) if raw else det.score_all_k(graph, use)
-            blocks.append(S)
-            columns += [f"{det.info.name}-{k:03d}" + ("-raw" if raw else "") for k in use]
+            scored = score_ks(det, graph, k_range, raw=raw)
+            for line in skipped_lines(det.info.name, scored.skipped):
+                click.echo(f"note: {line}", err=True)
+            if scored.ks:
+                blocks.append(scored.scores)
+                computed_ks.update(scored.ks)
+                columns += [f"{det.info.name}-{k:03d}" + ("-raw" if raw else "") for k in scored.ks]
     except (ValueError, ImportError) as exc:
         raise click.ClickException(str(exc)) from None
-    scores = np.vstack(blocks) if blocks else np.empty((0, X.shape[0]))
+    if not blocks:
+        raise click.ClickException(f"nothing to compute: no requested k ({k_spec}) can be scored by "
+                                   f"{', '.join(method_list)} on {dataset} (N = {n}); see the notes above")
+    scores = np.vstack(blocks)
     labels = None if ds.y is None else np.asarray(ds.y, dtype=bool)
     out.parent.mkdir(parents=True, exist_ok=True)
     if out.suffix.lower() == ".npz":
         extra = {} if labels is None else {"labels": labels}
-        np.savez_compressed(out, scores=scores, columns=np.array(columns), ks=np.array(ks), **extra)
+        np.savez_compressed(out, scores=scores, columns=np.array(columns), ks=np.array(sorted(computed_ks)),
+                            **extra)
     else:
         import pandas as pd
 
@@ -652,7 +648,7 @@ def score_cmd(dataset: str, methods: tuple[str, ...], k_spec: str, metric: str, 
                 frame.to_parquet(out, index=False)
             except ImportError as exc:
                 raise click.ClickException(
-                    f"writing Parquet needs pyarrow (pip install 'odeval[parquet]'): {exc}") from None
+                    f"writing Parquet needs pyarrow (pip install pyarrow): {exc}") from None
     click.echo(f"{out}: {n} objects × {len(columns)} score columns ({', '.join(method_list)}; k {k_spec}; "
                f"{graph.metric})")
 
@@ -683,11 +679,11 @@ def ensemble_cmd(store: str, dataset: str, rate: float, measure: str, rule: str,
     """
     import json
 
-    from odeval.bench import parse_k_range
+    from odeval._krange import parse_k_range
     from odeval.bench.ensembles import ensemble_from_store, format_ensemble
 
     try:
-        ks = parse_k_range(k_range) if k_range is not None else None
+        ks = parse_k_range(k_range).values() if k_range is not None else None
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--k-range") from None
     wanted = [m.strip() for item in methods for m in item.split(",") if m.strip()] or None
@@ -723,10 +719,12 @@ def ensemble_cmd(store: str, dataset: str, rate: float, measure: str, rule: str,
 @click.option("--deduplicated/--with-duplicates", default=None, help="Only variants without / with duplicates.")
 @click.option("--ensembles/--no-ensembles", default=True, show_default=True,
               help="Similarity matrix and greedy ensemble per base dataset (needs the store's score vectors).")
+@click.option("--selection", default=None, metavar="all|N",
+              help="Add the label-free model-selection audit (odeval select-audit) with these candidates.")
 def report_cmd(store: str, out_dir: str, measure: str, statistic: str, study_hash: str | None, title: str,
                simulations: int, seed: int, permutations: int, min_outlier_pct: float | None,
                max_outlier_pct: float | None, normalized: bool | None, deduplicated: bool | None,
-               ensembles: bool) -> None:
+               ensembles: bool, selection: str | None) -> None:
     """Write a static HTML report of the results STORE (a DuckDB file with tables runs, outlier_ranks).
 
     The report opens from disk with no server or network: study summary, method ranking with Friedman and
@@ -739,12 +737,282 @@ def report_cmd(store: str, out_dir: str, measure: str, statistic: str, study_has
         index, messages = report_from_store(
             store, out_dir, measure=measure, statistic=statistic, study_hash=study_hash, title=title,
             simulations=simulations, seed=seed, permutations=permutations, min_outlier_pct=min_outlier_pct,
-            max_outlier_pct=max_outlier_pct, normalized=normalized, deduplicated=deduplicated, ensembles=ensembles)
+            max_outlier_pct=max_outlier_pct, normalized=normalized, deduplicated=deduplicated, ensembles=ensembles,
+            selection=selection)
     except (ValueError, FileNotFoundError) as exc:
         raise click.ClickException(str(exc)) from exc
     for message in messages:
         click.echo(f"warning: {message}", err=True)
     click.echo(f"report written to {index}")
+
+
+@main.command("emmv")
+@click.argument("dataset", type=click.Path(exists=True, dir_okay=False))
+@click.option("--detector", "-d", required=True, metavar="iforest|ocsvm|lof|METHOD",
+              help="Detector refitted on every feature draw: scikit-learn iforest / ocsvm / lof (novelty=True), or "
+                   "an odeval method with a novelty form (kNN, kNNW, LOF, SimplifiedLOF, LoOP, LDOF).")
+@click.option("--k", type=click.IntRange(min=1), default=20, show_default=True, help="k of lof / odeval methods.")
+@click.option("--setting", type=click.Choice(["novelty", "unsupervised"]), default="novelty", show_default=True,
+              help="novelty: fit on normal training data, EM/MV on normal test data; unsupervised: polluted data.")
+@click.option("--split/--no-split", default=True, show_default=True,
+              help="50/50 train/test split; --no-split (unsupervised only): fit and evaluate on the same data.")
+@click.option("--draws", "-m", type=int, default=50, show_default=True, help="Feature draws m (when d > --max-dim).")
+@click.option("--features", type=int, default=5, show_default=True, help="Features per draw d'.")
+@click.option("--max-dim", type=click.IntRange(min=0), default=8, show_default=True,
+              help="Largest d evaluated with all features (no sub-sampling).")
+@click.option("--n-generated", type=int, default=100_000, show_default=True, help="Uniform points per evaluation.")
+@click.option("--integration", type=click.Choice(["grid", "exact"]), default="grid", show_default=True,
+              help="grid: the authors' t / alpha grids; exact: exact integrals of the empirical curves.")
+@click.option("--max-outlier-ratio", type=float, default=0.1, show_default=True,
+              help="Cap the outliers at this fraction of the inliers (the chapter: 10 %).")
+@click.option("--min-distinct", type=click.IntRange(min=0), default=10, show_default=True,
+              help="Drop attributes with fewer distinct values (the chapter: 10; 0 keeps all).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seeds split, draws, uniform points, detector.")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Feature draws evaluated in parallel (same result for any value).")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output (one JSON object).")
+def emmv_cmd(dataset: str, detector: str, k: int, setting: str, split: bool, draws: int, features: int,
+             max_dim: int, n_generated: int, integration: str, max_outlier_ratio: float, min_distinct: int,
+             seed: int, jobs: int, as_json: bool) -> None:
+    """Label-free Excess-Mass / Mass-Volume criteria of a detector on DATASET (Goix 2016).
+
+    The chapter's protocol: outliers capped, non-continuous attributes dropped, standardised, 50/50 split;
+    feature sub-sampling (m draws of d' features) when d > --max-dim. EM: larger = better; MV: smaller =
+    better. ROC / PR AUC of the test half are shown next to them. See docs/emmv.md.
+    """
+    import json
+    import sys
+
+    from odeval.measures.internal.emmv_algorithm import chapter_split, evaluate_split
+
+    try:
+        if draws < 1:
+            raise ValueError(f"--draws must be at least 1, got {draws}")
+        if features < 1:
+            raise ValueError(f"--features must be at least 1, got {features}")
+        from odeval.data import load_dataset
+
+        ds = load_dataset(dataset)
+        X = ds.numeric_matrix()
+        sp = chapter_split(X, ds.y, setting=setting, seed=seed, max_outlier_ratio=max_outlier_ratio,
+                           min_distinct=min_distinct, split=split)
+        d = sp.features.size
+        if d > max_dim and features > d:
+            raise ValueError(f"--features {features} exceeds the {d} attributes kept")
+        with click.progressbar(length=draws if d > max_dim else 1, label=f"EM/MV {detector}",
+                               file=sys.stderr, hidden=as_json) as bar:
+            res, labelled = evaluate_split(detector, sp, k=k, seed=seed, draws=draws, features=features,
+                                           max_dim=max_dim, n_generated=n_generated, integration=integration,
+                                           n_jobs=jobs, progress=lambda i, m: bar.update(1))
+    except (ValueError, ImportError, OSError) as exc:
+        raise click.ClickException(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
+    out = res.to_dict() | labelled | {"dataset": Path(dataset).name, "setting": setting,
+                                      "attributes": sp.features.size, "integration": integration}
+    if as_json:
+        click.echo(json.dumps(out, indent=2))
+        return
+    fmt = "{:.4g}".format
+    click.echo(f"{out['dataset']} ({setting}, {sp.features.size} attributes, train {res.n_train}, evaluated "
+               f"{res.n_test}) — {res.detector}")
+    sub = f"{res.draws} draws of {res.features[0].size} features" if res.subsampled else "all features"
+    click.echo(f"  EM {fmt(res.em)} (larger = better)   MV {fmt(res.mv)} (smaller = better)   [{sub}, "
+               f"{res.n_generated} uniform points, seed {res.seed}]")
+    if labelled:
+        click.echo(f"  ROC AUC {labelled['roc_auc']:.3f}   PR (average precision) {labelled['average_precision']:.3f}")
+    if res.em_failed or res.mv_failed:
+        click.echo(f"  not estimable: EM in {res.em_failed}, MV in {res.mv_failed} of {res.draws} draw(s): "
+                   f"{'; '.join(res.reasons)}")
+
+
+@main.command("ireos")
+@click.argument("dataset", type=click.Path(exists=True, dir_okay=False))
+@click.option("--scores", "scores_src", type=click.Path(exists=True, dir_okay=False), required=True,
+              help="A table written by 'odeval score' (.parquet/.csv/.npz) or a results STORE (DuckDB) that kept "
+                   "score vectors (study option keep_scores).")
+@click.option("--column", "columns", multiple=True, help="Evaluate only these columns/scorings (repeatable).")
+@click.option("--store-dataset", default=None, help="Variant name in the STORE [default: DATASET's file stem].")
+@click.option("--candidates", type=click.IntRange(min=2), default=None,
+              help="Keep this many candidates spread over ROC AUC (needs labels; Sect. 4.2 of the paper uses 10).")
+@click.option("--mcl", default="1", show_default=True, help="Maximum clump size: 1, sqrt5 (= sqrt(5%% N)) or a number.")
+@click.option("--adjust", is_flag=True, help="Adjust for chance (Eq. 13); m_cl = 1 classifies every object.")
+@click.option("--pvalue", is_flag=True, help="One-sided p-values against random solutions.")
+@click.option("--knn", type=click.IntRange(min=1), default=None,
+              help="Train each classifier on the object's k nearest neighbours (the paper: 250) [default: exact].")
+@click.option("--quadrature", type=click.Choice(["adaptive", "fixed"]), default="adaptive", show_default=True)
+@click.option("--n-gamma", type=click.IntRange(min=2), default=100, show_default=True, help="Points of the fixed grid.")
+@click.option("--tol", type=click.FloatRange(min=0, min_open=True), default=0.001, show_default=True,
+              help="Error tolerance of the adaptive quadrature (Eq. 14).")
+@click.option("--gamma-max", type=float, default=None, help="Upper kernel width [default: searched, Sect. 3.4].")
+@click.option("--C", "cost", type=click.FloatRange(min=0, min_open=True), default=100.0, show_default=True)
+@click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True, help="Classifier threads.")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output (one JSON object).")
+def ireos_cmd(dataset: str, scores_src: str, columns: tuple[str, ...], store_dataset: str | None,
+              candidates: int | None, mcl: str, adjust: bool, pvalue: bool, knn: int | None, quadrature: str,
+              n_gamma: int, tol: float, gamma_max: float | None, cost: float, jobs: int, seed: int,
+              as_json: bool) -> None:
+    """IREOS of candidate outlier scorings of DATASET, without labels (Marques et al. 2020; docs/ireos.md).
+
+    Prints one row per scoring: the index, and with --adjust / --pvalue the chance-adjusted index and the
+    p-value; ROC AUC too when labels are known (for comparison only: IREOS never uses them).
+
+    Example: odeval ireos wbc.arff --scores scores.parquet --mcl sqrt5 --adjust --pvalue
+    """
+    import json
+
+    import numpy as np
+
+    from odeval.analysis.selection import paper_candidates
+    from odeval.data import load_dataset
+    from odeval.measures import roc_auc
+    from odeval.measures._io import is_score_table, read_score_table
+    from odeval.measures.internal import ireos
+
+    try:
+        ds = load_dataset(dataset)
+        X = ds.numeric_matrix()
+        if is_score_table(scores_src):
+            table = read_score_table(scores_src)
+            names, matrix, labels = list(table.columns), table.scores, table.labels
+        else:
+            from odeval.bench.ensembles import read_scorings
+
+            stored = read_scorings(scores_src, store_dataset or Path(dataset).stem)
+            names, matrix, labels = list(stored.runs["name"]), stored.scores, stored.labels
+        if labels is None:
+            labels = ds.y
+        if columns:
+            missing = [c for c in columns if c not in names]
+            if missing:
+                raise ValueError(f"{scores_src}: no column(s) {', '.join(missing)}; columns: {', '.join(names)}")
+            keep = [names.index(c) for c in columns]
+            names, matrix = [names[i] for i in keep], matrix[keep]
+        if matrix.shape[1] != X.shape[0]:
+            raise ValueError(f"{scores_src}: scorings have {matrix.shape[1]} objects, {dataset} has {X.shape[0]}")
+        finite = np.isfinite(matrix).all(axis=1)
+        if not finite.all():
+            click.echo(f"warning: skipped {int((~finite).sum())} scoring(s) with NaN/inf: "
+                       + ", ".join(n for n, f in zip(names, finite, strict=True) if not f), err=True)
+            names, matrix = [n for n, f in zip(names, finite, strict=True) if f], matrix[finite]
+        aucs = (np.array([roc_auc(labels, row) for row in matrix]) if labels is not None and 0 < labels.sum()
+                < labels.size else None)
+        if candidates is not None:
+            if aucs is None:
+                raise ValueError("--candidates needs labels (in the scores table, the store or DATASET)")
+            keep = paper_candidates(aucs, candidates)
+            names, matrix, aucs = [names[i] for i in keep], matrix[keep], aucs[keep]
+        mcl_value: object = int(mcl) if mcl.isdigit() else mcl
+        res = _with_progress(lambda progress: ireos(
+            X, list(matrix), m_cl=mcl_value, C=cost, gamma_max=gamma_max, quadrature=quadrature, n_gamma=n_gamma,
+            tol=tol, knn=knn, adjust=adjust, p_values=pvalue, seed=seed, n_jobs=jobs, progress=progress),
+            quiet=as_json)
+    except (ValueError, OSError) as exc:
+        raise click.ClickException(str(exc).splitlines()[0]) from None
+    rows = [{"column": n, "ireos": float(res.index[i]),
+             **({"adjusted": float(res.adjusted[i])} if adjust else {}),
+             **({"p_value": float(res.p_value[i])} if pvalue else {}),
+             **({"roc_auc": float(aucs[i])} if aucs is not None else {})} for i, n in enumerate(names)]
+    if as_json:
+        click.echo(json.dumps({"dataset": dataset, "n_objects": int(X.shape[0]), "m_cl": res.m_cl,
+                               "gamma_max": res.gamma_max, "n_fits": res.n_fits, "results": rows}, indent=2))
+        return
+    click.echo(f"{dataset}: N = {X.shape[0]}, m_cl = {res.m_cl:g}, gamma_max = {res.gamma_max:.6g}, "
+               f"{res.n_fits} classifiers")
+    keys = [k for k in rows[0] if k != "column"]
+    width = max(len("column"), *map(len, names))
+    click.echo(f"{'column':<{width}}  " + "  ".join(f"{k:>10}" for k in keys))
+    for r in rows:
+        click.echo(f"{r['column']:<{width}}  " + "  ".join(f"{r[k]:>10.4g}" for k in keys))
+
+
+def _with_progress(run, *, quiet: bool):
+    """Run ``run(progress)`` with a live count of trained classifiers on stderr (rich), unless ``quiet``."""
+    if quiet:
+        return run(None)
+    from rich.console import Console
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    with Progress(SpinnerColumn(), TextColumn("IREOS {task.fields[stage]}: {task.completed} classifiers"),
+                  TimeElapsedColumn(), console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("ireos", total=None, stage="")
+        return run(lambda stage, n: bar.update(task, completed=n, stage=stage))
+
+
+@main.command("select-audit")
+@click.argument("store", type=click.Path(exists=True, dir_okay=False))
+@click.option("--candidates", default="all", show_default=True, metavar="all|N",
+              help="Candidates per variant: every stored method × k, or N (10: the paper's best, worst and evenly "
+                   "spaced ROC AUC, Marques et al. 2020 §4.2).")
+@click.option("--selectors", multiple=True, metavar="S1,S2,...",
+              help="Selectors to audit (comma-separated or repeated) [default: all registered].")
+@click.option("--datasets", "only", multiple=True, metavar="D1,D2,...", help="Only these variants [default: all].")
+@click.option("--measure", type=click.Choice(["roc_auc", "average_precision", "adjusted_average_precision"]),
+              default="roc_auc", show_default=True, help="Measure of the summary, tests and verdicts.")
+@click.option("--blocks", type=click.Choice(["dataset", "base_dataset"]), default="dataset", show_default=True,
+              help="Blocks of the Friedman/Nemenyi test: variants, or base datasets (variants averaged).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of randomised selectors.")
+@click.option("--per-variant", is_flag=True, help="Also print the pick of every selector on every variant.")
+@click.option("--report", "report_dir", type=click.Path(file_okay=False), default=None,
+              help="Also write an HTML page with the tables and figures (IREOS Fig. 9 style) to this folder.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output (one JSON object).")
+def select_audit_cmd(store: str, candidates: str, selectors: tuple[str, ...], only: tuple[str, ...], measure: str,
+                     blocks: str, seed: int, per_variant: bool, report_dir: str | None, as_json: bool) -> None:
+    """Audit label-free model selection on a study STORE that kept its score vectors.
+
+    Every selector (model centrality, HITS, SELECT, ensembles, fixed defaults, random) picks a candidate of each
+    variant without labels; the labels then judge the pick against the candidates (min / mean / max,
+    percentile), with Wilcoxon tests against the baselines and Friedman + Nemenyi across selectors.
+    See docs/model-selection.md.
+    """
+    import json
+    from functools import partial
+
+    from odeval.analysis.selection import audit_selection, candidates_from_store, format_audit, stored_variants
+    from odeval.compare.selection import available_selectors, get_selector
+
+    if candidates != "all" and not (candidates.isdigit() and int(candidates) > 0):
+        raise click.BadParameter(f"use 'all' or a positive integer, got {candidates!r}", param_hint="--candidates")
+    wanted = [s.strip() for item in selectors for s in item.split(",") if s.strip()] or None
+    try:
+        for s in wanted or []:
+            get_selector(s)
+        names = stored_variants(store)
+    except (ValueError, FileNotFoundError) as exc:
+        raise click.ClickException(str(exc)) from None
+    keep = [d.strip() for item in only for d in item.split(",") if d.strip()]
+    if keep:
+        missing = sorted(set(keep) - set(names))
+        if missing:
+            raise click.ClickException(f"{store}: no kept scores of variant(s) {', '.join(missing)}")
+        names = [n for n in names if n in keep]
+    mode: str | int = "all" if candidates == "all" else int(candidates)
+    with_data = any(get_selector(s).needs_data for s in (wanted or available_selectors()))
+    loaders = [(n, partial(candidates_from_store, store, n, candidates=mode, with_data=with_data)) for n in names]
+    try:
+        if as_json:
+            audit = audit_selection(loaders, wanted, measure=measure, seed=seed, blocks=blocks,
+                                    candidates_mode=str(candidates))
+        else:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            with Progress(TextColumn("[bold]variants"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                          TextColumn("{task.fields[current]}"), transient=True) as prog:
+                task = prog.add_task("variants", total=len(loaders), current="")
+                audit = audit_selection(loaders, wanted, measure=measure, seed=seed, blocks=blocks,
+                                        candidates_mode=str(candidates),
+                                        progress=lambda d: prog.update(task, advance=1, current=d))
+    except (ValueError, FileNotFoundError) as exc:
+        raise click.ClickException(str(exc)) from None
+    if report_dir is not None:
+        from odeval.report.selection import write_selection_report
+
+        index = write_selection_report(audit, report_dir)
+    if as_json:
+        click.echo(json.dumps(audit.to_dict(), indent=2, allow_nan=False))
+    else:
+        click.echo(format_audit(audit, per_variant=per_variant))
+        if report_dir is not None:
+            click.echo(f"report written to {index}")
 
 
 @main.command("protocol-audit")

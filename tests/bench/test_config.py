@@ -1,20 +1,6 @@
 import pytest
 
-from odeval.bench import StudyError, load_study, parse_k_range, study_from_dict
-
-
-@pytest.mark.parametrize(
-    ("spec", "expected"),
-    [("1..5", (1, 2, 3, 4, 5)), ("2..10:4", (2, 6, 10)), ("1:3", (1, 2, 3)), ([5, 1, 5], (1, 5)), (7, (7,))],
-)
-def test_parse_k_range(spec, expected):
-    assert parse_k_range(spec) == expected
-
-
-@pytest.mark.parametrize("spec", ["5..1", "0..3", "a..b", [1.5], True, "1..3:0"])
-def test_parse_k_range_rejects(spec):
-    with pytest.raises(ValueError):
-        parse_k_range(spec)
+from odeval.bench import StudyError, load_study, study_from_dict
 
 
 def test_every_problem_is_reported_at_once(tmp_path):
@@ -35,7 +21,7 @@ def test_load_study_resolves_relative_globs(toy_study):
     study = load_study(toy_study)
     assert [d.name for d in study.datasets] == ["toy_a", "toy_b"]
     assert [m.name for m in study.methods] == ["kNN", "LOF", "LDOF"]
-    assert study.methods[2].ks == tuple(range(1, 9))
+    assert study.methods[2].ks.values() == tuple(range(1, 9))
     assert study.study_hash == load_study(toy_study).study_hash
 
 
@@ -44,3 +30,52 @@ def test_invalid_toml_is_reported(tmp_path):
     bad.write_text("[study\nname=")
     with pytest.raises(StudyError, match="not valid TOML"):
         load_study(bad)
+
+
+def test_huge_k_range_is_capped_per_variant_and_skips_are_recorded(tmp_path, npz_dataset, study_file):
+    """k = "1..1000000000" neither expands at load time nor at run time; skipped k are recorded with their
+    reason, and `study check` reports what will run."""
+    import json
+
+    from click.testing import CliRunner
+
+    from odeval.bench import ResultStore, run_study
+    from odeval.cli import main
+
+    npz_dataset(tmp_path / "small.npz", 20, 3, 2, seed=4)
+    path = study_file(tmp_path / "s.toml", """
+[study]
+k = "1..1000000000"
+
+[[datasets]]
+path = "small.npz"
+
+[[methods]]
+name = "LDOF"
+
+[[methods]]
+name = "kNN"
+k = "1:4, 10"
+
+[[methods]]
+name = "LOF"
+k = "30..40"
+""")
+    study = load_study(path)
+    assert study.k_max == 1_000_000_000
+    res = CliRunner().invoke(main, ["study", "check", str(path)])
+    assert res.exit_code == 0, res.output
+    assert "LDOF {'variant': 'paper'} k=2..1000000000 (999999999 values)" in res.output
+    assert "skipped k=1: LDOF is defined for k ≥ 2" in res.output
+    assert "kNN {'variant': 'paper'} k=1..4,10 (5 values)" in res.output
+    store = tmp_path / "r.duckdb"
+    summary = run_study(study, store, workers=1, progress="none")
+    assert summary.ok == 2 and len(summary.failed) == 1  # LOF: every k ≥ N, nothing computed: an error
+    assert "no requested k can be computed on 23 objects: k=30..40: k ≥ N = 23" in summary.failed[0]["error"]
+    with ResultStore(store, read_only=True) as rs:
+        runs, units = rs.runs(), rs.units()
+    assert sorted(runs[runs.method == "LDOF"].k) == list(range(2, 23))
+    assert sorted(runs[runs.method == "kNN"].k) == [1, 2, 3, 4, 10]
+    skipped = json.loads(units[units.method == "LDOF"].iloc[0].skipped)
+    assert skipped == {"1": "LDOF is defined for k ≥ 2",
+                       "23..1000000000": "k ≥ N = 23 objects (k counts neighbours other than the query point)"}

@@ -47,7 +47,7 @@ def test_score_csv_npz_raw_params_and_min_k(dataset, tmp_path):
     res = CliRunner().invoke(main, ["score", str(path), "-m", "KDEOS", "--k", "1,3", "--raw", "--metric", "manhattan",
                                     "--param", "variant=\"elki-0.7.1\"", "-o", str(out)])
     assert res.exit_code == 0, res.output
-    assert "skipped 1 smaller k" in res.output
+    assert "KDEOS: skipped k=1 (KDEOS is defined for k ≥ 2)" in res.output
     z = np.load(out)
     assert list(z["columns"]) == ["KDEOS-003-raw"]
     g = knn_graph(X, 3, metric="manhattan")
@@ -67,11 +67,15 @@ def test_score_csv_npz_raw_params_and_min_k(dataset, tmp_path):
 @pytest.mark.parametrize("args,msg", [
     (["-m", "NOPE"], "unknown method"),
     (["-m", "LOF", "--k", "0:3"], "must be ≥ 1"),
-    (["-m", "LOF", "--k", "a:b"], "K1:K2"),
-    (["-m", "LOF", "--k", "40"], "needs more than 40 objects"),
+    (["-m", "LOF", "--k", "a:b"], "A..B"),
+    (["-m", "LOF", "--k", "40"], "nothing to compute"),
+    (["-m", "LOF", "--k", "40"], "skipped k=40 (k ≥ N = 40 objects"),
+    (["-m", "KDEOS", "--k", "1"], "nothing to compute"),
     (["-m", "LOF", "--param", "x=1"], "unknown parameter(s) x; accepted: variant"),
     (["-m", "LOF", "-m", "KNN", "--param", "x=1"], "METHOD.x"),
-    (["-m", "LoOP", "--param", "lam=-1"], "lam"),
+    (["-m", "LoOP", "--param", "lam=-1"], "LoOP: invalid parameter lam=-1: lam must be a finite number > 0"),
+    (["-m", "LOF", "--param", "variant=cks"], "LOF: unknown variant 'cks'; choose one of paper"),
+    (["-m", "LOF", "--label-column", "nope"], "--label-column NAME"),
 ])
 def test_score_errors(dataset, tmp_path, args, msg):
     path, _, _ = dataset
@@ -106,3 +110,25 @@ def test_score_then_evaluate_round_trip(dataset, tmp_path):
         assert [r["column"] for r in got] == [f"{m}-{k:03d}{suffix}" for m in ("ODIN", "LOF") for k in (2, 3)]
         for r, (m, k) in zip(got, [(m, k) for m in ("ODIN", "LOF") for k in (2, 3)], strict=True):
             assert r["measures"] == evaluate(y, get_detector(m).score_all_k(g, [k])[0])
+
+
+def test_score_label_column_and_unlabelled(dataset, tmp_path):
+    path, _, _ = dataset
+    frame = pd.read_csv(path).rename(columns={"outlier": "is_out"})
+    renamed = tmp_path / "renamed.csv"
+    frame.to_csv(renamed, index=False)
+    out = tmp_path / "s.csv"
+    res = CliRunner().invoke(main, ["score", str(renamed), "-m", "KNN", "--k", "2", "-o", str(out)])
+    assert res.exit_code == 1 and "--label-column NAME" in res.output and "--unlabelled" in res.output
+    res = CliRunner().invoke(main, ["score", str(renamed), "-m", "KNN", "--k", "2", "--label-column", "is_out",
+                                    "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    assert pd.read_csv(out)["label"].sum() == 3
+    plain = tmp_path / "plain.csv"
+    frame.drop(columns="is_out").to_csv(plain, index=False)
+    res = CliRunner().invoke(main, ["score", str(plain), "-m", "KNN", "--k", "2", "--unlabelled", "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    assert "label" not in pd.read_csv(out)
+    res = CliRunner().invoke(main, ["score", str(renamed), "-m", "KNN", "--unlabelled", "--label-column", "x",
+                                    "-o", str(out)])
+    assert res.exit_code == 2 and "at most one of --label-column and --unlabelled" in res.output

@@ -32,8 +32,8 @@ def reference_ldof(X, k):
         dbar = sum(math.sqrt(_sq(X, p, o)) for o in N) / len(N)
         pairs = list(itertools.combinations(N, 2))
         Dbar = sum(math.sqrt(_sq(X, a, b)) for a, b in pairs) / len(pairs)
-        val = dbar / Dbar if Dbar > 0 else math.inf
-        out[p] = val if math.isfinite(val) else 1.0
+        # D̄ = 0: the limit of the definition, +inf if p lies apart, 1 if p coincides with its neighbours
+        out[p] = dbar / Dbar if Dbar > 0 else (math.inf if dbar > 0 else 1.0)
     return out
 
 
@@ -54,14 +54,24 @@ def test_ldof_matches_reference_for_all_k(name):
     got = ldof_scores(knn_graph(X, max(ks)), ks)
     for t, k in enumerate(ks):
         np.testing.assert_allclose(got[t], reference_ldof(X, k), rtol=1e-12, atol=0)
-    assert np.isfinite(got).all()
+    assert not np.isnan(got).any()
 
 
-def test_ldof_all_neighbours_identical_gives_one():
-    # p = 0 has 3 identical neighbours (D̄ = 0) -> ELKI's rule: NaN/∞ -> 1.0
-    X = np.array([[0.0, 0.0], [1.0, 0.0], [1.0, 0.0], [1.0, 0.0], [5.0, 5.0]])
-    s = ldof_scores(knn_graph(X, 3), [3])[0]
-    assert s[0] == 1.0
+def test_ldof_isolated_object_next_to_duplicates_is_an_outlier():
+    """p = 0 has 3 identical neighbours (D̄ = 0, d̄ > 0): the limit of d̄/D̄ is +inf, so p ranks first, as with
+    LOF and COF; the duplicates themselves (d̄ = D̄ = 0) get the inlier value 1. ELKI 0.7.1 maps ∞ to 1.0."""
+    from odeval.measures import evaluate_scoring
+
+    X = np.array([[0.0, 0.0], [1.0, 0.0], [1.0, 0.0], [1.0, 0.0], [1.0, 0.0], [0.5, 5.0], [0.6, 5.0], [0.4, 5.1]])
+    g = knn_graph(X, 3)
+    s = ldof_scores(g, [3])[0]
+    assert s[0] == np.inf and (s[1:5] == 1.0).all()
+    y = np.zeros(8, dtype=bool)
+    y[0] = True
+    assert evaluate_scoring(y, s)[0]["roc_auc"] == 1.0
+    for m in ("LOF", "COF"):  # the same verdict as the density methods
+        assert get_detector(m).score_all_k(g, [3])[0].argmax() == 0
+    assert ldof_scores(g, [3], variant="elki-0.7.1")[0][0] == 1.0  # ELKI 0.7.1: ∞ → 1.0
 
 
 def test_ldof_unsorted_and_repeated_ks_and_registry():

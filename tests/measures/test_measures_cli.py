@@ -61,7 +61,7 @@ def test_csv_and_npy_scores(files):
 @pytest.mark.parametrize(
     ("content", "what", "match"),
     [
-        ("0.1\nnan\n", "scores", "line 2: score 'nan' is not finite"),
+        ("0.1\nnan\n", "scores", "line 2: score 'nan' is not a number"),
         ("0.1\nabc\n", "scores", "line 2: score 'abc' is not a number"),
         ("1\n2\n", "labels", "line 2: label '2' is not 0/1"),
         ("", "scores", "empty"),
@@ -163,7 +163,7 @@ def test_score_table_npz_raw_columns_are_oriented(files):
         (lambda p: np.savez(p, x=S), "not an odeval score archive"),
         (lambda p: np.savez(p, scores=S, columns=np.array(["a"])), "has shape"),
         (lambda p: np.savez(p, scores=np.array([[np.nan, 1.0]]), columns=np.array(["LOF-001"])),
-         "column 'LOF-001', row 0: score nan is not finite"),
+         "column 'LOF-001', row 0: score nan is not a number"),
         (lambda p: np.savez(p, scores=S[None, :], columns=np.array(["LOF-001"]), labels=np.arange(5)),
          "'label' column must be"),
     ],
@@ -183,3 +183,19 @@ def test_read_score_table_csv_errors(tmp_path):
     path.write_text("object,label,LOF-001\n0,True,0.5\n1,False,abc\n")
     with pytest.raises(ValueError, match="column 'LOF-001', row 1: 'abc' is not a number"):
         read_score_table(path)
+
+
+def test_errors_name_the_wrong_file(tmp_path):
+    s, lab = tmp_path / "s.txt", tmp_path / "l.txt"
+    s.write_text("\n".join(str(v) for v in np.linspace(0, 1, 150)))
+    lab.write_text("\n".join(["1"] * 10 + ["0"] * 190))
+    r = run("evaluate", "--scores", s, "--labels", lab)
+    assert r.exit_code == 1
+    assert f"{lab} and {s} differ in length: 200 labels, 150 scores" in r.output
+    lab.write_text("\n".join(["0"] * 150))
+    r = run("evaluate", "--scores", s, "--labels", lab)
+    assert r.exit_code == 1 and f"{lab}: the labels contain no outlier" in r.output
+    s.write_text("\n".join(["inf", "1", "2"]))  # ±inf is ranked (as in studies); NaN is refused
+    lab.write_text("1\n0\n0\n")
+    r = run("evaluate", "--scores", s, "--labels", lab, "--json")
+    assert r.exit_code == 0 and json.loads(r.output)["measures"]["roc_auc"] == 1.0

@@ -81,3 +81,44 @@ def test_clear_errors(frames):
         P.plot_binned_ranks_heatmap(binned, "nope")
     with pytest.raises(ValueError, match="measure"):
         P.plot_best_per_dataset(s, "nope")
+
+
+def _overlaps(a, b) -> bool:
+    return a.x0 < b.x1 and b.x0 < a.x1 and a.y0 < b.y1 and b.y0 < a.y1
+
+
+def test_legends_do_not_cover_the_data(frames):
+    """Issue 11: the legend of "Best roc_auc per dataset" sat over data points; legends now sit beside the axes."""
+    runs, s, *_ = frames
+    for fig in (P.plot_best_per_dataset(s), P.plot_performance_vs_dimensionality(s),
+                P.plot_measure_vs_k(runs, sorted(runs["dataset"].unique())[0])):
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        ax = fig.axes[0]
+        legend = ax.get_legend().get_window_extent(renderer)
+        assert not _overlaps(legend, ax.get_window_extent(renderer))
+        assert min(t.get_fontsize() for t in ax.get_legend().get_texts()) >= 8
+
+
+def test_spread_labels_keeps_order_gap_and_bounds():
+    pos = np.array([0.1, 0.11, 0.12, 0.5, 0.98, 0.99])
+    out = P._spread_labels(pos, 0.05)
+    assert np.all(np.diff(out) >= 0.05 - 1e-12) and out[0] >= 0 and out[-1] <= 1
+    assert out[3] == pytest.approx(0.5)          # a label with room stays where it is
+    np.testing.assert_allclose(P._spread_labels(np.linspace(0, 0.1, 30), 0.05), np.linspace(0, 1, 30))  # no room
+
+
+def test_dataset_map_caption_says_what_is_drawn():
+    """Ellipses need ≥ 3 variants; the caption must not promise ellipses that are not drawn."""
+    ch = pd.DataFrame({"dataset": ["a1", "a2", "a3", "b1", "b2", "c1"],
+                       "difficulty": [1.0, 2.0, 1.5, 3.0, 4.0, 5.0], "diversity": [0.5, 0.7, 0.9, 1.0, 1.2, 0.1]})
+    meta = pd.DataFrame({"dataset": ch["dataset"], "base_dataset": ["A", "A", "A", "B", "B", "C"]})
+    text = P.diversity_difficulty_caption(ch, meta)
+    assert "95 % normal data ellipses" in text and "1 base dataset(s) with at least 3" in text
+    assert "joins the 2 variants of 1" in text and "1 base dataset(s) have a single variant" in text
+    from matplotlib.patches import Ellipse
+
+    fig = P.plot_diversity_difficulty(ch, meta)
+    assert sum(isinstance(p, Ellipse) for p in fig.axes[0].patches) == 1
+    alone = P.diversity_difficulty_caption(ch[ch["dataset"].isin(["b1", "b2", "c1"])], meta)
+    assert "which none has here" in alone and "95 % normal" not in alone

@@ -137,3 +137,19 @@ def test_unify_matches_elki_pipeline():
                                    atol=1e-12, err_msg=name)
         public = -raw[i] if method == "FastABOD" else raw[i]
         np.testing.assert_allclose(unify(public, method), refs[spec][i], rtol=1e-9, atol=1e-12, err_msg=name)
+
+
+def test_recipe_comes_from_method_info_not_from_the_name():
+    """A method called "LOF" that declares itself a probability gets the probability recipe; the name decides
+    nothing. Sign flips go through odeval.detectors.orient (public ↔ raw)."""
+    from odeval.detectors import get_detector
+    from odeval.scaling import recommended_unification
+
+    prob = MethodInfo("LOF", 1, False, 0.0, (0.0, 1.0), "-", scaling="probability")
+    assert recommended_unification(prob).normalization == "identity"
+    assert recommended_unification("lof").regularization == "baseline"
+    for name in ("ODIN", "FastABOD", "kNN", "LoOP", "COF"):
+        info = get_detector(name).info
+        assert recommended_unification(name) == recommended_unification(info)
+    assert recommended_unification("FastABOD").regularization == "log_inversion"
+    assert recommended_unification("not-a-method").normalization == "gaussian"

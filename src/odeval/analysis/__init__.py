@@ -33,6 +33,13 @@ from odeval.analysis.characterize import (
     random_ranker_baselines,
     rank_objects,
 )
+from odeval.analysis.selection import (
+    CandidateSet,
+    SelectionAudit,
+    audit_selection,
+    candidates_from_store,
+    paper_candidates,
+)
 from odeval.analysis.stats import (
     TABLE_SYMBOLS,
     average_ranks,
@@ -46,6 +53,11 @@ from odeval.analysis.stats import (
 
 __all__ = [
     "DEFAULT_MEASURES",
+    "CandidateSet",
+    "SelectionAudit",
+    "audit_selection",
+    "candidates_from_store",
+    "paper_candidates",
     "STATISTICS",
     "TABLE_SYMBOLS",
     "aggregate_datasets",

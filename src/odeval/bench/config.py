@@ -4,7 +4,7 @@ A study file looks like this (all keys but ``datasets`` and ``methods`` are opti
 
     [study]
     name = "campos-small"
-    k = "1..100"            # "A..B", "A..B:STEP", a list [1, 2, 5], or an integer
+    k = "1..100"            # one k syntax (odeval._krange): "A..B", "A:B", "A..B:STEP", "1,5,10", [1, 2, 5], 10
     metric = "euclidean"
     measures = "all"        # or a list of names from odeval.measures.MEASURES
     keep_scores = false     # store full score vectors too
@@ -35,17 +35,16 @@ from __future__ import annotations
 import glob as _glob
 import hashlib
 import json
-import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from odeval._krange import KRange, parse_k_range
 from odeval.data.catalogue import Variant
 
-__all__ = ["MethodSpec", "Study", "StudyError", "load_study", "parse_k_range", "study_from_dict"]
+__all__ = ["MethodSpec", "Study", "StudyError", "load_study", "method_k_plans", "parse_k_range", "study_from_dict"]
 
-_K_RANGE = re.compile(r"^\s*(\d+)\s*\.\.\s*(\d+)\s*(?::\s*(\d+))?\s*$")
 
 
 class StudyError(ValueError):
@@ -59,11 +58,12 @@ class StudyError(ValueError):
 
 @dataclass(frozen=True)
 class MethodSpec:
-    """A method with its parameters and the k values it is run at."""
+    """A method with its parameters and the k values it is run at (a :class:`~odeval._krange.KRange`, never
+    expanded here: each dataset variant caps it at N − 1)."""
 
     name: str
     params: dict[str, Any]
-    ks: tuple[int, ...]
+    ks: KRange | Any
 
     @property
     def params_json(self) -> str:
@@ -90,7 +90,7 @@ class Study:
         payload = json.dumps(
             {
                 "datasets": [(d.name, d.path) for d in self.datasets],
-                "methods": [(m.name, m.params, m.ks) for m in self.methods],
+                "methods": [(m.name, m.params, parse_k_range(m.ks).canonical()) for m in self.methods],
                 "metric": self.metric,
                 "measures": self.measures,
                 "keep_scores": self.keep_scores,
@@ -103,33 +103,21 @@ class Study:
 
     @property
     def k_max(self) -> int:
-        return max(max(m.ks) for m in self.methods)
+        return max(parse_k_range(m.ks).max for m in self.methods)
 
 
-def parse_k_range(value: Any) -> tuple[int, ...]:
-    """Parse a k specification: ``"1..100"``, ``"2..50:2"``, ``"1:100"``, a list of ints, or an int."""
-    if isinstance(value, bool):
-        raise ValueError(f"k must be an integer, a list or 'A..B', got {value!r}")
-    if isinstance(value, int):
-        ks: list[int] = [value]
-    elif isinstance(value, list | tuple):
-        if not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
-            raise ValueError(f"k list must hold integers, got {value!r}")
-        ks = sorted(set(value))
-    elif isinstance(value, str):
-        text = value.replace(":", "..", 1) if ".." not in value else value
-        m = _K_RANGE.match(text)
-        if not m:
-            raise ValueError(f"k range {value!r} is not of the form 'A..B' or 'A..B:STEP'")
-        lo, hi, step = int(m.group(1)), int(m.group(2)), int(m.group(3) or 1)
-        if lo > hi or step < 1:
-            raise ValueError(f"k range {value!r} is empty")
-        ks = list(range(lo, hi + 1, step))
-    else:
-        raise ValueError(f"k must be an integer, a list or 'A..B', got {value!r}")
-    if not ks or ks[0] < 1:
-        raise ValueError(f"k values must be ≥ 1, got {value!r}")
-    return tuple(ks)
+def method_k_plans(study: Study) -> list[tuple[MethodSpec, KRange, dict[str, str]]]:
+    """Per method: the k that will run (before the per-variant cap at N − 1) and the skipped k with reasons."""
+    from odeval.detectors import get_detector
+    from odeval.detectors.scoring import plan_ks
+
+    out = []
+    for m in study.methods:
+        rng = parse_k_range(m.ks)
+        det = get_detector(m.name, **m.params)
+        skipped = plan_ks(det, rng.capped(det.info.min_k) or rng, rng.max + 1).skipped
+        out.append((m, rng.above(det.info.min_k), skipped))
+    return out
 
 
 def load_study(path: str | Path) -> Study:
@@ -163,7 +151,7 @@ def study_from_dict(raw: dict[str, Any], *, base_dir: str | Path = ".", source: 
     if set(meta) - known_meta:
         problems.append(f"[study]: unknown key(s) {sorted(set(meta) - known_meta)}; known: {sorted(known_meta)}")
 
-    study_ks: tuple[int, ...] = ()
+    study_ks: KRange | None = None
     try:
         study_ks = parse_k_range(meta.get("k", "1..100"))
     except ValueError as exc:
@@ -232,7 +220,9 @@ def study_from_dict(raw: dict[str, Any], *, base_dir: str | Path = ".", source: 
             except ValueError as exc:
                 problems.append(f"{where}.k: {exc}")
                 continue
-        if ks and max(ks) < detector.info.min_k:
+        if ks is None:
+            continue
+        if ks.max < detector.info.min_k:
             problems.append(f"{where}: every requested k is below the method's minimum k={detector.info.min_k}")
             continue
         methods.append(MethodSpec(name=name, params=dict(detector.params()), ks=ks))

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from odeval import __version__
+from odeval._krange import parse_k_range
 from odeval.bench.config import MethodSpec, Study
 from odeval.bench.store import ResultStore, UnitResult
 from odeval.data.catalogue import Variant
@@ -75,7 +76,8 @@ def _file_sha256(path: str) -> str:
 
 def unit_id(file_sha256: str, ref: Variant, method: MethodSpec, study: Study) -> str:
     """Content hash identifying a unit: same inputs ⇒ same id, in any study that contains them."""
-    payload = json.dumps([file_sha256, ref.name, method.name, method.params_json, list(method.ks), study.metric,
+    payload = json.dumps([file_sha256, ref.name, method.name, method.params_json,
+                          parse_k_range(method.ks).canonical(), study.metric,
                           list(study.measures), study.keep_scores], sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()[:24]
 
@@ -103,6 +105,7 @@ def prepare_variant(ref: Variant, methods: list[MethodSpec], metric: str) -> Pre
     """Load a dataset variant and build its kNN graph for the largest k its methods need."""
     from odeval.data import load_dataset
     from odeval.detectors import get_detector
+    from odeval.detectors.scoring import required_graph_k
     from odeval.neighbors import knn_graph
 
     ds = load_dataset(ref.path)
@@ -110,13 +113,8 @@ def prepare_variant(ref: Variant, methods: list[MethodSpec], metric: str) -> Pre
         raise ValueError(f"dataset {ref.path} has no outlier labels; external measures need them")
     X = ds.numeric_matrix()
     n = X.shape[0]
-    need = 1
-    for m in methods:
-        det = get_detector(m.name, **m.params)
-        valid = [k for k in m.ks if det.info.min_k <= k < n]
-        if valid:
-            need = max(need, det.required_k_max(max(valid)))
-    graph = knn_graph(X, min(need, n - 1), metric=metric)
+    need = max(required_graph_k(get_detector(m.name, **m.params), m.ks, n) for m in methods)
+    graph = knn_graph(X, need, metric=metric)
     facts = {
         "name": ref.name, "base_dataset": ref.base_dataset, "normalized": ref.normalized,
         "deduplicated": ref.deduplicated, "outlier_pct": ref.outlier_pct, "version": ref.version,
@@ -128,37 +126,30 @@ def prepare_variant(ref: Variant, methods: list[MethodSpec], metric: str) -> Pre
 
 def run_unit(prepared: Prepared, uid: str, method: MethodSpec, metric: str, measures: tuple[str, ...],
              keep_scores: bool) -> UnitResult:
-    """Score one method at all its k on a prepared variant and evaluate every k. Never raises."""
+    """Score one method at all its k on a prepared variant and evaluate every k. Never raises.
+
+    Scoring and evaluation are the same functions ``odeval score`` and ``odeval evaluate`` use
+    (:func:`odeval.detectors.scoring.score_ks`, :func:`odeval.measures.evaluate_scoring`).
+    """
     from odeval.detectors import get_detector
-    from odeval.measures import evaluate, finite_for_ranking, outlier_ranks
+    from odeval.detectors.scoring import score_ks
+    from odeval.measures import evaluate_scoring, outlier_ranks
 
     result = UnitResult(unit_id=uid, dataset=prepared.facts, method=method.name, params=method.params_json,
                         metric=metric, status="ok")
     try:
         det = get_detector(method.name, **method.params)
-        n = prepared.facts["n_objects"]
-        ks = []
-        for k in method.ks:
-            if k < det.info.min_k:
-                result.skipped[k] = f"{method.name} is defined for k ≥ {det.info.min_k}"
-            elif k >= n:
-                result.skipped[k] = f"k={k} needs more than {n} objects"
-            elif det.required_k_max(k) > prepared.graph.k_max:
-                result.skipped[k] = f"k={k} needs {det.required_k_max(k)} neighbours, only {prepared.graph.k_max} exist"
-            else:
-                ks.append(k)
         t0 = time.perf_counter()
-        scores = det.score_all_k(prepared.graph, ks) if ks else np.empty((0, n))
+        scored = score_ks(det, prepared.graph, method.ks)
         result.runtime_s = time.perf_counter() - t0
+        result.skipped.update(scored.skipped)  # type: ignore[arg-type]  # keys: k text ("1", "150..300")
+        if not scored.ks:  # a request that computes nothing is an error, as in `odeval score`
+            raise ValueError(f"no requested k can be computed on {prepared.facts['n_objects']} objects: "
+                             + "; ".join(f"k={ks}: {why}" for ks, why in scored.skipped.items()))
         y = prepared.labels
         objects = np.flatnonzero(y)
-        for k, s in zip(ks, scores, strict=True):
-            if np.isnan(s).any():
-                bad = np.flatnonzero(np.isnan(s))
-                result.skipped[k] = f"NaN scores for {bad.size} object(s), first at {bad[:5].tolist()}"
-                continue
-            r = finite_for_ranking(s)
-            full = evaluate(y, r)
+        for k, s in zip(scored.ks, scored.scores, strict=True):
+            full, r = evaluate_scoring(y, s)
             result.ks.append(k)
             result.measures.append({m: float(full[m]) for m in measures if m in full})
             result.ranks.append((k, objects, np.asarray(outlier_ranks(y, r), dtype=np.float64)))

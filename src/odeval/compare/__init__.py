@@ -1,5 +1,6 @@
 """odeval.compare: similarity of outlier scorings and outlier ensembles (Schubert, Wojdanowski, Zimek,
-Kriegel, SDM 2012). See ``docs/scaling-and-ensembles.md``."""
+Kriegel, SDM 2012; ``docs/scaling-and-ensembles.md``) and label-free model selection
+(:mod:`odeval.compare.selection`; ``docs/model-selection.md``)."""
 
 from odeval.compare.ensemble import (
     COMBINATION_RULES,
@@ -12,6 +13,16 @@ from odeval.compare.ensemble import (
     random_ensemble_aucs,
 )
 from odeval.compare.plot import plot_similarity_matrix
+from odeval.compare.selection import (
+    SELECTORS,
+    Selection,
+    SelectorInfo,
+    available_selectors,
+    get_selector,
+    model_centrality,
+    register_selector,
+    run_selector,
+)
 from odeval.compare.similarity import (
     MEASURES,
     check_score_matrix,
@@ -29,8 +40,16 @@ from odeval.compare.similarity import (
 __all__ = [
     "COMBINATION_RULES",
     "MEASURES",
+    "SELECTORS",
     "EnsembleEvaluation",
     "GreedyEnsemble",
+    "Selection",
+    "SelectorInfo",
+    "available_selectors",
+    "get_selector",
+    "model_centrality",
+    "register_selector",
+    "run_selector",
     "check_score_matrix",
     "class_balanced_weights",
     "combine",

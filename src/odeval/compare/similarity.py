@@ -26,7 +26,7 @@ from typing import Any, Literal
 import numpy as np
 from scipy import stats
 
-from odeval._validation import check_labels, check_scores
+from odeval._validation import check_labels, check_numeric_matrix, check_scores
 
 __all__ = [
     "MEASURES",
@@ -51,22 +51,11 @@ MEASURES: tuple[str, ...] = ("pearson", "manhattan", "sqeuclidean", "spearman", 
 def check_score_matrix(scores: Any, *, name: str = "scores") -> np.ndarray:
     """Return a (R, N) float64 matrix of finite scores (rows = scorings); raise naming row and column."""
     arr = np.asarray(scores)
-    if arr.ndim == 1:
-        arr = arr[None, :]
-    if arr.ndim != 2:
-        raise ValueError(f"{name} must be a 2-d array (n_scorings, n_objects), got shape {arr.shape}")
-    if not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
-        raise ValueError(f"{name} must be numeric, got dtype {arr.dtype}")
-    arr = np.ascontiguousarray(arr, dtype=np.float64)
+    arr = check_numeric_matrix(arr[None, :] if arr.ndim == 1 else arr, name=name, rows="scoring",
+                               columns="object", shape_hint="(n_scorings, n_objects)",
+                               hint="; normalise them first (odeval.scaling maps +inf to 1)")
     if arr.shape[0] < 1 or arr.shape[1] < 2:
         raise ValueError(f"{name} needs at least one scoring of at least two objects, got shape {arr.shape}")
-    bad = ~np.isfinite(arr)
-    if bad.any():
-        rows, cols = np.nonzero(bad)
-        where = ", ".join(f"(scoring {r}, object {c})" for r, c in zip(rows[:5], cols[:5], strict=True))
-        more = f" and {rows.size - 5} more" if rows.size > 5 else ""
-        raise ValueError(f"{name} contain NaN or infinite values at {where}{more}; normalise them first "
-                         "(odeval.scaling maps +inf to 1)")
     return arr
 
 

@@ -120,16 +120,21 @@ class Dataset:
         _, first = np.unique(view, axis=0, return_index=True)
         return self.n_objects - first.size
 
-    def numeric_matrix(self) -> np.ndarray:
-        """``X`` as needed by distance-based methods: raises if nominal attributes or missing values remain."""
+    def numeric_matrix(self, *, context: str | None = None) -> np.ndarray:
+        """``X`` as needed by distance-based methods: raises if nominal attributes or missing values remain.
+
+        ``context`` (e.g. a preparation step's name) prefixes the error message.
+        """
+        where = f"{context}: " if context else ""
         if self.nominal_columns:
             names = [self.attribute_names[j] for j in self.nominal_columns]
-            raise ValueError(f"dataset {self.name!r} has nominal attributes {names}; encode or drop them "
-                             "first (odeval.data.prepare)")
+            raise ValueError(f"{where}dataset {self.name!r} has nominal attributes {names}; encode or drop them "
+                             "first (odeval.data.prepare.encode_categorical)")
         if self.n_missing:
             r, c = np.argwhere(np.isnan(self.X))[0]
-            raise ValueError(f"dataset {self.name!r} has {self.n_missing} missing values (first at row {r}, "
-                             f"attribute {self.attribute_names[c]!r}); handle them first (odeval.data.prepare)")
+            raise ValueError(f"{where}dataset {self.name!r} has {self.n_missing} missing values (first at row {r}, "
+                             f"attribute {self.attribute_names[c]!r}); handle them first "
+                             "(odeval.data.prepare.handle_missing)")
         return self.X
 
     def with_changes(self, **changes: Any) -> Dataset:

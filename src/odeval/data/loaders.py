@@ -205,7 +205,8 @@ def load_arff(
         if label_idx is None:
             raise DatasetFormatError(
                 path, f"no label attribute {label_attribute!r} (attributes: {_short_list(names)}); "
-                "pass label_attribute=<name>, or label_attribute=None to load without labels"
+                "name it (label_attribute=<name>; odeval CLI: --label-column NAME) or load without labels "
+                "(label_attribute=None; CLI: --unlabelled)"
             )
         la, col = attrs[label_idx], content.columns[label_idx]
         if np.isnan(col).any():
@@ -579,7 +580,8 @@ def load_csv(
         label_idx = _find_name(header, label_column)
         if label_idx is None:
             raise DatasetFormatError(path, f"no label column {label_column!r} (columns: {_short_list(header)}); "
-                                           "pass label_column=<name>, or label_column=None for unlabelled data",
+                                           "name it (label_column=<name>; odeval CLI: --label-column NAME) or load "
+                                           "without labels (label_column=None; CLI: --unlabelled)",
                                      header_line)
         y = _csv_labels(cols[label_idx], header[label_idx], positive, lines, path)
     id_idx = None

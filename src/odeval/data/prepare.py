@@ -148,14 +148,7 @@ def _require_labels(ds: Dataset, step: str) -> np.ndarray:
 
 
 def _require_numeric(ds: Dataset, step: str) -> None:
-    if ds.nominal_columns:
-        names = [ds.attribute_names[j] for j in ds.nominal_columns]
-        raise ValueError(f"{step}: dataset {ds.name!r} has nominal attributes {names}; encode or drop them "
-                         "first (encode_categorical)")
-    if ds.n_missing:
-        r, c = np.argwhere(np.isnan(ds.X))[0]
-        raise ValueError(f"{step}: dataset {ds.name!r} has {ds.n_missing} missing values (first at row {r}, "
-                         f"attribute {ds.attribute_names[c]!r}); handle them first (handle_missing)")
+    ds.numeric_matrix(context=step)
 
 
 def _check_seed(seed: Any, name: str = "seed") -> int:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numba import njit, prange
 
-from odeval.detectors.base import Detector, MethodInfo, check_ks, register
-from odeval.detectors.ldof import _is_euclidean, _neighbourhood_sizes, _prepare_ks
+from odeval.detectors._neighborhood import _is_euclidean, _neighbourhood_sizes, _prepare_ks
+from odeval.detectors.base import Detector, MethodInfo, Options, check_ks, register
 from odeval.neighbors._elki_order import elki_knn_list
 
 __all__ = ["FastABOD", "fastabod_scores"]
@@ -217,7 +217,9 @@ def fastabod_scores(graph: Any, ks: int | Sequence[int], kernel: str = "linear")
     (the project's k convention; ELKI 0.7.5's linear-kernel path does the same). With one pair left the
     variance is 0. With no pair (fewer than two neighbours at positive distance, i.e. at least k − 1
     duplicates of A) the paper's ABOF is undefined; we return +inf (maximally inlying), never NaN, where
-    ELKI returns NaN.
+    ELKI returns NaN. Degenerate case: when at some k *no* object has a pair (all objects coincide with their
+    neighbours, e.g. all-duplicate data), all objects are equally outlying and every ABOF is 0.0 — one finite
+    tie rather than +inf for all (both kernels).
 
     ELKI 0.7.1 (``kernel="poly2"``) uses K(x, y) = (x·y)²: the squared distance in feature space is
     K(A,A) + K(B,B) − 2K(A,B), objects at kernel distance 0 (duplicates, and also −A) are *excluded from the
@@ -234,6 +236,16 @@ def fastabod_scores(graph: Any, ks: int | Sequence[int], kernel: str = "linear")
     return FastABOD(kernel=kernel).raw_scores_all_k(graph, ks)
 
 
+def _degenerate_rows_to_zero(raw: np.ndarray) -> np.ndarray:
+    """The degenerate case: at a k where *no* object has an angle pair (e.g. all objects are duplicates), all
+    objects are equally outlying; their ABOF is 0.0 (finite, one tie) instead of +inf for every object."""
+    undefined = (raw == _NO_PAIR_VALUE).all(axis=1)
+    if undefined.any():
+        raw = raw.copy()
+        raw[undefined] = 0.0
+    return raw
+
+
 @register
 class FastABOD(Detector):
     """Fast angle-based outlier detection (Kriegel et al. 2008); see :func:`fastabod_scores`."""
@@ -246,17 +258,15 @@ class FastABOD(Detector):
         score_range=(0.0, np.inf),
         reference="H.-P. Kriegel, M. Schubert, A. Zimek. Angle-based outlier detection in high-dimensional "
         "data. KDD 2008.",
+        scaling="log_inversion",
     )
 
-    def __init__(self, kernel: str = "linear") -> None:
-        if kernel not in _KERNELS:
-            raise ValueError(f"FastABOD: unknown kernel {kernel!r}; choose one of {', '.join(_KERNELS)}")
-        self.kernel = kernel
-
-    def params(self) -> dict[str, Any]:
-        return {"kernel": self.kernel}
+    _parameter_constraints: ClassVar[dict[str, Any]] = {"kernel": Options(_KERNELS)}
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
+        return _degenerate_rows_to_zero(self._raw(graph, ks))
+
+    def _raw(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         X = np.ascontiguousarray(graph.X, dtype=np.float64)
         if self.kernel == "poly2":
             arr = check_ks(ks, int(graph.n_objects), self.info)

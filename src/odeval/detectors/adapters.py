@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from odeval._validation import check_data_matrix
-from odeval.detectors.base import MethodInfo
+from odeval.detectors.base import MethodInfo, orient
 
 __all__ = ["EstimatorDetector", "wrap_estimator"]
 
@@ -81,7 +81,7 @@ class EstimatorDetector:
         self.method = method
         self.higher_is_outlier = pyod if higher_is_outlier is None else bool(higher_is_outlier)
         self.name = name or type(estimator).__name__
-        self.info = MethodInfo(name=self.name, min_k=0, inverted=False, inlier_value=None,
+        self.info = MethodInfo(name=self.name, min_k=0, inverted=not self.higher_is_outlier, inlier_value=None,
                                score_range=(-np.inf, np.inf), reference=f"{type(estimator).__module__}."
                                f"{type(estimator).__qualname__}")
 
@@ -139,7 +139,7 @@ class EstimatorDetector:
         if bad.any():
             raise ValueError(f"{self.name}.{self.method} returned NaN/inf at row(s) "
                              f"{np.flatnonzero(bad)[:5].tolist()}")
-        return s if self.higher_is_outlier else -s
+        return orient(s, self.info)
 
     def fit_score(self, X: Any) -> np.ndarray:
         """:meth:`fit` on ``X``, then :meth:`score` the same ``X``."""

@@ -15,8 +15,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-__all__ = ["MethodInfo", "Detector", "register", "get_detector", "available_methods", "orient", "check_ks",
-           "check_variant", "novelty_methods"]
+__all__ = ["MethodInfo", "Detector", "Number", "Options", "register", "get_detector", "available_methods", "orient",
+           "check_ks", "check_params", "check_variant", "novelty_methods"]
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,12 @@ class MethodInfo:
         Theoretical (min, max) of the raw score, ``np.inf`` for unbounded.
     reference : str
         The publication that defines the method.
+    scaling : {"distance", "ratio", "probability", "linear_inversion", "log_inversion"} or None
+        What kind of score it is, which chooses the Kriegel et al. (2011) unification recipe
+        (:func:`odeval.scaling.recommended_unification`): a distance (Gaussian scaling about the mean), a ratio
+        with baseline ``inlier_value`` (Gaussian scaling centred there), already a probability (identity),
+        or an inverted score needing a linear / logarithmic inversion first. None: derived from ``inverted``
+        and ``inlier_value``.
     """
 
     name: str
@@ -46,11 +52,18 @@ class MethodInfo:
     inlier_value: float | None
     score_range: tuple[float, float]
     reference: str
+    scaling: str | None = None
 
 
-def orient(raw: np.ndarray, info: MethodInfo) -> np.ndarray:
-    """Public scores (higher = more outlying) from raw scores: the one place orientation is applied."""
-    return -raw if info.inverted else raw
+def orient(raw: np.ndarray, info: MethodInfo | bool) -> np.ndarray:
+    """Public scores (higher = more outlying) from raw scores: the one place orientation is applied.
+
+    ``info`` is a :class:`MethodInfo` (or just its ``inverted`` flag). The map is its own inverse (a negation
+    for inverted methods), so ``orient(public, info)`` gives the raw scores back; every sign flip of odeval
+    (public ↔ raw, ``odeval evaluate --ascending``, adapters) goes through here.
+    """
+    inverted = bool(info) if isinstance(info, bool | np.bool_) else bool(info.inverted)
+    return -raw if inverted else raw
 
 
 def check_ks(ks: int | Sequence[int], n_objects: int, info: MethodInfo, k_max: int | None = None) -> np.ndarray:
@@ -78,14 +91,89 @@ def check_variant(method: str, variant: str, allowed: Sequence[str]) -> str:
     return variant
 
 
+@dataclass(frozen=True)
+class Options:
+    """Parameter constraint: one of ``values``; the default is the first."""
+
+    values: tuple[Any, ...]
+
+    @property
+    def default(self) -> Any:
+        return self.values[0]
+
+    def check(self, value: Any) -> str | None:
+        return None if value in self.values else f"choose one of {', '.join(map(str, self.values))}"
+
+    def cast(self, value: Any) -> Any:
+        return value
+
+
+@dataclass(frozen=True)
+class Number:
+    """Parameter constraint: a finite number (an integer with ``integer``) in an interval; ``None`` if allowed."""
+
+    default: float | int | None
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+    integer: bool = False
+    allow_none: bool = False
+
+    def cast(self, value: Any) -> Any:
+        return None if value is None else int(value) if self.integer else float(value)
+
+    def check(self, value: Any) -> str | None:
+        kind = "an integer" if self.integer else "a finite number"
+        bounds = []
+        if self.low is not None:
+            bounds.append(f"{'>' if self.low_open else '≥'} {self.low:g}")
+        if self.high is not None:
+            bounds.append(f"≤ {self.high:g}")
+        need = f"must be {kind}" + (f" {' and '.join(bounds)}" if bounds else "") + (" or None" if self.allow_none
+                                                                                    else "")
+        if value is None:
+            return None if self.allow_none else need
+        types = (int, np.integer) if self.integer else (int, float, np.integer, np.floating)
+        if isinstance(value, bool) or not isinstance(value, types) or not np.isfinite(value):
+            return need
+        if self.low is not None and (value <= self.low if self.low_open else value < self.low):
+            return need
+        if self.high is not None and value > self.high:
+            return need
+        return None
+
+
+def check_params(name: str, constraints: dict[str, Any], params: dict[str, Any]) -> None:
+    """Validate ``params`` against a detector's declared ``_parameter_constraints``; one-line ``ValueError``."""
+    unknown = sorted(set(params) - set(constraints))
+    if unknown:
+        raise ValueError(f"{name}: unknown parameter(s) {', '.join(unknown)}; accepted: "
+                         f"{', '.join(constraints) or 'none'}")
+    for key, value in params.items():
+        problem = constraints[key].check(value)
+        if problem and isinstance(constraints[key], Options):
+            raise ValueError(f"{name}: unknown {key} {value!r}; {problem}")
+        if problem:
+            raise ValueError(f"{name}: invalid parameter {key}={value!r}: {key} {problem}")
+
+
 class Detector(ABC):
-    """Base class: subclasses set ``info`` and implement :meth:`raw_scores_all_k`."""
+    """Base class: subclasses set ``info``, declare ``_parameter_constraints`` (parameter name → constraint,
+    the scikit-learn idiom; the constructor's keyword arguments and the attributes that hold them) and
+    implement :meth:`raw_scores_all_k`."""
 
     info: ClassVar[MethodInfo]
+    _parameter_constraints: ClassVar[dict[str, Any]] = {}
+
+    def __init__(self, **params: Any) -> None:
+        """Keyword parameters as declared in ``_parameter_constraints`` (validated there; defaults from it)."""
+        check_params(self.info.name, self._parameter_constraints, params)
+        for name, constraint in self._parameter_constraints.items():
+            setattr(self, name, constraint.cast(params.get(name, constraint.default)))
 
     def params(self) -> dict[str, Any]:
-        """The method's parameters (besides k), for provenance and results stores."""
-        return {}
+        """The method's parameters (besides k), for provenance and results stores (``get_params``)."""
+        return {name: getattr(self, name) for name in self._parameter_constraints}
 
     def required_k_max(self, k: int) -> int:
         """Neighbours the graph must hold to score at ``k`` (most methods: k; some need k+1)."""
@@ -136,17 +224,29 @@ _REGISTRY: dict[str, Callable[..., Detector]] = {}
 
 
 def register(cls: type[Detector]) -> type[Detector]:
-    """Class decorator: make a detector available by its ``info.name`` (case-insensitive lookup)."""
-    _REGISTRY[cls.info.name.lower()] = cls
+    """Class decorator: make a detector available by its ``info.name`` (case-insensitive lookup).
+
+    A second registration of a name (case-insensitive) is an error, not a silent overwrite.
+    """
+    key = cls.info.name.lower()
+    if key in _REGISTRY and _REGISTRY[key] is not cls:
+        raise ValueError(f"a method named {cls.info.name!r} is already registered "
+                         f"({_REGISTRY[key].__module__}.{_REGISTRY[key].__qualname__})")
+    _REGISTRY[key] = cls
     return cls
 
 
 def get_detector(name: str, **params: Any) -> Detector:
-    """Instantiate a registered method by name, e.g. ``get_detector("LOF")``."""
+    """Instantiate a registered method by name, e.g. ``get_detector("LOF", variant="elki-0.7.1")``.
+
+    Parameters are checked against the method's declared ``_parameter_constraints`` first: an unknown name or
+    an invalid value raises a one-line ``ValueError`` naming the method, the parameter and what is accepted.
+    """
     try:
-        factory = _REGISTRY[name.lower()]
+        factory = _REGISTRY[str(name).lower()]
     except KeyError:
         raise ValueError(f"unknown method {name!r}; available: {', '.join(available_methods())}") from None
+    check_params(factory.info.name, getattr(factory, "_parameter_constraints", {}), params)  # type: ignore[attr-defined]
     return factory(**params)
 
 

@@ -3,20 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numba import njit, prange
 
-from odeval.detectors.base import Detector, MethodInfo, check_variant, register
-from odeval.detectors.ldof import (
+from odeval.detectors._neighborhood import (
     _elki_perm,
-    _is_euclidean,
     _iter_blocks,
     _neighbourhood_sizes,
     _prepare_ks,
+    _require_elki_order,
     _row_has_ties,
 )
+from odeval.detectors.base import Detector, MethodInfo, Options, register
 
 __all__ = ["COF", "cof_scores"]
 
@@ -249,14 +249,10 @@ class COF(Detector):
         score_range=(0.0, np.inf),
         reference="J. Tang, Z. Chen, A. W. Fu, D. W. Cheung. Enhancing effectiveness of outlier detections "
         "for low density patterns. PAKDD 2002.",
+        scaling="ratio",
     )
 
-    def __init__(self, variant: str = "paper") -> None:
-        check_variant("COF", variant, _VARIANTS)
-        self.variant = variant
-
-    def params(self) -> dict[str, Any]:
-        return {"variant": self.variant}
+    _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": Options(_VARIANTS)}
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         _, uniq, inverse = _prepare_ks(graph, ks, self.info)
@@ -267,9 +263,8 @@ class COF(Detector):
         X = np.ascontiguousarray(graph.X, dtype=np.float64)
         dist = np.ascontiguousarray(graph.distances, dtype=np.float64)
         idx = np.ascontiguousarray(graph.indices, dtype=np.int64)
-        if elki and not _is_euclidean(graph):
-            raise ValueError("COF: variant='elki-0.7.1' reproduces ELKI's Euclidean kNN list order; use a "
-                             f"Euclidean graph (got {graph.metric!r}) or variant='paper'")
+        if elki:
+            _require_elki_order(graph, "COF", self.variant)
         for rows, block in _iter_blocks(graph, sizes[-1]):
             sz = np.ascontiguousarray(sizes[:, rows])
             ac[:, rows] = (_acdist_chunk(block, sz, uniq, elki, X, rows, dist, idx) if elki

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numba import njit, prange
 
-from odeval.detectors.base import Detector, MethodInfo, register
-from odeval.detectors.ldof import _is_euclidean, _prepare_ks
+from odeval.detectors._neighborhood import _is_euclidean, _prepare_ks
+from odeval.detectors.base import Detector, MethodInfo, Number, register
 
 __all__ = ["GLOSH", "glosh_scores"]
 
@@ -264,16 +264,9 @@ class GLOSH(Detector):
         "data clustering, visualization, and outlier detection. ACM TKDD 10(1), 2015.",
     )
 
-    def __init__(self, min_cluster_size: int | None = None) -> None:
-        if min_cluster_size is not None and (
-            isinstance(min_cluster_size, bool) or not isinstance(min_cluster_size, int | np.integer)
-            or min_cluster_size < 2
-        ):
-            raise ValueError(f"GLOSH: min_cluster_size must be an integer ≥ 2 or None, got {min_cluster_size!r}")
-        self.min_cluster_size = None if min_cluster_size is None else int(min_cluster_size)
-
-    def params(self) -> dict[str, Any]:
-        return {"min_cluster_size": self.min_cluster_size}
+    _parameter_constraints: ClassVar[dict[str, Any]] = {
+        "min_cluster_size": Number(None, low=2, integer=True, allow_none=True),
+    }
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         _, uniq, inverse = _prepare_ks(graph, ks, self.info)

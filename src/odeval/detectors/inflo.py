@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numba import njit, prange
 
-from odeval.detectors.base import Detector, MethodInfo, check_variant, register
-from odeval.detectors.ldof import (
+from odeval.detectors._neighborhood import (
     _elki_perm,
-    _is_euclidean,
     _neighbourhood_sizes,
     _prepare_ks,
+    _require_elki_order,
     _row_has_ties,
 )
+from odeval.detectors.base import Detector, MethodInfo, Number, Options, register
 
 __all__ = ["INFLO", "inflo_scores"]
 
@@ -229,17 +229,13 @@ class INFLO(Detector):
         score_range=(0.0, np.inf),
         reference="W. Jin, A. K. H. Tung, J. Han, W. Wang. Ranking outliers using symmetric neighborhood "
         "relationship. PAKDD 2006.",
+        scaling="ratio",
     )
 
-    def __init__(self, m: float = 1.0, variant: str = "paper") -> None:
-        check_variant("INFLO", variant, _VARIANTS)
-        if isinstance(m, bool) or not isinstance(m, int | float | np.integer | np.floating) or not m > 0:
-            raise ValueError(f"INFLO: pruning threshold m must be a number > 0, got {m!r}")
-        self.m = float(m)
-        self.variant = variant
-
-    def params(self) -> dict[str, Any]:
-        return {"m": self.m, "variant": self.variant}
+    _parameter_constraints: ClassVar[dict[str, Any]] = {
+        "m": Number(1.0, low=0, low_open=True),
+        "variant": Options(_VARIANTS),
+    }
 
     def required_k_max(self, k: int) -> int:
         # the batch tool reads the density of k from the (k+1)-distance (semantics doc §0.3)
@@ -256,9 +252,8 @@ class INFLO(Detector):
         idx = np.ascontiguousarray(graph.indices, dtype=np.int64)
         rev = _reverse_positions(idx, np.ascontiguousarray(sizes[-1]))
         elki = self.variant != "paper"
-        if elki and not _is_euclidean(graph):
-            raise ValueError(f"INFLO: variant={self.variant!r} reproduces ELKI's Euclidean kNN list order; use a "
-                             f"Euclidean graph (got {graph.metric!r}) or variant='paper'")
+        if elki:
+            _require_elki_order(graph, "INFLO", self.variant)
         X = np.ascontiguousarray(graph.X, dtype=np.float64)
         dist = np.ascontiguousarray(graph.distances, dtype=np.float64)
         return _inflo_all_k(X, dist, idx, rev, sizes, kds, uniq, self.m, elki)[inverse]

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numba import njit, prange
 
 from odeval.detectors._numeric import GAUSS_NORM, powi
-from odeval.detectors.base import Detector, MethodInfo, check_ks, check_variant, register
+from odeval.detectors.base import Detector, MethodInfo, Number, Options, check_ks, register
 
 __all__ = ["KDEOS"]
 
@@ -129,25 +129,14 @@ class KDEOS(Detector):
     """
 
     info = MethodInfo(name="KDEOS", min_k=2, inverted=False, inlier_value=0.5, score_range=(0.0, 1.0),
-                      reference="Schubert, Zimek, Kriegel (2014), SDM")
+                      reference="Schubert, Zimek, Kriegel (2014), SDM", scaling="probability")
 
-    def __init__(self, scale: float = 0.5, idim: int = 2, min_bandwidth: float = 0.0,
-                 variant: str = "paper") -> None:
-        if not (isinstance(scale, int | float) and np.isfinite(scale) and scale > 0):
-            raise ValueError(f"KDEOS: scale must be a finite number > 0, got {scale!r}")
-        if isinstance(idim, bool) or not isinstance(idim, int | np.integer) or idim < -1:
-            raise ValueError(f"KDEOS: idim must be an integer ≥ 0, or −1 for the data dimensionality; got {idim!r}")
-        if not (isinstance(min_bandwidth, int | float) and np.isfinite(min_bandwidth) and min_bandwidth >= 0):
-            raise ValueError(f"KDEOS: min_bandwidth must be a finite number ≥ 0, got {min_bandwidth!r}")
-        check_variant("KDEOS", variant, _VARIANTS)
-        self.scale = float(scale)
-        self.idim = int(idim)
-        self.min_bandwidth = float(min_bandwidth)
-        self.variant = variant
-
-    def params(self) -> dict[str, Any]:
-        return {"scale": self.scale, "idim": self.idim, "min_bandwidth": self.min_bandwidth,
-                "variant": self.variant}
+    _parameter_constraints: ClassVar[dict[str, Any]] = {
+        "scale": Number(0.5, low=0, low_open=True),
+        "idim": Number(2, low=-1, integer=True),
+        "min_bandwidth": Number(0.0, low=0),
+        "variant": Options(_VARIANTS),
+    }
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         ks_arr = check_ks(ks, graph.n_objects, self.info, graph.k_max)

@@ -12,11 +12,11 @@ running (left-to-right) sum along the rows, the summation order of ELKI.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
-from odeval.detectors.base import Detector, MethodInfo, check_ks, check_variant, register
+from odeval.detectors.base import Detector, MethodInfo, Options, check_ks, register
 
 __all__ = ["KNN", "KNNW"]
 
@@ -44,14 +44,10 @@ class KNN(Detector):
     """
 
     info = MethodInfo(name="kNN", min_k=1, inverted=False, inlier_value=0.0, score_range=(0.0, np.inf),
-                      reference="Ramaswamy, Rastogi, Shim (2000), SIGMOD")
+                      reference="Ramaswamy, Rastogi, Shim (2000), SIGMOD", scaling="distance")
     novelty = True
 
-    def __init__(self, variant: str = "paper") -> None:
-        self.variant = check_variant("kNN", variant, _VARIANTS)
-
-    def params(self) -> dict[str, Any]:
-        return {"variant": self.variant}
+    _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": Options(_VARIANTS)}
 
     def required_k_max(self, k: int) -> int:
         return k + 1 if self.variant == "elki-0.7.1-cks" else k
@@ -106,14 +102,10 @@ class KNNW(Detector):
     """
 
     info = MethodInfo(name="kNNW", min_k=1, inverted=False, inlier_value=0.0, score_range=(0.0, np.inf),
-                      reference="Angiulli, Pizzuti (2002), PKDD")
+                      reference="Angiulli, Pizzuti (2002), PKDD", scaling="distance")
     novelty = True
 
-    def __init__(self, variant: str = "paper") -> None:
-        self.variant = check_variant("kNNW", variant, _VARIANTS)
-
-    def params(self) -> dict[str, Any]:
-        return {"variant": self.variant}
+    _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": Options(_VARIANTS)}
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         ks_arr = check_ks(ks, graph.n_objects, self.info, graph.k_max)

@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numba import njit, prange
 
 from odeval.detectors._numeric import GAUSS_NORM, powi
-from odeval.detectors.base import Detector, MethodInfo, check_ks, check_variant, register
+from odeval.detectors.base import Detector, MethodInfo, Number, Options, check_ks, register
 
 __all__ = ["LDF"]
+
+_VARIANTS = ("paper", "elki-0.7.1", "elki-0.7.1-cks")
 
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 
@@ -170,21 +172,17 @@ class LDF(Detector):
     info = MethodInfo(name="LDF", min_k=1, inverted=False, inlier_value=1.0 / 1.1, score_range=(0.0, 10.0),
                       reference="Latecki, Lazarevic, Pokrajac (2007), MLDM")
 
+    _parameter_constraints: ClassVar[dict[str, Any]] = {
+        "h": Number(1.0, low=0, low_open=True),
+        "c": Number(0.1, low=0, low_open=True),
+        "variant": Options(_VARIANTS),
+    }
+
     def __init__(self, h: float = 1.0, c: float = 0.1, variant: str = "paper") -> None:
-        check_variant("LDF", variant, ("paper", "elki-0.7.1", "elki-0.7.1-cks"))
-        self.variant = variant
-        if not (isinstance(h, int | float) and np.isfinite(h) and h > 0):
-            raise ValueError(f"LDF: h must be a finite number > 0, got {h!r}")
-        if not (isinstance(c, int | float) and np.isfinite(c) and c > 0):
-            raise ValueError(f"LDF: c must be a finite number > 0, got {c!r}")
-        self.h = float(h)
-        self.c = float(c)
+        super().__init__(h=h, c=c, variant=variant)
         # per-instance metadata: the range [0, 1/c] and the inlier value 1/(1+c) depend on c
         self.info = MethodInfo(name="LDF", min_k=1, inverted=False, inlier_value=1.0 / (1.0 + self.c),
                                score_range=(0.0, 1.0 / self.c), reference=type(self).info.reference)
-
-    def params(self) -> dict[str, Any]:
-        return {"h": self.h, "c": self.c, "variant": self.variant}
 
     def required_k_max(self, k: int) -> int:
         return k + 1 if self.variant == "elki-0.7.1-cks" else k

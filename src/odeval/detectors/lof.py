@@ -9,12 +9,12 @@ kernels (parallel over objects).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numba import njit, prange
 
-from odeval.detectors.base import Detector, MethodInfo, check_ks, check_variant, register
+from odeval.detectors.base import Detector, MethodInfo, Options, check_ks, register
 
 __all__ = ["LOF", "SimplifiedLOF"]
 
@@ -141,14 +141,10 @@ class LOF(Detector):
     """
 
     info = MethodInfo(name="LOF", min_k=1, inverted=False, inlier_value=1.0, score_range=(0.0, np.inf),
-                      reference="Breunig, Kriegel, Ng, Sander (2000), SIGMOD")
+                      reference="Breunig, Kriegel, Ng, Sander (2000), SIGMOD", scaling="ratio")
     novelty = True
 
-    def __init__(self, variant: str = "paper") -> None:
-        self.variant = check_variant("LOF", variant, _VARIANTS)
-
-    def params(self) -> dict[str, Any]:
-        return {"variant": self.variant}
+    _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": Options(_VARIANTS)}
 
     def required_k_max(self, k: int) -> int:
         return k + 1 if self.variant == "elki-0.7.1-cks" else k
@@ -186,14 +182,11 @@ class SimplifiedLOF(Detector):
     """
 
     info = MethodInfo(name="SimplifiedLOF", min_k=1, inverted=False, inlier_value=1.0,
-                      score_range=(0.0, np.inf), reference="Schubert, Zimek, Kriegel (2014), DAMI 28(1)")
+                      score_range=(0.0, np.inf), reference="Schubert, Zimek, Kriegel (2014), DAMI 28(1)",
+                      scaling="ratio")
     novelty = True
 
-    def __init__(self, variant: str = "paper") -> None:
-        self.variant = check_variant("SimplifiedLOF", variant, _VARIANTS)
-
-    def params(self) -> dict[str, Any]:
-        return {"variant": self.variant}
+    _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": Options(_VARIANTS)}
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         return _scores(self, graph, ks, simplified=True)

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numba import njit, prange
 
-from odeval.detectors.base import Detector, MethodInfo, check_ks, check_variant, register
+from odeval.detectors.base import Detector, MethodInfo, Number, Options, check_ks, register
 from odeval.neighbors._elki_order import heap_drain, heap_offer
 
 __all__ = ["LoOP"]
@@ -176,18 +176,13 @@ class LoOP(Detector):
     """
 
     info = MethodInfo(name="LoOP", min_k=1, inverted=False, inlier_value=0.0, score_range=(0.0, 1.0),
-                      reference="Kriegel, Kröger, Schubert, Zimek (2009), CIKM")
+                      reference="Kriegel, Kröger, Schubert, Zimek (2009), CIKM", scaling="probability")
     novelty = True
 
-    def __init__(self, lam: float = 1.0, variant: str = "paper") -> None:
-        if not (isinstance(lam, int | float) and np.isfinite(lam) and lam > 0):
-            raise ValueError(f"LoOP: lam (λ) must be a finite number > 0, got {lam!r}")
-        check_variant("LoOP", variant, _VARIANTS)
-        self.lam = float(lam)
-        self.variant = variant
-
-    def params(self) -> dict[str, Any]:
-        return {"lam": self.lam, "variant": self.variant}
+    _parameter_constraints: ClassVar[dict[str, Any]] = {
+        "lam": Number(1.0, low=0, low_open=True),
+        "variant": Options(_VARIANTS),
+    }
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         ks_arr = check_ks(ks, graph.n_objects, self.info, graph.k_max)

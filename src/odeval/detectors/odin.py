@@ -8,14 +8,16 @@ All k come from one pass over the graph (:func:`odeval.neighbors.in_degrees_all_
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
-from odeval.detectors.base import Detector, MethodInfo, check_ks, check_variant, register
+from odeval.detectors.base import Detector, MethodInfo, Options, check_ks, register
 from odeval.neighbors import in_degrees_all_k
 
 __all__ = ["ODIN"]
+
+_VARIANTS = ("paper", "elki-0.7.1", "elki-0.7.1-cks")
 
 
 @register
@@ -38,14 +40,9 @@ class ODIN(Detector):
     """
 
     info = MethodInfo(name="ODIN", min_k=1, inverted=True, inlier_value=None, score_range=(0.0, np.inf),
-                      reference="Hautamäki, Kärkkäinen, Fränti (2004), ICPR")
+                      reference="Hautamäki, Kärkkäinen, Fränti (2004), ICPR", scaling="linear_inversion")
 
-    def __init__(self, variant: str = "paper") -> None:
-        check_variant("ODIN", variant, ("paper", "elki-0.7.1", "elki-0.7.1-cks"))
-        self.variant = variant
-
-    def params(self) -> dict[str, Any]:
-        return {"variant": self.variant}
+    _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": Options(_VARIANTS)}
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         ks_arr = check_ks(ks, graph.n_objects, self.info, graph.k_max)

@@ -32,7 +32,8 @@ def read_vector(path: str | os.PathLike[str], *, what: str = "scores", column: s
       Blank lines and lines starting with ``#`` are skipped.
 
     For ``what="labels"`` the values must be 0/1 (or true/false, yes/no); the result is bool.
-    For scores, the result is float64; NaN or infinite values raise, naming the line.
+    For scores, the result is float64; NaN raises, naming the line; ±inf is kept (``odeval evaluate`` ranks it
+    through :func:`odeval.measures.finite_for_ranking`, like the study runner).
 
     Raises
     ------
@@ -89,8 +90,8 @@ def read_vector(path: str | os.PathLike[str], *, what: str = "scores", column: s
             out[k] = float(v)
         except ValueError:
             raise ValueError(f"{path}, line {linenos[k]}: score {v!r} is not a number") from None
-        if not np.isfinite(out[k]):
-            raise ValueError(f"{path}, line {linenos[k]}: score {v!r} is not finite")
+        if np.isnan(out[k]):
+            raise ValueError(f"{path}, line {linenos[k]}: score {v!r} is not a number")
     return out
 
 
@@ -120,9 +121,9 @@ def _from_npy(path: Path, what: str, column: str | None) -> np.ndarray:
         raise ValueError(f"{path}: expected a 1-d array of {what}, got shape {arr.shape}")
     if what == "labels":
         return arr
-    bad = ~np.isfinite(arr.astype(np.float64))
+    bad = np.isnan(arr.astype(np.float64))
     if bad.any():
-        raise ValueError(f"{path}: {what} contain NaN or infinite values at index {int(np.flatnonzero(bad)[0])}")
+        raise ValueError(f"{path}: {what} contain NaN at index {int(np.flatnonzero(bad)[0])}")
     return arr.astype(np.float64)
 
 
@@ -161,7 +162,7 @@ def read_score_table(path: str | os.PathLike[str]) -> ScoreTable:
     Raises
     ------
     ValueError
-        Naming the file: no score columns, a non-numeric or non-finite score (with its column and row),
+        Naming the file: no score columns, a non-numeric or NaN score (with its column and row),
         a ``label`` column that is not boolean.
     """
     path = Path(path)
@@ -183,7 +184,7 @@ def read_score_table(path: str | os.PathLike[str]) -> ScoreTable:
         try:
             frame = pd.read_parquet(path) if suffix == ".parquet" else pd.read_csv(path)
         except ImportError as exc:
-            raise ValueError(f"{path}: reading Parquet needs pyarrow (pip install 'odeval[parquet]'): {exc}") from None
+            raise ValueError(f"{path}: reading Parquet needs pyarrow (pip install pyarrow): {exc}") from None
         columns = [str(c) for c in frame.columns if c not in _TABLE_META]
         for c in columns:
             if not pd.api.types.is_numeric_dtype(frame[c]):
@@ -194,10 +195,10 @@ def read_score_table(path: str | os.PathLike[str]) -> ScoreTable:
         labels = frame["label"].to_numpy() if "label" in frame else None
     if not columns:
         raise ValueError(f"{path}: no score columns")
-    bad = ~np.isfinite(scores)
+    bad = np.isnan(scores)
     if bad.any():
         c, row = (int(i[0]) for i in np.nonzero(bad))
-        raise ValueError(f"{path}: column {columns[c]!r}, row {row}: score {float(scores[c, row])} is not finite")
+        raise ValueError(f"{path}: column {columns[c]!r}, row {row}: score nan is not a number")
     if labels is not None:
         if labels.dtype != bool:
             if not np.isin(labels, (0, 1)).all():

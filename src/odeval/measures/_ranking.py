@@ -38,6 +38,7 @@ __all__ = [
     "avpr",
     "evaluate",
     "evaluate_many",
+    "evaluate_scoring",
     "max_f1",
     "max_f1_threshold",
     "outlier_ranks",
@@ -695,7 +696,9 @@ def finite_for_ranking(scores: Any) -> np.ndarray:
     Returns
     -------
     ndarray of float64
-        A copy where +inf → (max finite) + 1 + |max finite| and −inf → (min finite) − 1 − |min finite|.
+        A copy where +inf → (max finite) + 1 + |max finite| and −inf → (min finite) − 1 − |min finite|. When
+        that would overflow (finite scores near the float maximum), every value is replaced by its dense rank
+        (0, 1, 2, ... in ascending order; equal values share a rank), which keeps every order and every tie.
     """
     s = np.asarray(scores, dtype=np.float64)
     inf = np.isinf(s)
@@ -703,7 +706,29 @@ def finite_for_ranking(scores: Any) -> np.ndarray:
         return s.copy()
     finite = s[np.isfinite(s)]
     lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 0.0)
+    with np.errstate(over="ignore"):
+        above, below = hi + 1.0 + abs(hi), lo - 1.0 - abs(lo)
+    if not (np.isfinite(above) and np.isfinite(below)):
+        nan = np.isnan(s)
+        ranks = np.full(s.shape, np.nan)
+        ranks[~nan] = np.unique(s[~nan], return_inverse=True)[1].reshape(-1)
+        return ranks
     out = s.copy()
-    out[s == np.inf] = hi + 1.0 + abs(hi)
-    out[s == -np.inf] = lo - 1.0 - abs(lo)
+    out[s == np.inf] = above
+    out[s == -np.inf] = below
     return out
+
+
+def evaluate_scoring(labels: Any, scores: Any, n: int | None = None) -> tuple[dict[str, float], np.ndarray]:
+    """Evaluate one scoring as every odeval path does (study runner, ``odeval evaluate``).
+
+    ±inf scores (LOF-like methods on duplicates; FastABOD where no angle is defined) are ranked like any other
+    value, as ELKI 0.7.1 does, through :func:`finite_for_ranking`; NaN is refused (naming the positions).
+
+    Returns
+    -------
+    (dict, ndarray)
+        :func:`evaluate` of the scoring, and the finite scores that were ranked (for :func:`outlier_ranks`).
+    """
+    ranked = finite_for_ranking(scores)
+    return evaluate(labels, ranked, n=n), ranked

@@ -58,7 +58,8 @@ tbody tr:hover td { background:#eef4fa; }
 figure { margin:14px 0; }
 figure img { max-width:100%; height:auto; border:1px solid var(--line); border-radius:4px; background:#fff; }
 figcaption { font-size:12.5px; color:var(--muted); max-width:860px; }
-.grid2 { display:grid; grid-template-columns: repeat(auto-fit, minmax(460px, 1fr)); gap:8px 22px; }
+/* two figures side by side only where each still gets its natural width (7 in = 672 px): never shrink text */
+.grid2 { display:grid; grid-template-columns: repeat(auto-fit, minmax(min(660px, 100%), 1fr)); gap:8px 22px; }
 td.sym { text-align:center; font-size:14px; }
 td.up { color:#1e7b34; } td.down { color:#b03a2e; }
 details summary { cursor:pointer; color:var(--accent); font-size:13px; margin:6px 0; }
@@ -227,6 +228,7 @@ def build_report(
     half_window: int = 5,
     max_curves_per_dataset: int = 6,
     comparisons: Mapping[str, Any] | None = None,
+    selection: Any = None,
 ) -> Path:
     """Write the static HTML report of a study to ``out_dir`` and return the path of ``index.html``.
 
@@ -266,6 +268,8 @@ def build_report(
     -------
     Path
         ``out_dir / "index.html"``.
+    selection : odeval.analysis.selection.SelectionAudit, optional
+        Adds the label-free model-selection section (:func:`odeval.report.selection.selection_section_html`).
     """
     if statistic not in A.STATISTICS:
         raise ValueError(f"statistic must be one of {A.STATISTICS}, got {statistic!r}")
@@ -418,9 +422,10 @@ def build_report(
     figs = []
     if chars is not None:
         page.add(_figure(lambda: _plots().plot_diversity_difficulty(chars, meta, baselines),
-                            "Diversity vs difficulty per variant with 95 % ellipses per base dataset; grey: "
-                            "independent (×) and identical (+) random rankers (Campos et al. Fig. 6).",
-                            "diversity vs difficulty"))
+                         "Diversity vs difficulty per variant (Campos et al. Fig. 6): "
+                         + _e(_plots().diversity_difficulty_caption(chars, meta))
+                         + "; grey: independent (×) and identical (+) random rankers.",
+                         "diversity vs difficulty"))
     else:
         page.add(f'<p class="note">Difficulty and diversity not available: {_e(char_error)}</p>')
     figs.append(_figure(lambda: _plots().plot_best_per_dataset(summary, measure),
@@ -450,6 +455,11 @@ def build_report(
         if len(ens):
             ctx.csv(ens, "ensembles", "greedy ensemble vs best single, naive and random ensembles per base dataset "
                     "(first variant; Schubert et al. 2012 Table 4 style)")
+
+    if selection is not None:  # an odeval.analysis.selection.SelectionAudit
+        from odeval.report.selection import selection_section_html
+
+        page.add(selection_section_html(selection, ctx=ctx))
 
     page.add('<h2 id="tables">Tables (CSV)</h2><ul>' + "".join(
         f'<li><a href="{_e(rel)}">{_e(rel)}</a> — {_e(desc)}</li>' for rel, desc in sorted(ctx.tables.items())

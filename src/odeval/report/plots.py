@@ -19,6 +19,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "method_colors",
+    "diversity_difficulty_caption",
     "plot_best_per_dataset",
     "plot_binned_ranks_heatmap",
     "plot_critical_difference",
@@ -114,7 +115,7 @@ def plot_measure_vs_k(
     ax.set_ylabel(measure)
     ax.set_title(f"{dataset}: {measure} vs k", fontsize=11)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, ncols=2 if sub["config"].nunique() > 6 else 1, loc="best", frameon=False)
+    _legend_outside(fig, ax, sub["config"].nunique())
     return fig
 
 
@@ -159,12 +160,19 @@ def plot_performance_bars(
     return fig
 
 
+def _legend_outside(fig: Figure, ax: Any, n_entries: int, fontsize: float = 9) -> None:
+    """The legend right of the axes, outside the data (constrained layout makes room for it)."""
+    ax.legend(fontsize=fontsize, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0,
+              ncols=1 if n_entries <= 16 else 2, handletextpad=0.3)
+
+
 @_plain_text
 def plot_best_per_dataset(summary: pd.DataFrame, measure: str = "roc_auc", by: str = "base_dataset") -> Figure:
     """Best-k performance of every method per dataset, datasets sorted by their best method (Fig. 3).
 
     Each method's value is averaged over the variants of a base dataset (``by="base_dataset"``); the grey
-    bar spans the methods' range and the black tick marks the best method.
+    bar spans the methods' range and the black tick marks the best method. The legend sits right of the
+    axes, never over the points.
     """
     _need(summary, ["config", "measure", "best", by], "plot_best_per_dataset")
     sub = summary[summary["measure"] == measure]
@@ -173,26 +181,50 @@ def plot_best_per_dataset(summary: pd.DataFrame, measure: str = "roc_auc", by: s
     wide = sub.pivot_table(index=by, columns="config", values="best", aggfunc="mean")
     wide = wide.loc[wide.max(axis=1).sort_values().index]
     colors = method_colors(wide.columns)
-    fig = _figure(7.0, max(3.0, 0.32 * len(wide) + 1.3))
+    fig = _figure(7.0, max(3.2, 0.34 * len(wide) + 1.4, 0.19 * wide.shape[1] + 0.9))
     ax = fig.add_subplot()
     y = np.arange(len(wide))
     ax.hlines(y, wide.min(axis=1), wide.max(axis=1), color="0.8", lw=5, zorder=1)
     for cfg in wide.columns:
-        ax.scatter(wide[cfg], y, s=22, color=colors[cfg], label=cfg, zorder=2, edgecolor="white", lw=0.5)
-    ax.scatter(wide.max(axis=1), y, marker="|", s=120, color="black", zorder=3)
-    ax.set_yticks(y, [str(i) for i in wide.index], fontsize=8)
+        ax.scatter(wide[cfg], y, s=26, color=colors[cfg], label=cfg, zorder=2, edgecolor="white", lw=0.5)
+    ax.scatter(wide.max(axis=1), y, marker="|", s=140, color="black", zorder=3, label="best method")
+    ax.set_yticks(y, [str(i) for i in wide.index], fontsize=9)
+    ax.set_ylim(-0.6, len(wide) - 0.4)
     ax.set_xlabel(f"{measure} at best k")
     ax.set_title(f"Best {measure} per dataset", fontsize=11)
     ax.grid(axis="x", alpha=0.3)
-    ax.legend(fontsize=7, frameon=False, loc="lower right", ncols=2 if wide.shape[1] > 6 else 1)
+    _legend_outside(fig, ax, wide.shape[1] + 1)
     return fig
+
+
+def _spread_labels(pos: np.ndarray, gap: float, lo: float = 0.0, hi: float = 1.0) -> np.ndarray:
+    """Move sorted label positions apart to at least ``gap``, as little as possible, inside [lo, hi].
+
+    Positions (axes fractions) that cannot all fit are spread evenly over [lo, hi].
+    """
+    pos = np.asarray(pos, dtype=float)
+    n = pos.size
+    if n == 0:
+        return pos
+    if (n - 1) * gap > hi - lo:
+        return np.linspace(lo, hi, n) if n > 1 else np.array([(lo + hi) / 2])
+    out = pos.copy()
+    for i in range(1, n):  # push right
+        out[i] = max(out[i], out[i - 1] + gap)
+    if out[-1] > hi:  # then push back left from the right edge
+        out[-1] = hi
+        for i in range(n - 2, -1, -1):
+            out[i] = min(out[i], out[i + 1] - gap)
+    return np.maximum(out, lo)
 
 
 @_plain_text
 def plot_performance_vs_dimensionality(summary: pd.DataFrame, measure: str = "roc_auc") -> Figure:
     """Best-k performance vs number of attributes, one line per method (Fig. 4).
 
-    Values are averaged over the variants of each base dataset; the x axis is logarithmic.
+    Values are averaged over the variants of each base dataset; the x axis is logarithmic. The base
+    datasets are named above the axes, with a leader line to their dimensionality where names would
+    otherwise overlap.
     """
     _need(summary, ["config", "measure", "best", "base_dataset", "n_attributes"], "plot_performance_vs_dimensionality")
     sub = summary[summary["measure"] == measure]
@@ -200,27 +232,41 @@ def plot_performance_vs_dimensionality(summary: pd.DataFrame, measure: str = "ro
         raise ValueError(f"plot_performance_vs_dimensionality: no row for measure {measure!r}")
     per = sub.groupby(["base_dataset", "config"], as_index=False).agg(best=("best", "mean"), d=("n_attributes", "mean"))
     colors = method_colors(per["config"].unique())
-    fig = _figure(7.0, 4.2)
+    width_in = 7.0
+    fig = _figure(width_in, 4.6)
     ax = fig.add_subplot()
     for cfg, grp in per.groupby("config", sort=True):
         grp = grp.sort_values("d")
         ax.plot(grp["d"], grp["best"], "o-", ms=4, lw=1, color=colors[cfg], label=cfg, alpha=0.9)
-    dims = per.groupby("base_dataset")["d"].first().sort_values()
-    from matplotlib.ticker import NullFormatter, NullLocator
+    dims = per.groupby("base_dataset")["d"].first().sort_values(kind="stable")
+    from matplotlib.ticker import LogLocator, NullFormatter, NullLocator, ScalarFormatter
 
     ax.set_xscale("log")
-    ticks = np.unique(dims.to_numpy())
+    d_lo, d_hi = float(dims.min()), float(dims.max())
+    x_lo, x_hi = d_lo / 1.3, d_hi * 1.3
+    ax.set_xlim(x_lo, x_hi)
+    decades = np.log10(x_hi / x_lo)
+    subs = np.arange(1.0, 10.0) if decades < 1.5 else (1.0, 2.0, 5.0) if decades < 3 else (1.0,)
+    ax.xaxis.set_major_locator(LogLocator(subs=subs))
+    ax.xaxis.set_major_formatter(ScalarFormatter())
     ax.xaxis.set_minor_locator(NullLocator())
     ax.xaxis.set_minor_formatter(NullFormatter())
-    ax.set_xticks(ticks, [f"{t:g}" for t in ticks], fontsize=7)
-    top = ax.secondary_xaxis("top")
-    top.xaxis.set_minor_locator(NullLocator())
-    top.set_xticks(dims.to_numpy(), [str(n) for n in dims.index], rotation=45, fontsize=6, ha="left")
-    top.tick_params(length=2)
+    # dataset names above the axes, 45°, pushed apart where they would overlap, leader lines to their d
+    fontsize = 8.0
+    frac = (np.log(dims.to_numpy()) - np.log(x_lo)) / (np.log(x_hi) - np.log(x_lo))
+    axes_width_pt = 0.62 * width_in * 72  # the axes' share of the figure (legend on the right)
+    gap = 1.8 * fontsize / axes_width_pt
+    placed = _spread_labels(frac, gap)
+    for name, x_true, x_text in zip(dims.index, frac, placed, strict=True):
+        ax.text(x_text, 1.055, str(name), transform=ax.transAxes, rotation=45, ha="left", va="bottom",
+                rotation_mode="anchor", fontsize=fontsize, clip_on=False)
+        # tick at the dataset's d, then a leader to its (possibly moved) name
+        ax.plot([x_true, x_true, x_text], [1.0, 1.02, 1.05], transform=ax.transAxes, color="0.45", lw=0.7,
+                clip_on=False)
     ax.set_xlabel("number of attributes (log scale)")
     ax.set_ylabel(f"{measure} at best k")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, frameon=False, ncols=2 if per["config"].nunique() > 6 else 1)
+    _legend_outside(fig, ax, per["config"].nunique())
     return fig
 
 
@@ -246,35 +292,37 @@ def plot_binned_ranks_heatmap(binned: pd.DataFrame, dataset: str, n_bins: int = 
                    vmin=0.5, vmax=n_bins + 0.5, interpolation="nearest")
     ax.set_yticks(np.arange(wide.shape[0]), [str(c) for c in wide.index], fontsize=8)
     if n_out <= 40:
-        ax.set_xticks(np.arange(n_out), [str(o) for o in wide.columns], fontsize=6, rotation=90)
+        ax.set_xticks(np.arange(n_out), [str(o) for o in wide.columns], fontsize=8, rotation=90)
     else:
         ax.set_xticks([])
     ax.set_xlabel("true outliers (object index), easiest first")
     ax.set_title(f"{dataset}\nbins ⌈rank/|O|⌉ of the outliers at best k", fontsize=9)
     cb = fig.colorbar(im, ax=ax, ticks=np.arange(1, n_bins + 1), fraction=0.05, pad=0.02)
     cb.set_label("bin", fontsize=8)
-    cb.ax.tick_params(labelsize=7)
+    cb.ax.tick_params(labelsize=8)
     return fig
 
 
-def _ellipse(ax: Any, x: np.ndarray, y: np.ndarray, color: Any, level: float = 0.95) -> None:
-    """Draw the ``level`` normal data ellipse of the points (needs ≥ 3 points and a non-singular covariance)."""
+def _ellipse(ax: Any, x: np.ndarray, y: np.ndarray, color: Any, level: float = 0.95) -> bool:
+    """Draw the ``level`` normal data ellipse of the points; False when it cannot (fewer than 3 points, or all
+    points equal)."""
     from matplotlib.patches import Ellipse
     from scipy.stats import chi2
 
     if x.size < 3:
-        return
+        return False
     cov = np.cov(x, y)
     if not np.all(np.isfinite(cov)):
-        return
+        return False
     vals, vecs = np.linalg.eigh(cov)
     vals = np.maximum(vals, 0.0)
     if vals.max() <= 0:
-        return
+        return False
     scale = chi2.ppf(level, 2)
     angle = np.degrees(np.arctan2(vecs[1, -1], vecs[0, -1]))
     ax.add_patch(Ellipse((x.mean(), y.mean()), 2 * np.sqrt(scale * vals[-1]), 2 * np.sqrt(scale * vals[0]),
                          angle=angle, facecolor=color, alpha=0.12, edgecolor=color, lw=1))
+    return True
 
 
 @_plain_text
@@ -285,6 +333,9 @@ def plot_diversity_difficulty(
     label_points: bool = False,
 ) -> Figure:
     """Diversity vs difficulty per dataset variant, with 95 % ellipses per base dataset and random baselines (Fig. 6).
+
+    A base dataset with at least 3 variants gets the 95 % normal data ellipse of its variants' points; two
+    variants are joined by a line; :func:`diversity_difficulty_caption` says which of these the figure shows.
 
     Parameters
     ----------
@@ -314,21 +365,71 @@ def plot_diversity_difficulty(
             b = baselines[baselines["baseline"] == base]
             ax.scatter(b["difficulty"], b["diversity"], marker=marker, color="0.55", s=22, lw=0.8,
                        label=f"random rankers ({base})", zorder=1)
+    n_ellipses = n_joined = 0
     for base, grp in ch.groupby("base_dataset", sort=True):
         x, y = grp["difficulty"].to_numpy(float), grp["diversity"].to_numpy(float)
-        ax.scatter(x, y, s=18, color=colors[base], label=str(base), zorder=3, edgecolor="white", lw=0.4)
-        _ellipse(ax, x, y, colors[base])
+        ax.scatter(x, y, s=22, color=colors[base], label=str(base), zorder=3, edgecolor="white", lw=0.4)
+        if _ellipse(ax, x, y, colors[base]):
+            n_ellipses += 1
+        elif x.size == 2:  # too few variants for an ellipse: join them
+            ax.plot(x, y, color=colors[base], lw=1.0, alpha=0.7, zorder=2)
+            n_joined += 1
         if label_points:
-            ax.annotate(str(base), (x.mean(), y.mean()), fontsize=7, color=colors[base], xytext=(3, 3),
+            ax.annotate(str(base), (x.mean(), y.mean()), fontsize=8, color=colors[base], xytext=(3, 3),
                         textcoords="offset points")
     ax.set_xlabel("difficulty (mean binned rank of the outliers; 1 = easy)")
     ax.set_ylabel("diversity (RMS of the sd of bins across methods)")
     ax.set_xlim(0.8, max(10.2, float(ax.get_xlim()[1])))
     ax.set_ylim(-0.1, None)
     ax.grid(alpha=0.3)
-    n_leg = ch["base_dataset"].nunique() + (2 if baselines is not None else 0)
-    ax.legend(fontsize=7, frameon=False, loc="center left", bbox_to_anchor=(1.01, 0.5), ncols=1 if n_leg <= 18 else 2)
+    handles, labels = ax.get_legend_handles_labels()
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    if n_ellipses:
+        handles.append(Patch(facecolor="0.5", alpha=0.25, edgecolor="0.3"))
+        labels.append("95 % ellipse of a base dataset's variants")
+    if n_joined:
+        handles.append(Line2D([], [], color="0.3", lw=1.0))
+        labels.append("the 2 variants of a base dataset")
+    if len(labels) <= 18:  # one column right of the axes
+        ax.legend(handles, labels, fontsize=9, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0),
+                  borderaxespad=0.0)
+    else:  # many base datasets: columns below the axes, the figure grows to hold them
+        ncols = 4
+        fig.set_figheight(5.0 + 0.19 * -(-len(labels) // ncols))
+        ax.legend(handles, labels, fontsize=9, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.13),
+                  borderaxespad=0.0, ncols=ncols, handletextpad=0.3, columnspacing=1.2)
     return fig
+
+
+def diversity_difficulty_caption(characteristics: pd.DataFrame, datasets: pd.DataFrame | None = None) -> str:
+    """What :func:`plot_diversity_difficulty` draws around each base dataset's variants, in words.
+
+    A 95 % normal data ellipse needs at least 3 variants (that are not all equal); 2 variants are joined
+    by a line; a single variant is a lone point.
+    """
+    ch = characteristics[["dataset", "difficulty", "diversity"]]
+    if datasets is not None and "base_dataset" in datasets.columns:
+        ch = ch.merge(datasets[["dataset", "base_dataset"]].drop_duplicates("dataset"), on="dataset", how="left")
+        ch["base_dataset"] = ch["base_dataset"].fillna(ch["dataset"])
+    else:
+        ch = ch.assign(base_dataset=ch["dataset"])
+    sizes = ch.groupby("base_dataset").apply(
+        lambda g: len(g) if len(g) < 3 or g[["difficulty", "diversity"]].drop_duplicates().shape[0] > 1 else 1,
+        include_groups=False)
+    n = len(sizes)
+    n3, n2 = int((sizes >= 3).sum()), int((sizes == 2).sum())
+    parts = []
+    if n3:
+        parts.append(f"95 % normal data ellipses around the variants of the {n3} base dataset(s) with at least 3")
+    if n2:
+        parts.append(f"a line joins the 2 variants of {n2} base dataset(s)")
+    if n - n3 - n2:
+        parts.append(f"{n - n3 - n2} base dataset(s) have a single variant (a lone point)")
+    if not n3:
+        parts.append("ellipses need at least 3 variants of a base dataset, which none has here")
+    return "; ".join(parts)
 
 
 @_plain_text
@@ -355,7 +456,7 @@ def plot_permutation_test(distribution: pd.DataFrame, datasets: Sequence[str] | 
     except TypeError:  # matplotlib < 3.10
         ax.boxplot(data, vert=False, **style)
     ax.scatter(obs, y, color="#c0392b", marker="D", s=26, zorder=3)
-    ax.set_yticks(y, names, fontsize=7)
+    ax.set_yticks(y, names, fontsize=8)
     ax.set_xlabel("difficulty (mean binned rank)")
     ax.set_title("Difficulty: true labels (red ◆) vs permuted labels (boxes)", fontsize=10)
     ax.grid(axis="x", alpha=0.3)
@@ -393,11 +494,11 @@ def plot_critical_difference(
     ax.hlines(0, lo, hi, color="black", lw=1)
     for t in range(lo, hi + 1):
         ax.vlines(t, 0, 0.15, color="black", lw=1)
-        ax.text(t, 0.25, str(t), ha="center", va="bottom", fontsize=8)
+        ax.text(t, 0.25, str(t), ha="center", va="bottom", fontsize=9)
     # CD scale bar
     ax.hlines(1.15, lo, lo + cd, color="black", lw=1)
     ax.vlines([lo, lo + cd], 1.05, 1.25, color="black", lw=1)
-    ax.text(lo + cd / 2, 1.3, f"CD = {cd:.3f} ({alpha_label})", ha="center", va="bottom", fontsize=8)
+    ax.text(lo + cd / 2, 1.3, f"CD = {cd:.3f} ({alpha_label})", ha="center", va="bottom", fontsize=9)
     # cliques: maximal runs of consecutive methods within cd (no significant difference inside)
     cliques: list[tuple[int, int]] = []
     for i in range(k):
@@ -418,6 +519,6 @@ def plot_critical_difference(
         ax.vlines(v, row, 0, color="0.3", lw=0.8)
         ax.hlines(row, text_left if left else v, v if left else text_right, color="0.3", lw=0.8)
         ax.text(text_left if left else text_right, row + 0.06, f"{name} ({v:.2f})", ha="left" if left else "right",
-                va="bottom", fontsize=8)
+                va="bottom", fontsize=9)
     ax.set_ylim(top - (n_rows - 1) * 0.8 - 0.4, 1.7)
     return fig

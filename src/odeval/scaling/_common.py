@@ -52,12 +52,14 @@ def raw_from_public(scores: Any, inverted: Any) -> np.ndarray:
     This undoes :func:`odeval.detectors.base.orient`; the Kriegel et al. (2011) inversions need the raw
     orientation.
     """
-    s = as_score_vector(scores)
-    return -s if is_inverted(inverted) else s.copy()
+    from odeval.detectors.base import orient
+
+    return orient(as_score_vector(scores), is_inverted(inverted)).copy()
 
 
 def public_from_raw(raw: Any, inverted: Any) -> np.ndarray:
     """Public scores (higher = more outlying) from raw scores; the same map as
     :func:`odeval.detectors.base.orient`."""
-    s = as_score_vector(raw, name="raw")
-    return -s if is_inverted(inverted) else s.copy()
+    from odeval.detectors.base import orient
+
+    return orient(as_score_vector(raw, name="raw"), is_inverted(inverted)).copy()

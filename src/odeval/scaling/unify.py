@@ -3,7 +3,9 @@ Schubert, Zimek, SDM 2011), turning any odeval scoring into comparable outlier p
 
 The recommendations are those of the ELKI authors' own pipeline for Schubert et al. (SDM 2012) — ELKI 0.5's
 ``ComputeKNNOutlierScores``, which applied the Kriegel et al. unification per method — extended to the
-remaining Campos et al. (2016) methods by the same rules:
+remaining Campos et al. (2016) methods by the same rules. The recipe is chosen from the method's
+:class:`~odeval.detectors.MethodInfo` (its ``scaling`` kind, else ``inverted`` / ``inlier_value``), never from
+its name:
 
 =========================== ======================== ==========================================================
 method                      regularisation           normalisation
@@ -16,7 +18,7 @@ LoOP, KDEOS                 none                     none: already probabilities
 ODIN                        linear inversion         Gaussian scaling, λ = 1, μ = mean
 FastABOD                    logarithmic inversion    Gaussian scaling, λ = 1, μ = mean
                                                      (ELKI ``MinusLogStandardDeviationScaling(null, 1.0)``)
-other / LDF                 by ``MethodInfo``: inversion if ``inverted``, baseline-centred if
+other / LDF, GLOSH          ``MethodInfo.scaling`` unset: inversion if ``inverted``, baseline-centred if
                             ``inlier_value > 0``, else Gaussian scaling about the mean
 =========================== ======================== ==========================================================
 
@@ -37,14 +39,6 @@ from odeval.scaling.normalize import GaussianScaling, ScoreScaling
 from odeval.scaling.regularize import linear_inversion, log_inversion
 
 __all__ = ["Unification", "recommended_unification", "unify"]
-
-_DISTANCE = ("knn", "knnw")
-_RATIO = ("lof", "simplifiedlof", "ldof", "cof", "inflo")
-_PROBABILISTIC = ("loop", "kdeos")
-# inlier values used when no MethodInfo is available (the detectors' MethodInfo takes precedence)
-_DEFAULT_BASELINE = {"lof": 1.0, "simplifiedlof": 1.0, "ldof": 1.0, "cof": 1.0, "inflo": 1.0}
-_INVERTED = {"odin": "linear_inversion", "fastabod": "log_inversion"}
-
 
 @dataclass(frozen=True)
 class Unification:
@@ -102,19 +96,18 @@ class Unification:
         return scaler.fit_transform(reg)
 
 
-def _resolve(method: Any) -> tuple[str, bool | None, float | None]:
-    """(name, inverted, inlier_value) from a name, a MethodInfo or a Detector (None = unknown)."""
+def _resolve(method: Any) -> Any:
+    """The MethodInfo of a name (odeval's registry), a MethodInfo or a Detector; None for an unknown name."""
     info = getattr(method, "info", method)
     if hasattr(info, "name") and hasattr(info, "inverted"):
-        return str(info.name), bool(info.inverted), info.inlier_value
+        return info
     if isinstance(method, str):
-        try:
-            from odeval.detectors import get_detector
+        from odeval.detectors import get_detector
 
-            det_info = get_detector(method).info
-        except (ValueError, ImportError, TypeError):
-            return method, None, None
-        return str(det_info.name), bool(det_info.inverted), det_info.inlier_value
+        try:
+            return get_detector(method).info
+        except ValueError:
+            return None
     raise TypeError(f"method must be a name, a MethodInfo or a Detector, got {type(method)!r}")
 
 
@@ -135,32 +128,33 @@ def recommended_unification(method: Any, *, lam: float = 1.0) -> Unification:
     E. Schubert, R. Wojdanowski, A. Zimek, H.-P. Kriegel. On Evaluation of Outlier Rankings and Outlier
     Scores. SDM 2012.
     """
-    name, inverted, inlier = _resolve(method)
-    key = name.lower()
-    if inverted is None:
-        inverted = key in _INVERTED
-    if key in _INVERTED:
-        reg = _INVERTED[key]
-        what = "linear" if reg == "linear_inversion" else "logarithmic"
-        return Unification(name, True, reg, "gaussian", None, lam,  # type: ignore[arg-type]
+    info = _resolve(method)
+    if info is None:  # a name outside the registry: no MethodInfo, no recipe
+        return Unification(str(method), False, "none", "gaussian", None, lam,
+                           f"{method}: Gaussian scaling (λ={lam:g}) about the mean (default for methods without a "
+                           "specific recommendation)")
+    name, inverted, inlier = str(info.name), bool(info.inverted), info.inlier_value
+    kind = getattr(info, "scaling", None)
+    if kind is None:  # derived from the orientation and the inlier value
+        kind = ("linear_inversion" if inverted else "ratio" if inlier is not None and inlier > 0 else "mean")
+    if kind in ("linear_inversion", "log_inversion"):
+        what = "linear" if kind == "linear_inversion" else "logarithmic"
+        return Unification(name, True, kind, "gaussian", None, lam,  # type: ignore[arg-type]
                            f"{name}: {what} inversion of the raw score, then Gaussian scaling (λ={lam:g}) "
                            "about the mean (Kriegel et al. 2011)")
-    if key in _PROBABILISTIC:
-        return Unification(name, bool(inverted), "none", "identity", None, lam,
+    if kind == "probability":
+        return Unification(name, inverted, "none", "identity", None, lam,
                            f"{name}: already an outlier probability; identity, clipped to [0, 1]")
-    if key in _DISTANCE:
-        return Unification(name, bool(inverted), "none", "gaussian", None, lam,
+    if kind == "distance":
+        return Unification(name, inverted, "none", "gaussian", None, lam,
                            f"{name}: Gaussian scaling (λ={lam:g}) about the mean, sample std "
                            "(baseline 0; Kriegel et al. 2011)")
-    if key in _RATIO or (inlier is not None and inlier > 0 and not inverted):
-        base = float(inlier) if inlier is not None else _DEFAULT_BASELINE.get(key, 1.0)
-        return Unification(name, bool(inverted), "baseline", "gaussian", base, lam,
+    if kind == "ratio":
+        base = float(inlier) if inlier is not None else 1.0
+        return Unification(name, inverted, "baseline", "gaussian", base, lam,
                            f"{name}: Gaussian scaling (λ={lam:g}) centred at the baseline {base:g}, σ = RMS "
                            "deviation from it (Kriegel et al. 2011 baseline regularisation)")
-    if inverted:
-        return Unification(name, True, "linear_inversion", "gaussian", None, lam,
-                           f"{name}: linear inversion, then Gaussian scaling (λ={lam:g}) about the mean")
-    return Unification(name, False, "none", "gaussian", None, lam,
+    return Unification(name, inverted, "none", "gaussian", None, lam,
                        f"{name}: Gaussian scaling (λ={lam:g}) about the mean (default for methods without a "
                        "specific recommendation)")
 

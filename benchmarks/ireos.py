@@ -1,0 +1,198 @@
+"""IREOS speed-ups side by side (Marques et al. 2020, Sect. 3.5, Tables 2-5), and the real-data effectiveness
+tables (Tables 6-7).
+
+Mode ``speed`` (default): per dataset, one run of each configuration on the same candidates, printing the number
+of classifiers, wall time and the largest index difference to the exact fixed-grid index (n_gamma = 100):
+
+    fixed      exact classifiers, fixed grid n_gamma = 100 (the reference)
+    adaptive   exact classifiers, adaptive Simpson quadrature (tol 0.005, Eq. 14)
+    +prune     adaptive + stop-early pruning (ireos_select; ranking compared instead of values)
+    +knn       adaptive + kNN subsets (k = 250)
+    combined   adaptive + kNN subsets + pruning
+
+Datasets: ``wbc-example`` (the authors' example: 223 objects, 11 binary solutions) and the Campos et al. (DAMI)
+variants by name, e.g. ``Annthyroid_withoutdupl_norm_07``; for those, 10 candidates are chosen as in Sect. 4.2
+(best, worst and evenly spaced ROC AUC among 13 methods x k). Configurations whose reference is too expensive are
+skipped with ``--max-exact`` (default: exact classifiers only for N <= 1000).
+
+Mode ``table``: Spearman(IREOS, ROC AUC) over the 10 candidates for m_cl in {1, sqrt5}, the Laplacian Score
+baseline (k = 1, sqrt N, 100) and the ROC AUC of the candidate each index picks (min / mean / max), printed as
+Markdown rows for docs/ireos.md.
+
+    .venv/bin/python benchmarks/ireos.py speed wbc-example Annthyroid_withoutdupl_norm_07
+    .venv/bin/python benchmarks/ireos.py table WBC_withoutdupl_norm_v01 Glass_withoutdupl_norm
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from scipy import stats
+
+from odeval.analysis.selection import paper_candidates
+from odeval.data import load_dataset
+from odeval.detectors import available_methods, get_detector
+from odeval.measures import roc_auc
+from odeval.measures.internal import ireos, ireos_select, laplacian_score
+from odeval.neighbors import knn_graph
+
+SHARED = Path(os.environ.get("ODEVAL_SHARED_DATASETS", Path(__file__).resolve().parents[1].parent / "shared" /
+                             "datasets"))
+KS = (1, 2, 3, 5, 7, 10, 15, 20, 30, 40, 50, 70, 100)
+
+
+def wbc_example():
+    d = SHARED / "ireos_wbc_example"
+    X = np.loadtxt(d / "WBC_withoutdupl_norm.txt")
+    sols = [np.array([ln.strip().strip('"') == "outlier" for ln in open(d / "solutions" / f"{i}.txt")
+                      if ln.strip()]) for i in range(11)]
+    return X, sols, np.arange(11, dtype=float), [f"sol{i}" for i in range(11)]
+
+
+def dami(name: str, n_candidates: int = 10):
+    base = name.split("_")[0]
+    ds = load_dataset(SHARED / "dami" / base / f"{name}.arff")
+    X, y = ds.numeric_matrix(), ds.y
+    kmax = min(max(KS), X.shape[0] - 2)
+    graph = knn_graph(X, kmax)
+    ks = [k for k in KS if k <= kmax]
+    scores, names = [], []
+    for method in available_methods():
+        try:
+            det = get_detector(method)
+            mks = [k for k in ks if k >= det.info.min_k]
+            S = det.score_all_k(graph, mks)
+        except Exception as exc:  # a method that cannot run on this dataset is skipped, and said so
+            print(f"  {method}: skipped ({exc})", file=sys.stderr)
+            continue
+        for k, row in zip(mks, S, strict=True):
+            if np.isfinite(row).all() and np.ptp(row) > 0:
+                scores.append(row)
+                names.append(f"{method}-{k:03d}")
+    aucs = np.array([roc_auc(y, s) for s in scores])
+    pick = paper_candidates(aucs, n_candidates)
+    return X, [scores[i] for i in pick], aucs[pick], [names[i] for i in pick]
+
+
+CACHE = Path(os.environ.get("ODEVAL_BENCH_CACHE", Path.home() / ".cache" / "odeval-bench" / "ireos"))
+
+
+def load(name: str):
+    """The candidates of a dataset; the 10 DAMI candidates are cached in ``$ODEVAL_BENCH_CACHE`` (scoring 13
+    methods x 13 k takes minutes on the larger datasets)."""
+    if name == "wbc-example":
+        return wbc_example()
+    cache = CACHE / f"{name}.npz"
+    if cache.is_file():
+        z = np.load(cache, allow_pickle=False)
+        return z["X"], list(z["scores"]), z["aucs"], [str(c) for c in z["names"]]
+    X, scores, aucs, names = dami(name)
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    np.savez(cache, X=X, scores=np.vstack(scores), aucs=aucs, names=np.array(names))
+    return X, scores, aucs, names
+
+
+def timed(fn):
+    """Result, wall time and CPU time of this process (threads included): on a shared, loaded machine the CPU
+    time is what the run needs, the wall time what it got."""
+    t, c = time.perf_counter(), time.process_time()
+    out = fn()
+    return out, (time.perf_counter() - t, time.process_time() - c)
+
+
+def speed(names: list[str], max_exact: int, jobs: int, only_combined: bool = False) -> None:
+    load_avg = os.getloadavg()[0]
+    print(f"load average {load_avg:.1f}; threads {jobs}")
+    print("| dataset | N | configuration | classifiers | wall (s) | CPU (s) | max abs index diff to reference | "
+          "ranking |")
+    print("| --- | ---: | --- | ---: | ---: | ---: | ---: | --- |")
+    for name in names:
+        _speed_one(name, max_exact, jobs, only_combined)
+
+
+def _report_progress(stage: str, n: int, _last=[0]) -> None:  # noqa: B006 (a counter shared across calls)
+    if n - _last[0] >= 2000 or n < _last[0]:
+        _last[0] = n
+        print(f"  {stage}: {n} classifiers, CPU {time.process_time():.0f} s", file=sys.stderr, flush=True)
+
+
+def _speed_one(name: str, max_exact: int, jobs: int, only_combined: bool) -> None:
+    (X, sols, _, _), tl = timed(lambda: load(name))
+    print(f"{name}: candidates in {tl[0]:.0f} s", file=sys.stderr)
+    N = X.shape[0]
+    kw = {"n_jobs": jobs, "progress": _report_progress}
+    exact = N <= max_exact
+    knn = 250 if N > 251 else 100  # below 252 objects k = 250 would be the exact index: show k = 100
+    rows = []
+    ref = None
+    if exact:
+        r, t = timed(lambda: ireos(X, sols, quadrature="fixed", n_gamma=100, **kw))
+        ref = r
+        rows.append(("fixed n_gamma=100 (exact)", r.n_fits, t, 0.0, np.argsort(-r.index, kind="stable")))
+        r, t = timed(lambda: ireos(X, sols, **kw))
+        rows.append(("adaptive", r.n_fits, t, np.abs(r.index - ref.index).max(),
+                     np.argsort(-r.index, kind="stable")))
+        s, t = timed(lambda: ireos_select(X, sols, **kw))
+        rows.append(("adaptive + pruning", s.n_fits, t, math.nan, s.order))
+    if not only_combined:
+        r, t = timed(lambda: ireos(X, sols, knn=knn, **kw))
+        rows.append((f"adaptive + kNN k={knn}", r.n_fits, t,
+                     np.abs(r.index - ref.index).max() if ref is not None else math.nan,
+                     np.argsort(-r.index, kind="stable")))
+    s, t = timed(lambda: ireos_select(X, sols, knn=knn, **kw))
+    rows.append(("all combined (adaptive + kNN + pruning)", s.n_fits, t, math.nan, s.order))
+    ref_order = rows[0][4]
+    for label, fits, t, diff, order in rows:
+        same = "same as reference" if list(order) == list(ref_order) else "differs"
+        if rows[0][0] == label:
+            same = "reference"
+        d = "—" if math.isnan(diff) else f"{diff:.4f}"
+        print(f"| {name} | {N} | {label} | {fits} | {t[0]:.1f} | {t[1]:.1f} | {d} | {same} |", flush=True)
+
+
+def table(names: list[str], jobs: int) -> None:
+    print(f"load average {os.getloadavg()[0]:.1f}")
+    print("| dataset | N | IREOS m_cl=1 | IREOS m_cl=sqrt5 | LS k=1 | LS k=sqrt N | LS k=100 | "
+          "ROC AUC min / mean / max | picked by IREOS 1 / sqrt5 | picked by LS sqrtN | time (s) |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | --- | ---: |")
+    for name in names:
+        X, sols, aucs, cand = load(name)
+        N = X.shape[0]
+        knn = 250 if N > 251 else None
+        t0 = time.perf_counter()
+        r1 = ireos(X, sols, knn=knn, n_jobs=jobs)
+        r5 = ireos(X, sols, knn=knn, m_cl="sqrt5", n_jobs=jobs)
+        t = time.perf_counter() - t0
+        rho = [stats.spearmanr(r.index, aucs).statistic for r in (r1, r5)]
+        ls = [laplacian_score(r1.weights, k) for k in (1, round(math.sqrt(N)), 100)]
+        rho_ls = [stats.spearmanr(-v, aucs).statistic for v in ls]
+        picks = [aucs[int(np.argmax(r.index))] for r in (r1, r5)]
+        pick_ls = aucs[int(np.argmin(ls[1]))]
+        print(f"| {name} | {N} | {rho[0]:.3f} | {rho[1]:.3f} | {rho_ls[0]:.3f} | {rho_ls[1]:.3f} | "
+              f"{rho_ls[2]:.3f} | {aucs.min():.3f} / {aucs.mean():.3f} / {aucs.max():.3f} | "
+              f"{picks[0]:.3f} ({cand[int(np.argmax(r1.index))]}) / {picks[1]:.3f} "
+              f"({cand[int(np.argmax(r5.index))]}) | {pick_ls:.3f} | {t:.0f} |", flush=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("mode", choices=["speed", "table"])
+    ap.add_argument("datasets", nargs="*", default=["wbc-example"])
+    ap.add_argument("--max-exact", type=int, default=1000, help="Exact classifiers only up to this N.")
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--only-combined", action="store_true", help="speed: run only the all-combined row.")
+    args = ap.parse_args()
+    if args.mode == "speed":
+        speed(args.datasets, 0 if args.only_combined else args.max_exact, args.jobs, args.only_combined)
+    else:
+        table(args.datasets, args.jobs)
+
+
+if __name__ == "__main__":
+    main()

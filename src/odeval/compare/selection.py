@@ -1,0 +1,587 @@
+"""Label-free model selection: pick one of R candidate scorings (method × k) of the same data, without labels.
+
+Every selector takes the candidates' score matrix ``scores`` (R, N) (public orientation: higher = more
+outlying; rows = candidates, e.g. every method × k of a study), their ``names`` and, where the selector needs
+it, the data ``X`` and a ``seed``, and returns a :class:`Selection`: the index of the chosen candidate, or, for
+the ensemble "selectors", an ensemble scoring of all candidates. Selectors are registered by name
+(:data:`SELECTORS`, :func:`get_selector`, :func:`register_selector`) so that the meta-evaluation
+(:mod:`odeval.analysis.selection`, ``odeval select-audit``) can run any subset of them.
+
+The consensus selectors follow the review of Ma, Zhao and Akoglu (2023), §3 ("consensus-based" internal
+strategies): a candidate that agrees with the other candidates is likely good, because the candidates'
+errors are partly independent while their hits agree.
+
+* ``mc-spearman``, ``mc-kendall``, ``mc-ndcg`` — *model centrality*: the mean agreement of a candidate's ranking
+  with every other candidate's (Spearman's ρ, Kendall's τ-b, or the NDCG of the candidate's ranking graded by
+  the other's rank percentiles). Pick the most central candidate.
+* ``hits`` — HITS (Kleinberg 1999) on the bipartite candidate × object graph with rank-based edge weights
+  (rank percentile of the object in the candidate): hub score of a candidate = Σ of the authority of the
+  objects it ranks high, authority of an object = Σ of the hubs that rank it high. Pick the best hub.
+* ``select`` — SELECT-style greedy consensus (Rayana & Akoglu 2016, "vertical selection"): target = mean
+  inverse rank of all candidates; candidates sorted by Kendall τ to the target; starting from the first, a
+  candidate joins the ensemble when the Kendall τ of the ensemble (mean inverse rank of its members) to the
+  target does not fall. Pick the member that agrees best with the final ensemble; ``select-ensemble``
+  returns the selected ensemble itself.
+* ``ensemble`` / ``ensemble-rank`` — the ensemble of all candidates as a "selector": the mean of the
+  Gaussian-scaled scores (Kriegel et al. 2011; :func:`odeval.scaling.gaussian_scaling`) or the mean rank
+  (:func:`odeval.compare.combine`, rule ``rank``). They return a scoring, not a candidate.
+* ``random`` — a uniformly random candidate (seeded). Its *expected* quality is the mean over the candidates,
+  which is what the meta-evaluation uses.
+* ``default-knn10``, ``default-lof20`` — the fixed defaults kNN with k = 10 and LOF with k = 20, found by
+  candidate name (``METHOD-kNNN`` as :func:`odeval.bench.ensembles.stored_runs` names them, case-insensitive).
+
+All selectors are deterministic (the random one given its seed) and vectorised over candidates and objects;
+the memory is O(R·N + R²), never N × N.
+
+References
+----------
+M. Q. Ma, Y. Zhao, X. Zhang, L. Akoglu. The need for unsupervised outlier model selection: a review and
+evaluation of internal evaluation strategies. ACM SIGKDD Explorations 25(1), 2023.
+S. Rayana, L. Akoglu. Less is more: building selective anomaly ensembles. ACM TKDD 10(4), 2016 (SELECT).
+J. M. Kleinberg. Authoritative sources in a hyperlinked environment. J. ACM 46(5), 1999 (HITS).
+H. O. Marques, R. J. G. B. Campello, J. Sander, A. Zimek. Internal evaluation of unsupervised outlier
+detection. ACM TKDD 14(4), 2020, §4.2 (candidates and model-selection experiment).
+H.-P. Kriegel, P. Kröger, E. Schubert, A. Zimek. Interpreting and unifying outlier scores. SDM 2011.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+from numba import njit
+from scipy import stats
+
+from odeval.compare.ensemble import _names, combine
+from odeval.compare.similarity import check_score_matrix
+
+__all__ = [
+    "SELECTORS",
+    "Selection",
+    "SelectorInfo",
+    "available_selectors",
+    "get_selector",
+    "hits_scores",
+    "inverse_ranks",
+    "kendall_matrix",
+    "kendall_to",
+    "model_centrality",
+    "ndcg_matrix",
+    "parse_candidate_name",
+    "rank_percentiles",
+    "register_selector",
+    "run_selector",
+    "select_greedy",
+    "spearman_matrix",
+]
+
+Kind = Literal["pick", "scoring", "expected"]
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The outcome of one selector on one candidate set.
+
+    Attributes
+    ----------
+    selector : str
+        Registry name of the selector.
+    index : int or None
+        The chosen candidate (row of the score matrix); None for selectors that return a scoring.
+    scores : ndarray of shape (N,) or None
+        The scoring the selector returns instead of a candidate (the ensembles), higher = more outlying.
+    criterion : ndarray of shape (R,) or None
+        The label-free value the selector ranked the candidates by (higher = preferred), e.g. the mean
+        Spearman ρ to the other candidates.
+    members : tuple of int
+        Candidates that make up a returned ensemble (SELECT), in the order they were added.
+    note : str
+        Why a selector could not choose (e.g. the default candidate is not among the candidates).
+    """
+
+    selector: str
+    index: int | None = None
+    scores: np.ndarray | None = field(default=None, repr=False)
+    criterion: np.ndarray | None = field(default=None, repr=False)
+    members: tuple[int, ...] = ()
+    note: str = ""
+
+
+#: A selector: ``fn(scores (R, N), names, *, X=None, seed=0) -> Selection``.
+SelectorFn = Callable[..., Selection]
+
+
+@dataclass(frozen=True)
+class SelectorInfo:
+    """A registered selector.
+
+    Attributes
+    ----------
+    name : str
+    fn : callable
+        ``fn(scores, names, *, X=None, seed=0) -> Selection``.
+    kind : {"pick", "scoring", "expected"}
+        ``pick``: returns a candidate index; ``scoring``: returns a scoring (ensembles); ``expected``: a random
+        pick whose expected quality (the mean over candidates) is what the meta-evaluation reports.
+    needs_data : bool
+        True when ``X`` must be given.
+    description, reference : str
+    """
+
+    name: str
+    fn: SelectorFn = field(repr=False)
+    kind: Kind = "pick"
+    needs_data: bool = False
+    description: str = ""
+    reference: str = ""
+
+
+SELECTORS: dict[str, SelectorInfo] = {}
+
+
+def register_selector(info: SelectorInfo, *, replace: bool = False) -> SelectorInfo:
+    """Add a selector to :data:`SELECTORS` (raise if the name is taken, unless ``replace``)."""
+    key = info.name.lower()
+    if key in SELECTORS and not replace:
+        raise ValueError(f"a selector named {info.name!r} is already registered")
+    SELECTORS[key] = info
+    return info
+
+
+def available_selectors() -> tuple[str, ...]:
+    """Names of the registered selectors, in registration order."""
+    return tuple(SELECTORS)
+
+
+def get_selector(name: str) -> SelectorInfo:
+    """The registered selector ``name`` (case-insensitive); a one-line error lists the known ones."""
+    info = SELECTORS.get(str(name).lower())
+    if info is None:
+        raise ValueError(f"unknown selector {name!r}; available: {', '.join(SELECTORS)}")
+    return info
+
+
+def run_selector(name: str, scores: Any, names: Sequence[str] | None = None, *, X: Any = None,
+                 seed: int = 0) -> Selection:
+    """Validate the inputs and run the registered selector ``name``.
+
+    Parameters
+    ----------
+    scores : array-like of shape (R, N)
+        Candidate scorings, finite, higher = more outlying (map ±inf with
+        :func:`odeval.measures.finite_for_ranking` first).
+    names : sequence of str, optional
+        Candidate names (``METHOD-kNNN`` for the default selectors).
+    X : array-like of shape (N, d), optional
+        The data, for selectors with ``needs_data``.
+    seed : int
+        Seed of randomised selectors.
+    """
+    info = get_selector(name)
+    S = check_score_matrix(scores, name="candidate scores")
+    if S.shape[0] < 1 or S.shape[1] < 2:
+        raise ValueError(f"model selection needs at least 1 candidate and 2 objects, got scores of shape {S.shape}")
+    nm = _names(names, S.shape[0])
+    if info.needs_data:
+        if X is None:
+            raise ValueError(f"selector {info.name!r} needs the data X")
+        X = np.asarray(X, dtype=np.float64)
+        if X.ndim != 2 or X.shape[0] != S.shape[1]:
+            raise ValueError(f"selector {info.name!r}: X has shape {X.shape}, expected ({S.shape[1]}, d)")
+    sel = info.fn(S, nm, X=X, seed=int(seed))
+    if sel.index is not None and not 0 <= sel.index < S.shape[0]:
+        raise RuntimeError(f"selector {info.name!r} returned index {sel.index} for {S.shape[0]} candidates")
+    return sel
+
+
+# ----------------------------------------------------------------------------------------------- rank helpers
+def rank_percentiles(scores: Any) -> np.ndarray:
+    """Per row, each object's average rank divided by N: in (0, 1], 1 = the most outlying object.
+
+    Ties share the average of the ranks they span (so the scale is the same for every row).
+    """
+    S = check_score_matrix(scores)
+    return stats.rankdata(S, axis=1, method="average") / S.shape[1]
+
+
+def inverse_ranks(scores: Any) -> np.ndarray:
+    """Per row, 1 / rank with rank 1 = the most outlying object (ties: average rank), as in SELECT's
+    rank-based combination (Rayana & Akoglu 2016, §4.1): the top of each ranking dominates."""
+    S = check_score_matrix(scores)
+    return 1.0 / stats.rankdata(-S, axis=1, method="average")
+
+
+def spearman_matrix(scores: Any) -> np.ndarray:
+    """(R, R) Spearman's ρ of every pair of rows (Pearson correlation of average ranks), by one matrix product.
+
+    A constant row has no ranking: its correlations are 0 (diagonal 1).
+    """
+    Rk = stats.rankdata(check_score_matrix(scores), axis=1, method="average")
+    Z = Rk - Rk.mean(axis=1, keepdims=True)
+    norm = np.sqrt((Z * Z).sum(axis=1))
+    ok = norm > 0
+    Z[ok] /= norm[ok, None]
+    Z[~ok] = 0.0
+    M = Z @ Z.T
+    np.clip(M, -1.0, 1.0, out=M)
+    np.fill_diagonal(M, 1.0)
+    return M
+
+
+@njit(cache=True)
+def _count_swaps_sort(y, buf):  # pragma: no cover - numba
+    """Bottom-up merge sort of y in place; returns the number of inversions (pairs i < j with y[i] > y[j])."""
+    n = y.size
+    swaps = 0
+    width = 1
+    src, dst = y, buf
+    in_buf = False
+    while width < n:
+        start = 0
+        while start < n:
+            mid = min(start + width, n)
+            end = min(start + 2 * width, n)
+            i, j, k = start, mid, start
+            while i < mid and j < end:
+                if src[j] < src[i]:
+                    dst[k] = src[j]
+                    swaps += mid - i
+                    j += 1
+                else:
+                    dst[k] = src[i]
+                    i += 1
+                k += 1
+            while i < mid:
+                dst[k] = src[i]
+                i += 1
+                k += 1
+            while j < end:
+                dst[k] = src[j]
+                j += 1
+                k += 1
+            start += 2 * width
+        src, dst = dst, src
+        in_buf = not in_buf
+        width *= 2
+    if in_buf:
+        y[:] = src
+    return swaps
+
+
+@njit(cache=True)
+def _tie_pairs_sorted(v):  # pragma: no cover - numba
+    """Σ t(t − 1)/2 over runs of equal values of a sorted array."""
+    total = 0
+    run = 1
+    for i in range(1, v.size):
+        if v[i] == v[i - 1]:
+            run += 1
+        else:
+            total += run * (run - 1) // 2
+            run = 1
+    return total + run * (run - 1) // 2
+
+
+@njit(cache=True)
+def _tau_b_presorted(xs, ys, n1, buf):  # pragma: no cover - numba
+    """τ-b from x sorted ascending (n1 = its tied pairs) and y in that order; y is sorted in place."""
+    n = xs.size
+    n0 = n * (n - 1) // 2
+    start = 0
+    for i in range(1, n + 1):  # sort y within the tie groups of x: tied pairs of x are not discordant
+        if i == n or xs[i] != xs[start]:
+            if i - start > 1:
+                ys[start:i] = np.sort(ys[start:i])
+            start = i
+    n3 = 0
+    run = 1
+    for i in range(1, n):
+        if xs[i] == xs[i - 1] and ys[i] == ys[i - 1]:
+            run += 1
+        else:
+            n3 += run * (run - 1) // 2
+            run = 1
+    n3 += run * (run - 1) // 2
+    swaps = _count_swaps_sort(ys, buf)
+    n2 = _tie_pairs_sorted(ys)
+    denom = (n0 - n1) * 1.0 * (n0 - n2)
+    if denom <= 0:
+        return 0.0
+    return (n0 - n1 - n2 + n3 - 2 * swaps) / np.sqrt(denom)
+
+
+@njit(cache=True)
+def _kendall_to(ranks, target):  # pragma: no cover - numba
+    """τ-b of every row of a (R, N) int64 dense-rank matrix to one dense-rank vector."""
+    R, n = ranks.shape
+    out = np.empty(R)
+    order = np.argsort(target, kind="mergesort")
+    xs = target[order]
+    n1 = _tie_pairs_sorted(xs)
+    buf = np.empty(n, dtype=np.int64)
+    ys = np.empty(n, dtype=np.int64)
+    for a in range(R):
+        for i in range(n):
+            ys[i] = ranks[a, order[i]]
+        out[a] = _tau_b_presorted(xs, ys, n1, buf)
+    return out
+
+
+@njit(cache=True)
+def _kendall_all(ranks):  # pragma: no cover - numba
+    """τ-b of every pair of rows of a (R, N) int64 dense-rank matrix (Knight's O(N log N) algorithm).
+
+    Each row is sorted once; for a pair (a, b) row b is taken in row a's order, sorted within the tie groups
+    of row a, and its inversions counted by merge sort.
+    """
+    R, n = ranks.shape
+    out = np.eye(R)
+    orders = np.empty((R, n), dtype=np.int64)
+    for a in range(R):
+        orders[a] = np.argsort(ranks[a], kind="mergesort")
+    for a in range(R):
+        buf = np.empty(n, dtype=np.int64)
+        ys = np.empty(n, dtype=np.int64)
+        order = orders[a]
+        xs = ranks[a][order]
+        n1 = _tie_pairs_sorted(xs)
+        for b in range(a + 1, R):
+            for i in range(n):
+                ys[i] = ranks[b, order[i]]
+            tau = _tau_b_presorted(xs, ys, n1, buf)
+            out[a, b] = tau
+            out[b, a] = tau
+    return out
+
+
+def _dense(S: np.ndarray) -> np.ndarray:
+    """0-based dense ranks (ties share a rank) of each row, int64."""
+    return np.ascontiguousarray(stats.rankdata(S, axis=-1, method="dense").astype(np.int64) - 1)
+
+
+def kendall_to(scores: Any, target: Any) -> np.ndarray:
+    """Kendall's τ-b of every row of ``scores`` (R, N) to the vector ``target`` (N,) (numba; a constant row or
+    target gives 0)."""
+    S = check_score_matrix(scores)
+    t = check_score_matrix(target, name="target")
+    if t.shape != (1, S.shape[1]):
+        raise ValueError(f"target must have {S.shape[1]} values, got shape {t.shape[1:]}")
+    return _kendall_to(_dense(S), _dense(t)[0])
+
+
+def kendall_matrix(scores: Any) -> np.ndarray:
+    """(R, R) Kendall's τ-b of every pair of rows (Knight's algorithm, numba; equals
+    ``scipy.stats.kendalltau(variant="b")``). A constant row has no ranking: its τ are 0 (diagonal 1)."""
+    return _kendall_all(_dense(check_score_matrix(scores)))
+
+
+def ndcg_matrix(scores: Any) -> np.ndarray:
+    """(R, R) NDCG of the ranking of row i graded by the rank percentiles of row j (entry [i, j]).
+
+    DCG_ij = Σ_o g_j(o) · δ_i(o) with gains g_j = :func:`rank_percentiles` of row j and the discount
+    δ_i(o) = 1 / log2(1 + position of o in row i's ranking) (position 1 = most outlying; tied objects share
+    the mean discount of the positions they span); NDCG_ij = DCG_ij / DCG_jj, the ideal being row j's own
+    ranking. In [0, 1]; 1 when row i orders the objects as row j does. One matrix product.
+    """
+    S = check_score_matrix(scores)
+    n = S.shape[1]
+    G = rank_percentiles(S)
+    # discount per object: mean of 1/log2(1 + p) over the positions p its tie group spans
+    d = 1.0 / np.log2(np.arange(2, n + 2, dtype=np.float64))
+    cd = np.concatenate([[0.0], np.cumsum(d)])
+    lo = stats.rankdata(-S, axis=1, method="min").astype(np.int64)  # first position of the tie group (1-based)
+    hi = stats.rankdata(-S, axis=1, method="max").astype(np.int64)
+    D = (cd[hi] - cd[lo - 1]) / (hi - lo + 1)
+    dcg = D @ G.T
+    ideal = np.diag(dcg).copy()
+    return dcg / ideal[None, :]
+
+
+def model_centrality(scores: Any, measure: Literal["spearman", "kendall", "ndcg"] = "spearman") -> np.ndarray:
+    """Model centrality of each candidate: the mean agreement of its ranking with every other candidate's.
+
+    MC_i = 1/(R − 1) Σ_{j ≠ i} agree(i, j), with agree = Spearman's ρ, Kendall's τ-b or NDCG
+    (:func:`ndcg_matrix`, row i graded by row j). One candidate: MC = 0.
+
+    References
+    ----------
+    M. Q. Ma, Y. Zhao, X. Zhang, L. Akoglu. SIGKDD Explorations 25(1), 2023, §3 (model centrality).
+    """
+    S = check_score_matrix(scores)
+    if measure == "spearman":
+        M = spearman_matrix(S)
+    elif measure == "kendall":
+        M = kendall_matrix(S)
+    elif measure == "ndcg":
+        M = ndcg_matrix(S)
+    else:
+        raise ValueError(f"unknown centrality measure {measure!r}; use spearman, kendall or ndcg")
+    R = M.shape[0]
+    if R == 1:
+        return np.zeros(1)
+    return (M.sum(axis=1) - np.diag(M)) / (R - 1)
+
+
+def hits_scores(scores: Any, *, tol: float = 1e-12, max_iter: int = 10_000) -> tuple[np.ndarray, np.ndarray]:
+    """HITS hub scores of the candidates and authority scores of the objects (Kleinberg 1999).
+
+    The bipartite graph has an edge of weight W[i, o] = rank percentile of object o in candidate i
+    (:func:`rank_percentiles`; rank-based, so the score scales do not matter). Iterate a ← Wᵀh, h ← W a, each
+    normalised to unit length, from h = 1 until the change is below ``tol``. The fixed point is the leading
+    singular vector pair of W (unique and positive since W > 0).
+
+    Returns
+    -------
+    hubs : ndarray of shape (R,)
+    authorities : ndarray of shape (N,)
+    """
+    W = rank_percentiles(scores)
+    h = np.full(W.shape[0], 1.0 / np.sqrt(W.shape[0]))
+    a = W.T @ h
+    for _ in range(max_iter):
+        a = W.T @ h
+        a /= np.linalg.norm(a)
+        h_new = W @ a
+        h_new /= np.linalg.norm(h_new)
+        done = np.abs(h_new - h).max() < tol
+        h = h_new
+        if done:
+            break
+    return h, a
+
+
+def select_greedy(scores: Any) -> tuple[tuple[int, ...], np.ndarray, np.ndarray]:
+    """SELECT-style greedy consensus ("vertical selection", Rayana & Akoglu 2016, §4.2).
+
+    1. Every candidate's inverse ranks (:func:`inverse_ranks`); target t = their mean over all candidates.
+    2. Sort the candidates by Kendall τ-b to t (descending; ties by index).
+    3. The ensemble E starts with the first; each next candidate c is added when τ(mean inverse rank of
+       E ∪ {c}, t) ≥ τ(E, t) — the agreement with the target does not fall — and is discarded otherwise.
+
+    Returns
+    -------
+    members : tuple of int
+        Selected candidates in the order they were added.
+    ensemble : ndarray of shape (N,)
+        Mean inverse rank of the members (higher = more outlying).
+    tau_to_target : ndarray of shape (R,)
+        Kendall τ-b of each candidate to the target.
+    """
+    Q = inverse_ranks(scores)
+    target = Q.mean(axis=0)
+    t_dense = _dense(target)
+    tau = _kendall_to(_dense(Q), t_dense)
+    order = np.lexsort((np.arange(tau.size), -tau))
+    members = [int(order[0])]
+    total = Q[order[0]].copy()
+    best = tau[order[0]]
+    for c in order[1:]:
+        trial = total + Q[c]
+        t = _kendall_to(_dense(trial / (len(members) + 1))[None, :], t_dense)[0]
+        if t >= best:
+            members.append(int(c))
+            total, best = trial, t
+    return tuple(members), total / len(members), tau
+
+
+_NAME = re.compile(r"^(?P<method>[^-\[(]+)(?P<extra>.*)-k?(?P<k>\d+)$")
+
+
+def parse_candidate_name(name: str) -> tuple[str, int] | None:
+    """(method, k) of a candidate named ``METHOD[...]-kNNN`` or ``METHOD-NNN`` (the names of
+    :func:`odeval.bench.ensembles.stored_runs`, e.g. ``LOF-020``); None if the name does not follow it."""
+    m = _NAME.match(str(name).strip())
+    if m is None:
+        return None
+    return m.group("method"), int(m.group("k"))
+
+
+# ------------------------------------------------------------------------------------------------- selectors
+def _argmax(values: np.ndarray) -> int:
+    v = np.where(np.isfinite(values), values, -np.inf)
+    return int(np.argmax(v))  # first maximum: ties go to the lower index
+
+
+def _mc(measure: Literal["spearman", "kendall", "ndcg"]) -> SelectorFn:
+    def fn(S: np.ndarray, names: tuple[str, ...], *, X: Any = None, seed: int = 0) -> Selection:
+        c = model_centrality(S, measure)
+        return Selection(f"mc-{measure}", _argmax(c), criterion=c)
+    return fn
+
+
+def _hits(S: np.ndarray, names: tuple[str, ...], *, X: Any = None, seed: int = 0) -> Selection:
+    h, _ = hits_scores(S)
+    return Selection("hits", _argmax(h), criterion=h)
+
+
+def _select(S: np.ndarray, names: tuple[str, ...], *, X: Any = None, seed: int = 0) -> Selection:
+    members, ens, tau = select_greedy(S)
+    # the member that agrees best with the selected ensemble
+    agree = np.full(S.shape[0], -np.inf)
+    agree[list(members)] = kendall_to(S[list(members)], ens)
+    return Selection("select", _argmax(agree), scores=None, criterion=tau, members=members)
+
+
+def _select_ensemble(S: np.ndarray, names: tuple[str, ...], *, X: Any = None, seed: int = 0) -> Selection:
+    members, ens, tau = select_greedy(S)
+    return Selection("select-ensemble", None, scores=ens, criterion=tau, members=members)
+
+
+def _ensemble(S: np.ndarray, names: tuple[str, ...], *, X: Any = None, seed: int = 0) -> Selection:
+    from odeval.scaling import gaussian_scaling
+
+    G = np.vstack([gaussian_scaling(row) for row in S])
+    return Selection("ensemble", None, scores=combine(G, "mean"), members=tuple(range(S.shape[0])))
+
+
+def _ensemble_rank(S: np.ndarray, names: tuple[str, ...], *, X: Any = None, seed: int = 0) -> Selection:
+    return Selection("ensemble-rank", None, scores=combine(S, "rank"), members=tuple(range(S.shape[0])))
+
+
+def _random(S: np.ndarray, names: tuple[str, ...], *, X: Any = None, seed: int = 0) -> Selection:
+    rng = np.random.default_rng(seed)
+    return Selection("random", int(rng.integers(S.shape[0])), note="expected quality = mean over candidates")
+
+
+def _default(method: str, k: int) -> SelectorFn:
+    label = f"default-{method.lower()}{k}"
+
+    def fn(S: np.ndarray, names: tuple[str, ...], *, X: Any = None, seed: int = 0) -> Selection:
+        for i, n in enumerate(names):
+            parsed = parse_candidate_name(n)
+            if parsed is not None and parsed[0].lower() == method.lower() and parsed[1] == k:
+                return Selection(label, i)
+        return Selection(label, None, note=f"{method} with k = {k} is not among the candidates")
+    return fn
+
+
+_MC_REF = "Ma, Zhao, Zhang, Akoglu, SIGKDD Explorations 2023, §3 (model centrality)"
+for _m, _d in (("spearman", "mean Spearman ρ of the candidate's ranking to every other candidate's"),
+               ("kendall", "mean Kendall τ-b of the candidate's ranking to every other candidate's"),
+               ("ndcg", "mean NDCG of the candidate's ranking graded by every other candidate's rank percentiles")):
+    register_selector(SelectorInfo(f"mc-{_m}", _mc(_m), "pick", False, f"model centrality: {_d}", _MC_REF))  # type: ignore[arg-type]
+register_selector(SelectorInfo(
+    "hits", _hits, "pick", False, "HITS hub score on the candidate × object graph (rank-percentile weights)",
+    "Kleinberg, J. ACM 1999; Ma et al. 2023, §3"))
+register_selector(SelectorInfo(
+    "select", _select, "pick", False,
+    "SELECT-style greedy consensus (target: mean inverse rank; add while Kendall τ to it does not fall); "
+    "picks the member closest to the selected ensemble", "Rayana & Akoglu, ACM TKDD 2016"))
+register_selector(SelectorInfo(
+    "select-ensemble", _select_ensemble, "scoring", False, "the SELECT ensemble itself (mean inverse rank of its "
+    "members)", "Rayana & Akoglu, ACM TKDD 2016"))
+register_selector(SelectorInfo(
+    "ensemble", _ensemble, "scoring", False, "mean of the Gaussian-scaled scores of all candidates",
+    "Kriegel et al., SDM 2011 (Gaussian scaling)"))
+register_selector(SelectorInfo(
+    "ensemble-rank", _ensemble_rank, "scoring", False, "mean rank of every object over all candidates", ""))
+register_selector(SelectorInfo(
+    "random", _random, "expected", False, "a uniformly random candidate (expected quality: the mean over candidates)",
+    ""))
+register_selector(SelectorInfo("default-knn10", _default("kNN", 10), "pick", False, "fixed default: kNN with k = 10",
+                               ""))
+register_selector(SelectorInfo("default-lof20", _default("LOF", 20), "pick", False, "fixed default: LOF with k = 20",
+                               ""))

@@ -1,0 +1,462 @@
+"""EM / MV evaluation of a *detector* (an algorithm that can be refitted), with feature sub-sampling.
+
+:func:`emmv` implements Algorithm "EMMV" of Goix (2016), §"Scaling with dimension": for ``d > max_dim``
+(default 8, the chapter's "standard criteria when d ≤ 8"), m draws (default 50) of d' features (default 5;
+without replacement inside a draw, with replacement between draws), the detector refitted on each sub-space,
+the box volume and the uniform sample in d' dimensions, EM and MV criteria computed per draw
+(:func:`~odeval.measures.internal.excess_mass_volume.excess_mass`, ``mass_volume``) and averaged. Draws whose
+criterion cannot be estimated (a level set with estimated volume 0, see those functions) are NaN, counted in
+the result (``em_failed``, ``mv_failed``) with their reasons and left out of the average — never silently.
+
+Detectors. Anything with ``fit(X)`` and ``score(X)`` returning higher = more outlying scores for *new* points
+(the uniform sample is always new): odeval's scikit-learn / PyOD adapters
+(:func:`odeval.detectors.adapters.wrap_estimator`: IsolationForest, OneClassSVM, LocalOutlierFactor with
+``novelty=True``, ...), a bare scikit-learn / PyOD estimator (wrapped here), or an odeval method with a
+novelty form (:func:`odeval.detectors.novelty_methods`: kNN, kNNW, LOF, SimplifiedLOF, LoOP, LDOF) through
+:class:`KNNQueryDetector`, which is :class:`odeval.detectors.novelty.NoveltyDetector` (new points scored
+against the fitted data) plus in-sample scores of the fitted objects (kNN graph, self excluded). The other
+odeval methods (ODIN, FastABOD, ...) define scores only for members of the data set and raise here.
+
+Settings. Novelty: ``emmv(det, X_train_normal, X_test_normal)`` (the chapter evaluates EM/MV on normal test
+data only). Unsupervised: ``emmv(det, X_polluted_train, X_polluted_test)`` (the chapter's split), or
+``emmv(det, X)`` to fit and evaluate on the same data.
+
+References
+----------
+Goix, N. (2016). PhD thesis, chapter "How to Evaluate the Quality of Anomaly Detection Algorithms?",
+Algorithm evaluation:algo:EMMV and Remark "default parameters" (m = 50, d' = 5).
+"""
+
+from __future__ import annotations
+
+import copy
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from odeval._validation import check_data_matrix
+from odeval.detectors.novelty import NoveltyDetector
+from odeval.measures.internal.excess_mass_volume import (
+    ALPHA_MAX,
+    ALPHA_MIN,
+    N_GENERATED,
+    T_MAX,
+    EMMVWarning,
+    ExcessMassResult,
+    MassVolumeResult,
+    bounding_box,
+    excess_mass,
+    mass_volume,
+    uniform_in_box,
+)
+
+__all__ = ["EMMVResult", "KNNQueryDetector", "emmv", "make_detector", "SKLEARN_DETECTORS",
+           "ChapterSplit", "chapter_split", "continuous_features", "evaluate_split", "OCSVM_MAX_TRAIN"]
+
+OCSVM_MAX_TRAIN = 10_000  # the authors' ``ocsvm_max_train`` (EMMV_benchmarks): OCSVM fitted on ≤ 10,000 objects
+
+SKLEARN_DETECTORS = ("iforest", "ocsvm", "lof")
+MAX_DIM = 8
+
+
+class KNNQueryDetector(NoveltyDetector):
+    """An odeval method with a novelty form, plus in-sample scores of the fitted objects.
+
+    :class:`odeval.detectors.novelty.NoveltyDetector` scores new points against the fitted data (the query's
+    k nearest fitted objects; ``odeval.neighbors.query_knn``). :meth:`score_fitted` adds the usual scores of the
+    fitted objects themselves from the training graph (k excludes the object itself), which the same-data
+    setting of :func:`emmv` uses. Supported: :func:`odeval.detectors.novelty_methods` (kNN, kNNW, LOF,
+    SimplifiedLOF, LoOP, LDOF).
+    """
+
+    def __init__(self, method: str, k: int, **params: Any) -> None:
+        try:
+            super().__init__(method, k, **params)
+        except ValueError as exc:
+            raise ValueError(f"odeval method {method!r} cannot score points outside the fitted data (needed for "
+                             f"the uniform sample of EM/MV): {exc}") from None
+        self.name = f"{self.info.name}(k={self.k})"
+
+    def score_fitted(self) -> np.ndarray:
+        """Scores of the fitted objects themselves (training graph, self excluded)."""
+        if not hasattr(self, "graph_"):
+            raise RuntimeError(f"{self.name}: call fit(X_train) before score_fitted()")
+        return self.detector.score_all_k(self.graph_, [self.k])[0]
+
+
+def make_detector(name: str, *, k: int = 20, seed: int = 0) -> Any:
+    """A detector for :func:`emmv` by name, with the chapter's settings.
+
+    * ``"iforest"``: ``IsolationForest()`` (100 trees, 256 samples; unchanged since 2016), ``random_state=seed``.
+    * ``"ocsvm"``: ``OneClassSVM(gamma="auto")`` (RBF, nu = 0.5): ``gamma = 1/d``, scikit-learn's default in
+      2016; today's default ``"scale"`` is ``1/(d·Var(X))``.
+    * ``"lof"`` (lower case) or ``"lof-novelty"``: scikit-learn's ``LocalOutlierFactor(n_neighbors=k,
+      novelty=True)`` (the chapter: k = 20). ``"LOF"`` is odeval's LOF (novelty form).
+    * an odeval method with a novelty form (kNN, kNNW, LOF, SimplifiedLOF, LoOP, LDOF):
+      :class:`KNNQueryDetector`.
+    """
+    from odeval.detectors.adapters import wrap_estimator
+
+    key = name.lower()
+    if key == "iforest":
+        from sklearn.ensemble import IsolationForest
+
+        return wrap_estimator(IsolationForest(), seed=seed, name="iForest")
+    if key == "ocsvm":
+        from sklearn.svm import OneClassSVM
+
+        return wrap_estimator(OneClassSVM(gamma="auto"), name="OCSVM")
+    if name == "lof" or key == "lof-novelty":  # lower-case "lof": scikit-learn's; "LOF": odeval's (below)
+        from sklearn.neighbors import LocalOutlierFactor
+
+        return wrap_estimator(LocalOutlierFactor(n_neighbors=k, novelty=True), name=f"LOF(k={k})")
+    from odeval.detectors import available_methods, novelty_methods
+
+    if key in {m.lower() for m in available_methods()}:
+        return KNNQueryDetector(name, k)
+    raise ValueError(f"unknown detector {name!r}; choose one of {', '.join(SKLEARN_DETECTORS)} or an odeval "
+                     f"method with a novelty form ({', '.join(novelty_methods())})")
+
+
+def _as_detector(detector: Any, seed: int) -> Any:
+    if isinstance(detector, str):
+        return make_detector(detector, seed=seed)
+    if hasattr(detector, "fit") and hasattr(detector, "score") and not hasattr(detector, "get_params"):
+        return detector  # odeval adapter / KNNQueryDetector / duck-typed
+    if hasattr(detector, "fit") and (hasattr(detector, "score_samples") or hasattr(detector, "decision_function")):
+        from odeval.detectors.adapters import wrap_estimator
+
+        has_rs = hasattr(detector, "get_params") and "random_state" in detector.get_params(deep=False)
+        return wrap_estimator(detector, seed=seed if has_rs else None)
+    from odeval.detectors.base import Detector
+
+    if isinstance(detector, Detector):
+        from odeval.detectors import novelty_methods
+
+        raise ValueError(f"{detector!r} alone cannot be refitted and score new points as EM/MV needs; pass its name "
+                         f"(odeval methods with a novelty form: {', '.join(novelty_methods())}) or a "
+                         "KNNQueryDetector / NoveltyDetector")
+    raise ValueError(f"detector {detector!r} cannot be refitted: it needs fit(X) and score(X) (or score_samples / "
+                     "decision_function)")
+
+
+@dataclass(frozen=True)
+class EMMVResult:
+    """EM and MV criteria of a detector on a data set (averaged over feature draws when sub-sampling).
+
+    Attributes
+    ----------
+    em, mv : float
+        Mean of the per-draw criteria over the draws where they could be estimated (NaN if none).
+        EM: larger = better; MV: smaller = better.
+    em_draws, mv_draws : ndarray of shape (m,)
+        Per-draw criteria (NaN where not estimable).
+    features : list of ndarray
+        The feature indices of each draw (all features when not sub-sampling).
+    em_failed, mv_failed : int
+        Draws where EM / MV could not be estimated (zero estimated volume, EM never falling to 0.9).
+    reasons : list of str
+        The distinct reasons of those failures.
+    subsampled : bool
+        True when feature sub-sampling was used (``d > max_dim``).
+    em_curve, mv_curve : ExcessMassResult, MassVolumeResult or None
+        The curves when there is a single draw (no sub-sampling).
+    """
+
+    em: float
+    mv: float
+    em_draws: np.ndarray
+    mv_draws: np.ndarray
+    features: list[np.ndarray]
+    em_failed: int
+    mv_failed: int
+    reasons: list[str]
+    subsampled: bool
+    n_train: int
+    n_test: int
+    n_generated: int
+    seed: int
+    detector: str
+    em_curve: ExcessMassResult | None = field(default=None, repr=False)
+    mv_curve: MassVolumeResult | None = field(default=None, repr=False)
+
+    @property
+    def draws(self) -> int:
+        return len(self.features)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-serialisable summary (NaN as None)."""
+        def f(x: float) -> float | None:
+            return None if not np.isfinite(x) else float(x)
+
+        return {"detector": self.detector, "em": f(self.em), "mv": f(self.mv), "draws": self.draws,
+                "subsampled": self.subsampled, "features_per_draw": int(self.features[0].size),
+                "em_failed": self.em_failed, "mv_failed": self.mv_failed, "reasons": self.reasons,
+                "n_train": self.n_train, "n_test": self.n_test, "n_generated": self.n_generated, "seed": self.seed,
+                "em_draws": [f(x) for x in self.em_draws], "mv_draws": [f(x) for x in self.mv_draws],
+                "features": [x.tolist() for x in self.features]}
+
+
+def _check_count(value: Any, name: str, minimum: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
+        raise ValueError(f"{name} must be an integer ≥ {minimum}, got {value!r}")
+    return int(value)
+
+
+def emmv(detector: Any, X_train: Any, X_test: Any = None, *, draws: int = 50, features: int = 5,
+         max_dim: int = MAX_DIM, n_generated: int = N_GENERATED, seed: int = 0, t_max: float = T_MAX,
+         alpha_min: float = ALPHA_MIN, alpha_max: float = ALPHA_MAX, integration: str = "grid",
+         n_jobs: int = 1, progress: Callable[[int, int], None] | None = None) -> EMMVResult:
+    """EM and MV criteria of a detector, with the chapter's feature sub-sampling (Goix 2016, Algorithm EMMV).
+
+    Parameters
+    ----------
+    detector : object or str
+        ``fit(X)`` + ``score(X)`` (higher = more outlying for new points), a scikit-learn / PyOD estimator, or a
+        name for :func:`make_detector` (``"iforest"``, ``"ocsvm"``, ``"lof"``, ``"kNN"``, ``"kNNW"``). It is
+        refitted on every feature draw.
+    X_train : array-like, shape (n_train, d)
+        Data the detector is fitted on (novelty: normal data only; unsupervised: the polluted data).
+    X_test : array-like, shape (n_test, d), optional
+        Objects whose scores define ``P_n``. None: evaluate on ``X_train`` itself (fit and evaluate on the
+        same data; odeval kNN methods then score the fitted objects with self excluded).
+    draws, features : int, default 50, 5
+        m and d' of the chapter's Algorithm EMMV; used only when ``d > max_dim``.
+    max_dim : int, default 8
+        Largest dimension evaluated with the standard criteria (all features, one evaluation).
+    n_generated : int, default 100,000
+        Uniform points per evaluation, in the bounding box of ``X_train ∪ X_test`` (restricted to the drawn
+        features).
+    seed : int, default 0
+        Seeds the feature draws, the uniform samples and (where it has a ``random_state``) the detector.
+    t_max, alpha_min, alpha_max, integration
+        See :func:`~odeval.measures.internal.excess_mass_volume.excess_mass` and ``mass_volume``.
+    n_jobs : int, default 1
+        Draws evaluated in parallel by joblib (processes); the result does not depend on it (every draw has
+        its own seeds).
+    progress : callable(done, total), optional
+        Called after each draw (the CLI's progress bar).
+
+    Returns
+    -------
+    EMMVResult
+    """
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
+        raise ValueError(f"seed must be an integer, got {seed!r}")
+    seed = int(seed)
+    draws = _check_count(draws, "draws (m)")
+    features = _check_count(features, "features (d')")
+    max_dim = _check_count(max_dim, "max_dim", 0)
+    n_generated = _check_count(n_generated, "n_generated")
+    n_jobs = _check_count(n_jobs, "n_jobs")
+    Xtr = check_data_matrix(X_train, name="X_train")
+    if X_test is None:
+        Xte, same = Xtr, True
+    else:
+        arr = np.asarray(X_test)
+        if arr.ndim == 2 and arr.shape[0] == 0:
+            raise ValueError("X_test is empty (an empty test split): nothing to evaluate")
+        Xte, same = check_data_matrix(X_test, name="X_test", min_rows=1), False
+        if Xte.shape[1] != Xtr.shape[1]:
+            raise ValueError(f"X_test has {Xte.shape[1]} attributes, X_train {Xtr.shape[1]}")
+    d = Xtr.shape[1]
+    both = Xtr if same else np.vstack([Xtr, Xte])
+    lo, hi, _ = bounding_box(both)
+    const = np.flatnonzero(hi - lo <= 0)
+    if const.size:
+        raise ValueError(f"attribute(s) {const[:5].tolist()} are constant (zero-width bounding box, volume 0); "
+                         "remove them before EM/MV")
+    det = _as_detector(detector, seed)
+    name = getattr(det, "name", type(det).__name__)
+    subsampled = d > max_dim
+    if subsampled and features > d:
+        raise ValueError(f"features (d'={features}) exceeds the number of attributes (d={d})")
+    m = draws if subsampled else 1
+    ss = np.random.SeedSequence(seed)
+    feat_rng = np.random.default_rng(ss.spawn(1)[0])
+    draw_seeds = [int(s.generate_state(1)[0]) for s in ss.spawn(m)]
+    feats = [np.sort(feat_rng.choice(d, size=features, replace=False)) if subsampled else np.arange(d)
+             for _ in range(m)]
+    job = dict(det=det, Xtr=Xtr, Xte=Xte, same=same, lo=lo, hi=hi, n_generated=n_generated, t_max=t_max,
+               alpha_min=alpha_min, alpha_max=alpha_max, integration=integration, name=name, subsampled=subsampled)
+    if n_jobs == 1 or m == 1:
+        outcomes = []
+        for i in range(m):
+            outcomes.append(_one_draw(i, feats[i], draw_seeds[i], **job))
+            if progress is not None:
+                progress(i + 1, m)
+    else:
+        from joblib import Parallel, delayed
+
+        outcomes = []
+        par = Parallel(n_jobs=n_jobs, return_as="generator")
+        for i, out in enumerate(par(delayed(_one_draw)(i, feats[i], draw_seeds[i], **job) for i in range(m))):
+            outcomes.append(out)
+            if progress is not None:
+                progress(i + 1, m)
+    em_draws = np.full(m, np.nan)
+    mv_draws = np.full(m, np.nan)
+    reasons: list[str] = []
+    em_curve = mv_curve = None
+    for i, (em, mv, reason) in enumerate(outcomes):
+        for r in (reason, None if em is None else em.reason, None if mv is None else mv.reason):
+            if r is not None and r not in reasons:
+                reasons.append(r)
+        if em is None:
+            continue
+        em_draws[i], mv_draws[i] = em.criterion, mv.criterion
+        if not subsampled:
+            em_curve, mv_curve = em, mv
+    em_failed = int(np.isnan(em_draws).sum())
+    mv_failed = int(np.isnan(mv_draws).sum())
+    em_mean = float(np.mean(em_draws[~np.isnan(em_draws)])) if em_failed < m else np.nan
+    mv_mean = float(np.mean(mv_draws[~np.isnan(mv_draws)])) if mv_failed < m else np.nan
+    if em_failed or mv_failed:
+        warnings.warn(f"EM/MV of {name}: {em_failed} of {m} draw(s) without an EM estimate, {mv_failed} without an "
+                      f"MV estimate (left out of the mean): {'; '.join(reasons)}", EMMVWarning, stacklevel=2)
+    return EMMVResult(em=em_mean, mv=mv_mean, em_draws=em_draws, mv_draws=mv_draws, features=feats,
+                      em_failed=em_failed, mv_failed=mv_failed, reasons=reasons, subsampled=subsampled,
+                      n_train=Xtr.shape[0], n_test=Xte.shape[0], n_generated=n_generated, seed=seed, detector=name,
+                      em_curve=em_curve, mv_curve=mv_curve)
+
+
+def _one_draw(i, f, useed, *, det, Xtr, Xte, same, lo, hi, n_generated, t_max, alpha_min, alpha_max, integration,
+              name, subsampled):
+    """Refit on features ``f``, score the evaluated objects and a seeded uniform sample, EM and MV criteria."""
+    vol = float(np.prod(hi[f] - lo[f]))
+    if not vol > 0 or not np.isfinite(vol):  # underflow/overflow of the product
+        return None, None, f"box volume {vol!r} in the drawn sub-space is not a positive finite number"
+    det = copy.deepcopy(det)  # every draw refits its own copy (thread-safe; the caller's object is untouched)
+    try:
+        det.fit(Xtr[:, f])
+        s_data = det.score_fitted() if same and hasattr(det, "score_fitted") else det.score(Xte[:, f])
+        s_unif = det.score(uniform_in_box(lo[f], hi[f], n_generated, useed))
+    except (ValueError, TypeError, AttributeError) as exc:
+        where = f" on features {f.tolist()} (draw {i + 1})" if subsampled else ""
+        raise ValueError(f"detector {name} could not be refitted/scored{where}: {exc}") from exc
+    em = excess_mass(s_data, s_unif, vol, t_max=t_max, integration=integration, warn=False)
+    mv = mass_volume(s_data, s_unif, vol, alpha_min=alpha_min, alpha_max=alpha_max, integration=integration,
+                     warn=False)
+    return em, mv, None
+
+
+# ------------------------------------------------------------------------------- the chapter's protocol
+
+
+def continuous_features(X: np.ndarray, min_distinct: int = 10) -> np.ndarray:
+    """Indices of the attributes with at least ``min_distinct`` distinct values (the chapter removes
+    "non-continuous attributes as well as attributes taking less than 10 different values")."""
+    X = np.asarray(X)
+    return np.array([j for j in range(X.shape[1]) if np.unique(X[:, j]).size >= min_distinct], dtype=np.int64)
+
+
+@dataclass(frozen=True)
+class ChapterSplit:
+    """Train / evaluation data of one setting of the chapter's benchmark.
+
+    ``X_train``: what the detector is fitted on; ``X_eval``: the objects of the EM/MV criteria (novelty: the
+    normal test objects; unsupervised: the whole test half); ``X_test`` / ``y_test``: the labelled test half
+    for ROC / PR; ``features``: the kept attribute indices of the input.
+    """
+
+    X_train: np.ndarray
+    X_eval: np.ndarray
+    X_test: np.ndarray
+    y_test: np.ndarray
+    features: np.ndarray
+    n_outliers_dropped: int
+
+
+def chapter_split(X: Any, y: Any, *, setting: str = "novelty", seed: int = 0, max_outlier_ratio: float | None = 0.1,
+                  min_distinct: int = 10, standardize: bool = True, split: bool = True) -> ChapterSplit:
+    """The chapter's preparation (§ Benchmarks): cap, feature removal, standardisation, 50/50 split.
+
+    1. Outliers capped at ``max_outlier_ratio`` × #inliers (a seeded random subset is kept; None: no cap).
+    2. Attributes with fewer than ``min_distinct`` distinct values removed (0: keep all).
+    3. Standardisation (zero mean, unit variance over the kept objects; constant attributes are left as they
+       are and then rejected by :func:`emmv`).
+    4. Seeded shuffle, first half = training, second half = test (``split=False``: train = test = all).
+    Novelty: fit on the normal training objects, EM/MV on the normal test objects. Unsupervised: fit on the
+    polluted training half, EM/MV on the polluted test half (the chapter: "the same test data used for ROC and
+    PR"); with ``split=False``, fit and evaluate on the same polluted data.
+    """
+    if setting not in ("novelty", "unsupervised"):
+        raise ValueError(f"setting must be 'novelty' or 'unsupervised', got {setting!r}")
+    X = check_data_matrix(X, name="X")
+    if y is None:
+        raise ValueError("the data set has no labels: the novelty setting (and the outlier cap) need them")
+    y = np.asarray(y).astype(bool).reshape(-1)
+    if y.shape[0] != X.shape[0]:
+        raise ValueError(f"labels ({y.shape[0]}) and objects ({X.shape[0]}) differ in number")
+    rng = np.random.default_rng(seed)
+    keep = np.ones(X.shape[0], dtype=bool)
+    dropped = 0
+    if max_outlier_ratio is not None:
+        out = np.flatnonzero(y)
+        cap = int(np.floor(max_outlier_ratio * int((~y).sum())))
+        if out.size > cap:
+            drop = rng.choice(out, size=out.size - cap, replace=False)
+            keep[drop] = False
+            dropped = int(drop.size)
+    X, y = X[keep], y[keep]
+    feats = continuous_features(X, min_distinct) if min_distinct > 0 else np.arange(X.shape[1])
+    if feats.size == 0:
+        raise ValueError(f"no attribute has at least {min_distinct} distinct values (min_distinct)")
+    X = X[:, feats]
+    if standardize:
+        sd = X.std(axis=0)
+        X = (X - X.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
+    if split:
+        order = rng.permutation(X.shape[0])
+        half = X.shape[0] // 2
+        tr, te = order[:half], order[half:]
+    else:
+        tr = te = np.arange(X.shape[0])
+    if te.size == 0:
+        raise ValueError("empty test split: too few objects")
+    X_train, y_train, X_test, y_test = X[tr], y[tr], X[te], y[te]
+    if setting == "novelty":
+        if not split:
+            raise ValueError("the novelty setting needs a train/test split")
+        X_train, X_eval = X_train[~y_train], X_test[~y_test]
+    else:
+        X_eval = X_test
+    if X_eval.shape[0] == 0:
+        raise ValueError("empty test split: no (normal) test objects to evaluate")
+    return ChapterSplit(X_train=X_train, X_eval=X_eval, X_test=X_test, y_test=y_test, features=feats,
+                        n_outliers_dropped=dropped)
+
+
+def evaluate_split(name: str, split: ChapterSplit, *, k: int = 20, seed: int = 0, draws: int = 50, features: int = 5,
+                   max_dim: int = MAX_DIM, n_generated: int = N_GENERATED, integration: str = "grid",
+                   max_train: int | None = None, n_jobs: int = 1,
+                   progress: Callable[[int, int], None] | None = None) -> tuple[EMMVResult, dict[str, float]]:
+    """EM/MV (:func:`emmv`) and ROC / PR AUC (labels of the test half) of one detector on a :class:`ChapterSplit`.
+
+    ``max_train``: fit on a seeded random subset of at most this many training objects (default: 10,000 for
+    "ocsvm", as the authors' code; None otherwise). ROC AUC = :func:`odeval.measures.roc_auc`, PR =
+    :func:`odeval.measures.average_precision` of the detector fitted on all kept features.
+    """
+    from odeval.measures import average_precision, roc_auc
+
+    if max_train is None and name.lower() == "ocsvm":
+        max_train = OCSVM_MAX_TRAIN
+    X_train = split.X_train
+    if max_train is not None and X_train.shape[0] > max_train:
+        rows = np.sort(np.random.default_rng(seed).choice(X_train.shape[0], size=max_train, replace=False))
+        X_train = X_train[rows]
+    det = make_detector(name, k=k, seed=seed)
+    same = split.X_eval is split.X_train or (split.X_eval.shape == X_train.shape and
+                                             np.array_equal(split.X_eval, X_train))
+    res = emmv(det, X_train, None if same else split.X_eval, draws=draws, features=features, max_dim=max_dim,
+               n_generated=n_generated, seed=seed, integration=integration, n_jobs=n_jobs, progress=progress)
+    labelled: dict[str, float] = {}
+    y = split.y_test
+    if y.any() and not y.all():
+        det.fit(X_train)
+        s = det.score_fitted() if same and hasattr(det, "score_fitted") else det.score(split.X_test)
+        labelled = {"roc_auc": float(roc_auc(y, s)), "average_precision": float(average_precision(y, s))}
+    return res, labelled

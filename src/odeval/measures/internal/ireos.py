@@ -1,0 +1,648 @@
+"""IREOS: Internal, Relative Evaluation of Outlier Solutions (Marques, Campello, Sander, Zimek, ACM TKDD 2020).
+
+An outlier is an object that a kernel classifier separates easily from all the others. For every object x_j a
+kernel logistic regression (KLR, :mod:`odeval.measures.internal._klr`) is trained with x_j labelled +1 and every
+other object -1, for kernel widths gamma in [0, gamma_max]; the separability p(x_j, gamma) is the fitted probability
+at x_j. The index of a solution with outlier weights w (Eq. 9)
+
+    I(w) = sum_j w_j A_j / sum_j w_j,      A_j = (1 / gamma_max) int_0^gamma_max p(x_j, gamma) dgamma,
+
+is the weighted mean of the normalised areas under the separability curves. Clumps (Sect. 3.3, Eq. 12): object i
+costs c_i = C (1/m_cl)^{w_i} in the classifier of another object, the positive object always the full C.
+
+Speed (Sect. 3.5): objects with weight 0 are never classified; with m_cl = 1 separabilities do not depend on the
+solution, so every curve is computed once and shared by all candidates and by the chance adjustment; curves are
+integrated by adaptive Simpson quadrature (Eq. 14) or on a fixed grid; the kNN-subset approximation trains each
+classifier on the object and its k nearest neighbours (reusing :func:`odeval.neighbors.knn_graph`); classifiers
+run in threads (the numba solver releases the GIL); :func:`ireos_select` stops refining a candidate once its
+bounds fix its place (Sect. 3.5.2, Table 1). See docs/ireos.md.
+
+References
+----------
+H. O. Marques, R. J. G. B. Campello, J. Sander, A. Zimek. Internal Evaluation of Unsupervised Outlier Detection.
+ACM TKDD 14(4), 47, 2020. Sect. 3.2-3.5, Eq. 1, 9-14, Algorithm 1, Appendix A (Eq. 25, 29-32).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+from odeval._validation import check_data_matrix, check_scores
+from odeval.measures.internal import _klr
+
+__all__ = ["IREOSResult", "SelectResult", "ireos", "ireos_select", "resolve_mcl", "solution_weights"]
+
+Progress = Callable[[str, int], None]
+MIN_DEPTH = 1
+
+
+# ------------------------------------------------------------------------------------------------ inputs
+def resolve_mcl(m_cl: Any, n_objects: int) -> float:
+    """The maximum clump size: ``1`` (no clumps), ``"sqrt5"`` = sqrt(5 % * N) (Sect. 4.2.2), or a number >= 1."""
+    if isinstance(m_cl, str):
+        name = m_cl.strip().lower()
+        if name == "sqrt5":
+            return max(1.0, math.sqrt(0.05 * n_objects))
+        try:
+            m_cl = float(name)
+        except ValueError:
+            raise ValueError(f"unknown m_cl {m_cl!r}: use 1, 'sqrt5' (= sqrt(5% * N)) or a number >= 1") from None
+    if isinstance(m_cl, bool) or not isinstance(m_cl, int | float | np.integer | np.floating):
+        raise ValueError(f"unknown m_cl {m_cl!r}: use 1, 'sqrt5' (= sqrt(5% * N)) or a number >= 1")
+    if not (math.isfinite(m_cl) and m_cl >= 1):
+        raise ValueError(f"m_cl must be >= 1 (a maximum clump size), got {m_cl!r}")
+    return float(m_cl)
+
+
+def _scaler(weights: Any) -> Callable[[np.ndarray], np.ndarray]:
+    from odeval import scaling
+
+    if callable(weights) and not isinstance(weights, str):
+        if isinstance(weights, scaling.ScoreScaling):
+            return lambda s: np.asarray(weights.fit_transform(s), dtype=np.float64)
+        return lambda s: np.asarray(weights(s), dtype=np.float64)
+    table = {"gaussian": scaling.gaussian_scaling, "linear": scaling.linear_scaling, "gamma": scaling.gamma_scaling,
+             "sigmoid": scaling.sigmoid_scaling, "mixture": scaling.mixture_model_scaling}
+    if weights == "none":
+        return lambda s: np.asarray(s, dtype=np.float64)
+    if weights not in table:
+        raise ValueError(f"unknown weights {weights!r}: use one of {', '.join([*table, 'none'])}, "
+                         "a ScoreScaling or a callable")
+    return table[weights]
+
+
+def solution_weights(solutions: Sequence[Any], n_objects: int, *, weights: Any = "gaussian",
+                     top_n: int | None = None) -> tuple[np.ndarray, list[str]]:
+    """Outlier weights w (S, N) of the candidate solutions (Algorithm 1).
+
+    * a boolean vector (or one holding only 0 and 1): a binary top-n solution, w = 1 on its outliers, 0 elsewhere;
+    * any other score vector (higher = more outlying): a full scoring, w = ``weights`` scaling of the scores
+      (Gaussian scaling of Kriegel et al. 2011 by default, as Sect. 4.2; ``"none"`` takes scores in [0, 1] as
+      they are); with ``top_n`` a non-binary top-n solution: weights outside the top-n scores are set to 0.
+
+    Raises
+    ------
+    ValueError
+        Shape mismatch, NaN/inf, a binary solution with one class only, weights outside [0, 1], no positive weight.
+    """
+    if isinstance(solutions, np.ndarray) and solutions.ndim == 1:
+        solutions = [solutions]
+    if len(solutions) == 0:
+        raise ValueError("no solutions given")
+    scale = _scaler(weights)
+    W = np.empty((len(solutions), n_objects))
+    kinds: list[str] = []
+    for s, sol in enumerate(solutions):
+        arr = np.asarray(sol)
+        if arr.ndim != 1 or arr.shape[0] != n_objects:
+            raise ValueError(f"solution {s} has shape {arr.shape}, but X has {n_objects} objects")
+        vec = check_scores(arr.astype(np.float64) if arr.dtype == bool else arr, name=f"solution {s}")
+        if arr.dtype == bool or np.isin(vec, (0.0, 1.0)).all():
+            n_out = int(vec.sum())
+            if n_out == 0 or n_out == n_objects:
+                raise ValueError(f"solution {s} is binary with one class only ({n_out} outliers of {n_objects})")
+            W[s] = vec
+            kinds.append("binary")
+            continue
+        w = scale(vec)
+        if top_n is not None:
+            if not 1 <= top_n < n_objects:
+                raise ValueError(f"top_n must be in [1, {n_objects - 1}], got {top_n}")
+            keep = np.zeros(n_objects, bool)
+            keep[np.argsort(-vec, kind="stable")[:top_n]] = True
+            w = np.where(keep, w, 0.0)
+        if not np.isfinite(w).all() or (w < 0).any() or (w > 1).any():
+            raise ValueError(f"solution {s}: weights must lie in [0, 1] (use a scaling, not weights='none')")
+        W[s] = w
+        kinds.append("topn" if top_n is not None else "scoring")
+    for s in range(len(W)):
+        if not (W[s] > 0).any():
+            raise ValueError(f"solution {s} has no positive weight (after {weights!r} scaling): nothing to evaluate")
+    return W, kinds
+
+
+# ------------------------------------------------------------------------------------------------ engine
+class _Engine:
+    """Separabilities p(x_j, gamma) of tasks (object j, cost vector s), cached, warm-started along gamma."""
+
+    def __init__(self, X: np.ndarray, cost_vectors: np.ndarray, *, C: float, knn: int | None, n_jobs: int,
+                 tol: float, progress: Progress | None) -> None:
+        self.X = X
+        self.N = X.shape[0]
+        self.CV = cost_vectors
+        self.C = C
+        self.n_jobs = max(1, int(n_jobs))
+        self.tol = tol
+        self.progress = progress
+        self.n_fits = 0
+        self.newton_iterations = 0
+        self.p: dict[tuple[int, int], dict[float, float]] = {}
+        self.state: dict[tuple[int, int], dict[float, tuple[np.ndarray, float]]] = {}
+        if knn is None or knn >= self.N - 1:
+            if self.N > 20_000:
+                raise ValueError(f"the exact index needs an N x N kernel; N = {self.N} > 20000: use knn (e.g. 250)")
+            self.D2 = _sqdist_blocks(X)
+            self.subsets = None
+        else:
+            from odeval.neighbors import knn_graph
+
+            graph = knn_graph(X, knn)
+            self.subsets = np.ascontiguousarray(
+                np.hstack([np.arange(self.N)[:, None], graph.indices[:, :knn]]).astype(np.int64))
+            self.D2 = None
+
+    def n_train(self) -> int:
+        return self.N if self.subsets is None else self.subsets.shape[1]
+
+    def get(self, task: tuple[int, int], gamma: float) -> float:
+        return self.p[task][gamma]
+
+    def evaluate(self, pairs: Sequence[tuple[tuple[int, int], float]], stage: str = "") -> None:
+        """Fit every (task, gamma) pair not yet known, in increasing gamma, warm-started from the nearest known
+        gamma of the same task."""
+        todo = sorted({(g, t) for t, g in pairs if g not in self.p.get(t, {})})
+        if not todo:
+            return
+        n = self.n_train()
+        chunk = max(1, min(4096, 4_000_000 // max(n, 1)))
+        # group in waves so that a task's lower points are solved before its higher ones (warm start)
+        waves: list[list[tuple[float, tuple[int, int]]]] = []
+        seen: dict[tuple[int, int], int] = {}
+        for g, t in todo:
+            w = seen.get(t, -1) + 1
+            seen[t] = w
+            if w == len(waves):
+                waves.append([])
+            waves[w].append((g, t))
+        for wave in waves:
+            for lo in range(0, len(wave), chunk * self.n_jobs):
+                block = wave[lo:lo + chunk * self.n_jobs]
+                parts = [block[i:i + max(1, math.ceil(len(block) / self.n_jobs))]
+                         for i in range(0, len(block), max(1, math.ceil(len(block) / self.n_jobs)))]
+                if len(parts) == 1:
+                    results = [self._fit(parts[0])]
+                else:
+                    with ThreadPoolExecutor(len(parts)) as ex:
+                        results = list(ex.map(self._fit, parts))
+                for part, (F, b, p, its) in zip(parts, results, strict=True):
+                    for r, (g, t) in enumerate(part):
+                        self.p.setdefault(t, {})[g] = float(p[r])
+                        self.state.setdefault(t, {})[g] = (F[r].astype(np.float32), float(b[r]))
+                    self.n_fits += len(part)
+                    self.newton_iterations += int(its.sum())
+                if self.progress is not None:
+                    self.progress(stage, self.n_fits)
+
+    def _warm(self, t: tuple[int, int], g: float) -> tuple[np.ndarray | None, float]:
+        st = self.state.get(t)
+        if not st:
+            return None, math.nan
+        keys = np.fromiter(st.keys(), float)
+        lower = keys[keys <= g]
+        key = float(lower.max()) if lower.size else float(keys.min())
+        F, b = st[key]
+        return F, b
+
+    def _fit(self, part: list[tuple[float, tuple[int, int]]]):
+        B = len(part)
+        n = self.n_train()
+        gam = np.array([g for g, _ in part])
+        F0 = np.zeros((B, n))
+        b0 = np.full(B, math.nan)
+        costs = np.empty((B, n))
+        for r, (g, (j, s)) in enumerate(part):
+            F, b = self._warm((j, s), g)
+            if F is not None:
+                F0[r] = F
+                b0[r] = b
+            if self.subsets is None:
+                costs[r] = self.CV[s]
+                costs[r, j] = self.C
+            else:
+                costs[r] = self.CV[s][self.subsets[j]]
+                costs[r, 0] = self.C
+        if self.subsets is None:
+            pos = np.array([j for _, (j, _) in part], dtype=np.int64)
+            return _klr.fit_shared(self.D2, gam, pos, costs, F0, b0, _klr.TOL, _klr.MAXIT)
+        sub = np.ascontiguousarray(self.subsets[[j for _, (j, _) in part]])
+        return _klr.fit_subsets(self.X, gam, sub, costs, F0, b0, _klr.TOL, _klr.MAXIT)
+
+
+def _sqdist_blocks(X: np.ndarray) -> np.ndarray:
+    """Squared Euclidean distances from differences (exact 0 for duplicates), in row blocks of bounded memory."""
+    N, d = X.shape
+    D2 = np.empty((N, N))
+    step = max(1, 4_000_000 // max(1, N * d))
+    for lo in range(0, N, step):
+        diff = X[lo:lo + step, None, :] - X[None, :, :]
+        D2[lo:lo + step] = np.einsum("ijk,ijk->ij", diff, diff)
+    return D2
+
+
+# ------------------------------------------------------------------------------------------- gamma_max
+def find_gamma_max(engine: _Engine, tasks: list[tuple[int, int]], *, start: float, factor: float = 1.1,
+                   max_steps: int = 400) -> tuple[float, list[int]]:
+    """gamma_max (Sect. 3.4, Algorithm 1): the smallest gamma = start * factor^k at which every task reaches
+    p >= 0.5. The linear scan of the paper is replaced by an exponential search plus bisection over k, which
+    finds the same k when p grows with gamma (separability curves are monotone in practice). Tasks that never
+    reach 0.5 (e.g. exact duplicates, whose separability tends to 0.5 from below) are returned in the second
+    element and gamma_max stops at the cap start * factor^max_steps.
+    """
+    tasks = list(dict.fromkeys(tasks))
+
+    def failing(k: int, among: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        g = start * factor ** k
+        engine.evaluate([(t, g) for t in among], stage="gamma_max")
+        return [t for t in among if engine.get(t, g) < 0.5]
+
+    # a task that passes at some k is taken to pass at every larger k (separability grows with gamma), so each
+    # probe only classifies the tasks that have not passed yet: the exponential phase, then bisection between
+    # the last failing probe (lo) and the first probe where everything passed (hi) over the tasks failing at lo
+    lo = -1  # largest probe known to fail for some task (-1: none yet)
+    if len(tasks) > 64:
+        # a pre-search on 32 spread tasks: gamma_max of the sample is a lower bound of the overall gamma_max,
+        # which skips the small-gamma probes where (nearly) every object still fails
+        sample = [tasks[i] for i in np.linspace(0, len(tasks) - 1, 32).astype(int)]
+        k_s, _ = find_gamma_max(engine, sample, start=start, factor=factor, max_steps=max_steps)
+        lo = round(math.log(k_s / start) / math.log(factor)) - 1
+    k0 = lo + 1
+    fail = failing(k0, tasks)
+    if not fail:
+        return start * factor ** k0, []
+    lo, hi = k0, k0 + 1
+    while True:
+        now = failing(hi, fail)
+        if not now:
+            break
+        if hi >= max_steps:
+            return start * factor ** max_steps, sorted({t[0] for t in now})
+        lo, hi, fail = hi, min(hi + 2 * (hi - lo), max_steps), now
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        now = failing(mid, fail)
+        if now:
+            lo, fail = mid, now
+        else:
+            hi = mid
+    return start * factor ** hi, []
+
+
+# ------------------------------------------------------------------------------------------- quadrature
+def _fixed_areas(engine: _Engine, tasks: list[tuple[int, int]], gamma_max: float, n_gamma: int) -> np.ndarray:
+    grid = np.linspace(0.0, gamma_max, n_gamma)
+    engine.evaluate([(t, float(g)) for t in tasks for g in grid], stage="curves")
+    q = np.full(n_gamma, 1.0 / (n_gamma - 1))
+    q[[0, -1]] *= 0.5
+    return np.array([sum(qq * engine.get(t, float(g)) for qq, g in zip(q, grid, strict=True)) for t in tasks])
+
+
+def _adaptive_areas(engine: _Engine, tasks: list[tuple[int, int]], gamma_max: float, tol: float,
+                    max_depth: int, min_depth: int = MIN_DEPTH) -> np.ndarray:
+    """Normalised area of every task's separability curve by adaptive Simpson quadrature (Sect. 3.5.1).
+
+    Each interval is accepted when the a-posteriori estimate |S_2 - S_1| / 15 (Eq. 14 with Simpson's ratio) is
+    at most its share of ``tol`` (tol * width / gamma_max, so the estimates of a curve sum to at most tol) or at
+    depth ``max_depth``; intervals above depth ``min_depth`` are always split (at least 4 * 2^min_depth + 1
+    gammas per curve), since a curve that rises steeply near gamma = 0 can fool the estimate on a coarse grid.
+    Since I is a convex combination of the areas, its estimated error is at most tol as well.
+    All curves are refined level by level so that one batch of classifiers serves every task of a level.
+    """
+    out = np.zeros(len(tasks))
+    pending = [(i, 0.0, gamma_max, 0) for i in range(len(tasks))]
+    while pending:
+        need = []
+        for i, a, b, _ in pending:
+            h = b - a
+            need += [(tasks[i], a + h * f) for f in (0.0, 0.25, 0.5, 0.75, 1.0)]
+        engine.evaluate(need, stage="curves")
+        nxt = []
+        for i, a, b, depth in pending:
+            t = tasks[i]
+            h = b - a
+            fa, f1, fm, f3, fb = (engine.get(t, a + h * f) for f in (0.0, 0.25, 0.5, 0.75, 1.0))
+            s1 = h / 6 * (fa + 4 * fm + fb)
+            s2 = h / 12 * (fa + 4 * f1 + 2 * fm + 4 * f3 + fb)
+            if (depth >= min_depth and abs(s2 - s1) / 15 <= tol * h) or depth >= max_depth:
+                out[i] += s2 / gamma_max
+            else:
+                m = a + h / 2
+                nxt += [(i, a, m, depth + 1), (i, m, b, depth + 1)]
+        pending = nxt
+    return out
+
+
+# --------------------------------------------------------------------------------------------- results
+@dataclass
+class IREOSResult:
+    """IREOS of S candidate solutions.
+
+    Attributes
+    ----------
+    index : (S,) the index I (Eq. 9).
+    adjusted : (S,) I adjusted for chance (Eq. 13), NaN when not requested.
+    p_value : (S,) one-sided p-value against random solutions, NaN when not requested.
+    expected : (S,) E{I} (Eq. 25 for m_cl = 1, Monte Carlo otherwise), NaN when not requested.
+    std_null : (S,) standard deviation of I under the null (exact Eq. 29-32 for binary solutions with m_cl = 1).
+    gamma_max, m_cl, C, kinds, weights (S, N).
+    areas : (N,) normalised areas A_j of the separability curves (m_cl = 1; NaN where not computed).
+    n_fits : classifiers trained (all stages); fits : per stage {"gamma_max", "curves", "null"}.
+    """
+
+    index: np.ndarray
+    adjusted: np.ndarray
+    p_value: np.ndarray
+    expected: np.ndarray
+    std_null: np.ndarray
+    gamma_max: float
+    m_cl: float
+    C: float
+    kinds: list[str]
+    weights: np.ndarray
+    areas: np.ndarray
+    n_fits: int
+    fits: dict[str, int] = field(default_factory=dict)
+    n_draws: np.ndarray | None = None
+    unseparated: list[int] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        def clean(a):
+            return [None if not np.isfinite(v) else float(v) for v in np.asarray(a, float)]
+
+        return {"index": clean(self.index), "adjusted": clean(self.adjusted), "p_value": clean(self.p_value),
+                "expected": clean(self.expected), "gamma_max": self.gamma_max, "m_cl": self.m_cl, "C": self.C,
+                "kinds": self.kinds, "n_fits": self.n_fits, "fits": self.fits}
+
+
+def _prepare(X: Any, solutions: Sequence[Any], *, m_cl: Any, C: float, weights: Any, top_n: int | None,
+             gamma_max: float | None, knn: int | None):
+    Xc = check_data_matrix(X, name="X", min_rows=3)
+    if np.ptp(Xc, axis=0).max() == 0.0:
+        raise ValueError("X is constant (every object equal): no object can be separated")
+    if not (isinstance(C, int | float) and math.isfinite(C) and C > 0):
+        raise ValueError(f"C must be a positive finite number, got {C!r}")
+    if gamma_max is not None and not (isinstance(gamma_max, int | float) and math.isfinite(gamma_max)
+                                      and gamma_max > 0):
+        raise ValueError(f"gamma_max must be a positive finite number, got {gamma_max!r}")
+    if knn is not None and (isinstance(knn, bool) or not isinstance(knn, int | np.integer) or knn < 1):
+        raise ValueError(f"knn must be a positive integer (neighbours per classifier) or None, got {knn!r}")
+    mcl = resolve_mcl(m_cl, Xc.shape[0])
+    W, kinds = solution_weights(solutions, Xc.shape[0], weights=weights, top_n=top_n)
+    return Xc, mcl, W, kinds
+
+
+def _cost_vectors(W: np.ndarray, m_cl: float, C: float) -> np.ndarray:
+    """c_i = C (1/m_cl)^{w_i} (Eq. 12); one vector per solution, or a single all-C vector for m_cl = 1."""
+    if m_cl == 1.0:
+        return np.full((1, W.shape[1]), float(C))
+    return C * (1.0 / m_cl) ** W
+
+
+def _areas(engine: _Engine, tasks, gamma_max, quadrature, n_gamma, tol, max_depth) -> np.ndarray:
+    if not tasks:
+        return np.zeros(0)
+    if quadrature == "fixed":
+        return _fixed_areas(engine, tasks, gamma_max, n_gamma)
+    return _adaptive_areas(engine, tasks, gamma_max, tol, max_depth)
+
+
+def _gmax_tasks(W: np.ndarray, shared: bool) -> list[tuple[int, int]]:
+    tasks = []
+    for s, w in enumerate(W):
+        objs = np.flatnonzero(w >= 0.5)
+        if objs.size == 0:  # no object with outlier probability >= 0.5: use the most outlying ones
+            objs = np.flatnonzero(w == w.max())
+        tasks += [(int(j), 0 if shared else s) for j in objs]
+    return tasks
+
+
+def _check_options(quadrature: str, n_gamma: int, tol: float) -> None:
+    if quadrature not in ("adaptive", "fixed"):
+        raise ValueError(f"quadrature must be 'adaptive' or 'fixed', got {quadrature!r}")
+    if quadrature == "fixed" and (not isinstance(n_gamma, int | np.integer) or n_gamma < 2):
+        raise ValueError(f"n_gamma must be an integer >= 2, got {n_gamma!r}")
+    if not (tol > 0):
+        raise ValueError(f"tol must be positive, got {tol!r}")
+
+
+def ireos(X: Any, solutions: Sequence[Any], *, m_cl: Any = 1, C: float = 100.0, gamma_max: float | None = None,
+          quadrature: str = "adaptive", n_gamma: int = 100, tol: float = 0.001, max_depth: int = 8,
+          knn: int | None = None, weights: Any = "gaussian", top_n: int | None = None, adjust: bool = False,
+          p_values: bool = False, n_permutations: int = 1000, ci_width: float = 0.02, max_draws: int = 100,
+          seed: int = 0, n_jobs: int = 1, progress: Progress | None = None) -> IREOSResult:
+    """IREOS of candidate outlier solutions (Marques et al. 2020, Eq. 9, Algorithm 1).
+
+    Parameters
+    ----------
+    X : (N, d) data.
+    solutions : list of vectors (N,): boolean (binary top-n) or scores (higher = more outlying); see
+        :func:`solution_weights`.
+    m_cl : 1 (default), "sqrt5" (sqrt(5% N)) or a number >= 1: maximum clump size (Eq. 12).
+    C : margin-violation cost (default 100, as the paper's experiments).
+    gamma_max : the upper kernel width; default: searched (Sect. 3.4, :func:`find_gamma_max`) from 1/(1000 d)
+        in steps of x1.1 until every object with weight >= 0.5 in any solution has p >= 0.5.
+    quadrature : "adaptive" (Simpson, estimate Eq. 14, per-curve tolerance ``tol``, depth limit ``max_depth``)
+        or "fixed" (``n_gamma`` equally spaced gammas in [0, gamma_max], trapezoidal rule).
+    knn : None for the exact index; k to train each classifier on the object and its k nearest neighbours
+        (Sect. 3.5.3; the paper uses 250).
+    weights : scaling of score vectors ("gaussian" default, "linear", "gamma", "sigmoid", "mixture", "none",
+        a :class:`odeval.scaling.ScoreScaling` or a callable).
+    top_n : make score vectors non-binary top-n solutions.
+    adjust : compute E{I} and the adjusted index (Eq. 13): exact Eq. 25 for m_cl = 1 (classifies every object),
+        Monte Carlo over random solutions for m_cl > 1, with the number of draws chosen so that the 95%
+        confidence interval of E{I} is at most ``ci_width`` wide (at most ``max_draws``, at least 10).
+    p_values : one-sided p-values against random solutions: for binary solutions with m_cl = 1 the z-test with the
+        exact variance and finite-population correction (Eq. 29-32), p = 1 - Phi(z); for scorings with m_cl = 1
+        ``n_permutations`` random permutations of the solution's weights (no extra classifiers); for m_cl > 1 the
+        Monte Carlo draws of ``adjust``.
+    seed : seed of every random draw.
+    n_jobs : threads for the classifiers.
+    progress : callback(stage, fits so far).
+
+    Returns
+    -------
+    IREOSResult
+
+    Raises
+    ------
+    ValueError
+        Bad input, with a one-line message (see :func:`solution_weights`; N < 3; NaN/inf; constant X;
+        gamma_max <= 0; an unknown m_cl).
+    """
+    _check_options(quadrature, n_gamma, tol)
+    Xc, mcl, W, kinds = _prepare(X, solutions, m_cl=m_cl, C=C, weights=weights, top_n=top_n, gamma_max=gamma_max,
+                                 knn=knn)
+    N, d = Xc.shape
+    S = W.shape[0]
+    shared = mcl == 1.0
+    CV = _cost_vectors(W, mcl, C)
+    engine = _Engine(Xc, CV, C=float(C), knn=knn, n_jobs=n_jobs, tol=tol, progress=progress)
+    fits: dict[str, int] = {}
+    unseparated: list[int] = []
+    if gamma_max is None:
+        gamma_max, unseparated = find_gamma_max(engine, _gmax_tasks(W, shared), start=1.0 / (1000.0 * d))
+    fits["gamma_max"] = engine.n_fits
+    gamma_max = float(gamma_max)
+
+    def areas_of(tasks):
+        return _areas(engine, tasks, gamma_max, quadrature, n_gamma, tol, max_depth)
+
+    index = np.empty(S)
+    expected = np.full(S, np.nan)
+    std_null = np.full(S, np.nan)
+    p_value = np.full(S, np.nan)
+    n_draws = np.zeros(S, dtype=np.int64)
+    rng = np.random.default_rng(seed)
+    A_all = np.full(N, np.nan)
+    if shared:
+        objs = np.arange(N) if (adjust or p_values) else np.flatnonzero((W > 0).any(axis=0))
+        A_all[objs] = areas_of([(int(j), 0) for j in objs])
+        for s in range(S):
+            nz = W[s] > 0
+            index[s] = float(W[s, nz] @ A_all[nz] / W[s, nz].sum())
+        fits["curves"] = engine.n_fits - fits["gamma_max"]
+        if adjust or p_values:
+            e = float(A_all.mean())  # Eq. 25
+            expected[:] = e
+            for s in range(S):
+                if kinds[s] == "binary":
+                    n = int(W[s].sum())
+                    var = A_all.var() / n * (N - n) / (N - 1)  # Eq. 29-32 with the finite-population correction
+                    std_null[s] = math.sqrt(var)
+                    if p_values:
+                        z = (index[s] - e) / std_null[s] if var > 0 else (math.inf if index[s] > e else -math.inf)
+                        p_value[s] = float(stats.norm.sf(z))  # 1 - Phi(z), one-sided
+                elif p_values:
+                    w = W[s]
+                    perms = np.array([rng.permutation(w) for _ in range(n_permutations)])
+                    null = perms @ A_all / w.sum()
+                    std_null[s] = float(null.std(ddof=1))
+                    p_value[s] = (1 + int((null >= index[s] - 1e-12).sum())) / (1 + n_permutations)
+                    n_draws[s] = n_permutations
+    else:
+        for s in range(S):
+            objs = np.flatnonzero(W[s] > 0)
+            A = areas_of([(int(j), s) for j in objs])
+            index[s] = float(W[s, objs] @ A / W[s, objs].sum())
+        fits["curves"] = engine.n_fits - fits["gamma_max"]
+        if adjust or p_values:
+            for s in range(S):
+                null = _monte_carlo(engine, W[s], kinds[s], mcl, float(C), areas_of, rng, ci_width, max_draws)
+                expected[s] = float(null.mean())
+                std_null[s] = float(null.std(ddof=1))
+                n_draws[s] = null.size
+                p_value[s] = (1 + int((null >= index[s] - 1e-12).sum())) / (1 + null.size) if p_values else np.nan
+        fits["null"] = engine.n_fits - fits["gamma_max"] - fits["curves"]
+    adjusted = (index - expected) / (1.0 - expected) if (adjust or p_values) else np.full(S, np.nan)
+    if not adjust:
+        adjusted[:] = np.nan
+        expected_out = expected if p_values else np.full(S, np.nan)
+    else:
+        expected_out = expected
+    return IREOSResult(index=index, adjusted=adjusted, p_value=p_value, expected=expected_out, std_null=std_null,
+                       gamma_max=gamma_max, m_cl=mcl, C=float(C), kinds=kinds, weights=W, areas=A_all,
+                       n_fits=engine.n_fits, fits=fits, n_draws=n_draws, unseparated=unseparated)
+
+
+def _monte_carlo(engine: _Engine, w: np.ndarray, kind: str, m_cl: float, C: float, areas_of, rng, ci_width: float,
+                 max_draws: int) -> np.ndarray:
+    """Appendix A.2: IREOS of random solutions (a random n-subset for binary solutions, a random permutation of
+    the weights otherwise), each with its own costs (Eq. 12). Draws stop once the 95% confidence interval of the
+    mean is at most ``ci_width`` wide (at least 10 draws, at most ``max_draws``)."""
+    values: list[float] = []
+    z = stats.norm.ppf(0.975)
+    while len(values) < max_draws:
+        wr = rng.permutation(w)
+        sid = engine.CV.shape[0]
+        engine.CV = np.vstack([engine.CV, C * (1.0 / m_cl) ** wr])
+        objs = np.flatnonzero(wr > 0)
+        A = areas_of([(int(j), sid) for j in objs])
+        values.append(float(wr[objs] @ A / wr[objs].sum()))
+        if len(values) >= 10:
+            sd = float(np.std(values, ddof=1))
+            if 2 * z * sd / math.sqrt(len(values)) <= ci_width:
+                break
+    return np.array(values)
+
+
+# ------------------------------------------------------------------------------------------ model selection
+@dataclass
+class SelectResult:
+    """Model selection by IREOS with stop-early pruning (Sect. 3.5.2, Table 1).
+
+    ``order``: candidates best first; ``best`` = order[0]; ``lower``/``upper``: final bounds of each index
+    (equal when a candidate was evaluated completely); ``n_fits``: classifiers trained; ``n_objects``: objects
+    whose curves were computed; ``stopped_at``: objects processed per candidate when it was stopped."""
+
+    best: int
+    order: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    n_fits: int
+    n_objects: int
+    stopped_at: np.ndarray
+    gamma_max: float
+
+
+def ireos_select(X: Any, solutions: Sequence[Any], *, m_cl: Any = 1, C: float = 100.0,
+                 gamma_max: float | None = None, quadrature: str = "adaptive", n_gamma: int = 100,
+                 tol: float = 0.001, max_depth: int = 8, knn: int | None = None, weights: Any = "gaussian",
+                 top_n: int | None = None, batch: int = 16, n_jobs: int = 1,
+                 progress: Progress | None = None) -> SelectResult:
+    """Rank candidate solutions by IREOS, computing separabilities in decreasing order of weight and stopping a
+    candidate once its interval [I_partial, I_max] is disjoint from every other active candidate's interval, so
+    its rank can no longer change (Sect. 3.5.2; I_max assumes separability 1 for the unprocessed objects).
+    ``batch`` objects per candidate are processed per round. Parameters as :func:`ireos`.
+
+    The ranking equals the ranking by the full index (ties aside), computed with the same quadrature.
+    """
+    _check_options(quadrature, n_gamma, tol)
+    Xc, mcl, W, _kinds = _prepare(X, solutions, m_cl=m_cl, C=C, weights=weights, top_n=top_n, gamma_max=gamma_max,
+                                 knn=knn)
+    S, _N = W.shape
+    shared = mcl == 1.0
+    engine = _Engine(Xc, _cost_vectors(W, mcl, C), C=float(C), knn=knn, n_jobs=n_jobs, tol=tol, progress=progress)
+    if gamma_max is None:
+        gamma_max, _ = find_gamma_max(engine, _gmax_tasks(W, shared), start=1.0 / (1000.0 * Xc.shape[1]))
+    gamma_max = float(gamma_max)
+    Wn = W / W.sum(axis=1, keepdims=True)
+    orders = [np.argsort(-W[s], kind="stable")[: int((W[s] > 0).sum())] for s in range(S)]
+    pos = np.zeros(S, dtype=np.int64)
+    lower = np.zeros(S)
+    upper = np.ones(S)
+    active = np.ones(S, bool)
+    stopped_at = np.full(S, -1, dtype=np.int64)
+    A: dict[tuple[int, int], float] = {}
+    while active.any():
+        tasks = []
+        for s in np.flatnonzero(active):
+            for j in orders[s][pos[s]:pos[s] + batch]:
+                t = (int(j), 0 if shared else s)
+                if t not in A:
+                    tasks.append(t)
+        tasks = list(dict.fromkeys(tasks))
+        for t, a in zip(tasks, _areas(engine, tasks, gamma_max, quadrature, n_gamma, tol, max_depth), strict=True):
+            A[t] = float(a)
+        for s in np.flatnonzero(active):
+            pos[s] = min(pos[s] + batch, orders[s].size)
+            done = orders[s][:pos[s]]
+            part = sum(Wn[s, j] * A[(int(j), 0 if shared else s)] for j in done)
+            lower[s] = part
+            upper[s] = part + Wn[s, orders[s][pos[s]:]].sum()
+        for s in np.flatnonzero(active):
+            others = [o for o in range(S) if o != s]
+            disjoint = all(lower[s] > upper[o] or upper[s] < lower[o] for o in others)
+            if disjoint or pos[s] >= orders[s].size:
+                active[s] = False
+                stopped_at[s] = pos[s]
+    mid = (lower + upper) / 2
+    order = np.argsort(-mid, kind="stable")
+    return SelectResult(best=int(order[0]), order=order, lower=lower, upper=upper, n_fits=engine.n_fits,
+                        n_objects=len(A), stopped_at=stopped_at, gamma_max=gamma_max)
+

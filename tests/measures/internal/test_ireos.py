@@ -1,0 +1,273 @@
+"""IREOS (Marques et al. 2020): exact KLR solver, index, chance adjustment, p-values, selection, bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import optimize, stats
+from scipy.spatial.distance import cdist
+
+from odeval.measures import roc_auc
+from odeval.measures.internal import _klr, ireos, ireos_select, laplacian_score, resolve_mcl
+from odeval.measures.internal.ireos import _sqdist_blocks
+
+
+def _scipy_p(X, j, gamma, costs):
+    """p(x_j, gamma) by scipy's trust-exact on the full primal J(alpha, b) (no factorisation tricks)."""
+    n = X.shape[0]
+    K = np.exp(-gamma * cdist(X, X, "sqeuclidean"))
+    y = -np.ones(n)
+    y[j] = 1.0
+
+    def fun(z):
+        a, b = z[:n], z[n]
+        f = K @ a + b
+        s = 1.0 / (1.0 + np.exp(y * f))
+        g = -costs * y * s
+        val = 0.5 * a @ K @ a + np.sum(costs * np.logaddexp(0.0, -y * f))
+        return val, np.append(K @ a + K @ g, g.sum())
+
+    def hess(z):
+        f = K @ z[:n] + z[n]
+        s = 1.0 / (1.0 + np.exp(y * f))
+        A = np.hstack([K, np.ones((n, 1))])
+        H = A.T @ (A * (costs * s * (1 - s))[:, None])
+        H[:n, :n] += K
+        return H
+
+    res = optimize.minimize(fun, np.zeros(n + 1), jac=True, hess=hess, method="trust-exact",
+                            options={"gtol": 1e-11, "maxiter": 5000})
+    f = K @ res.x[:n] + res.x[n]
+    return 1.0 / (1.0 + np.exp(-f[j])), _klr.klr_objective(K, y, costs, res.x[:n], res.x[n])
+
+
+def _datasets():
+    rng = np.random.default_rng(1)
+    blobs = np.vstack([rng.normal(0, 0.3, (25, 2)), rng.normal(3, 0.5, (12, 2)), [[6.0, -2.0]]])
+    gauss = rng.normal(size=(30, 5))
+    wbc = np.loadtxt(_wbc_dir() / "WBC_withoutdupl_norm.txt")[:40] if _wbc_dir().is_dir() else rng.random((40, 9))
+    return {"blobs": blobs, "gauss5d": gauss, "wbc40": wbc}
+
+
+def _wbc_dir():
+    from tests.conftest import SHARED_DATASETS
+
+    return SHARED_DATASETS / "ireos_wbc_example"
+
+
+@pytest.mark.parametrize("name", ["blobs", "gauss5d", "wbc40"])
+def test_solver_matches_scipy(name):
+    X = _datasets()[name]
+    n = X.shape[0]
+    D2 = _sqdist_blocks(X)
+    med = np.median(D2[D2 > 0])
+    rng = np.random.default_rng(7)
+    w = rng.random(n) * (rng.random(n) < 0.3)
+    for m_cl in (1.0, 4.0):
+        base = 100.0 * (1.0 / m_cl) ** w
+        for gamma in (0.0, 0.3 / med, 3.0 / med, 30.0 / med):
+            js = np.array([0, n // 2, n - 1])
+            costs = np.tile(base, (3, 1))
+            costs[np.arange(3), js] = 100.0
+            _, _, p, _ = _klr.fit_shared(D2, np.full(3, gamma), js, costs, np.zeros((3, n)), np.full(3, np.nan),
+                                         _klr.TOL, _klr.MAXIT)
+            for r, j in enumerate(js):
+                ref, _ = _scipy_p(X, j, gamma, costs[r])
+                assert abs(p[r] - ref) < 1e-6, (name, m_cl, gamma, j, p[r], ref)
+
+
+def test_subset_solver_equals_shared_when_subset_is_everything():
+    X = _datasets()["blobs"]
+    n = X.shape[0]
+    D2 = _sqdist_blocks(X)
+    j = 5
+    order = np.argsort(D2[j], kind="stable")
+    sub = order[None, :].astype(np.int64)
+    assert sub[0, 0] == j
+    c = np.full((1, n), 100.0)
+    _, _, p1, _ = _klr.fit_shared(D2, np.array([2.0]), np.array([j]), c, np.zeros((1, n)), np.array([np.nan]),
+                                  _klr.TOL, _klr.MAXIT)
+    _, _, p2, _ = _klr.fit_subsets(X, np.array([2.0]), sub, c, np.zeros((1, n)), np.array([np.nan]),
+                                   _klr.TOL, _klr.MAXIT)
+    assert abs(p1[0] - p2[0]) < 1e-9
+
+
+def test_warm_start_gives_the_same_optimum():
+    X = _datasets()["gauss5d"]
+    n = X.shape[0]
+    D2 = _sqdist_blocks(X)
+    c = np.full((n, n), 100.0)
+    pos = np.arange(n)
+    F, b, _p0, _ = _klr.fit_shared(D2, np.full(n, 0.5), pos, c, np.zeros((n, n)), np.full(n, np.nan), _klr.TOL,
+                                  _klr.MAXIT)
+    _, _, cold, _ = _klr.fit_shared(D2, np.full(n, 0.6), pos, c, np.zeros((n, n)), np.full(n, np.nan), _klr.TOL,
+                                    _klr.MAXIT)
+    _, _, warm, _ = _klr.fit_shared(D2, np.full(n, 0.6), pos, c, F, b, _klr.TOL, _klr.MAXIT)
+    np.testing.assert_allclose(warm, cold, atol=1e-8)
+
+
+def _wbc(shared_datasets):
+    d = shared_datasets / "ireos_wbc_example"
+    if not d.is_dir():
+        pytest.skip(f"IREOS WBC example not found at {d}")
+    X = np.loadtxt(d / "WBC_withoutdupl_norm.txt")
+    sols = [np.array([ln.strip().strip('"') == "outlier" for ln in open(d / "solutions" / f"{i}.txt")
+                      if ln.strip()]) for i in range(11)]
+    return X, sols
+
+
+def test_wbc_example_index_ranks_solutions(shared_datasets):
+    X, sols = _wbc(shared_datasets)
+    res = ireos(X, sols, n_jobs=2)
+    assert stats.spearmanr(np.arange(11), res.index).statistic >= 0.95
+    assert res.n_fits < 1000
+
+
+@pytest.mark.slow
+def test_wbc_example_adjusted_and_p_values(shared_datasets):
+    X, sols = _wbc(shared_datasets)
+    res = ireos(X, sols, adjust=True, p_values=True, n_jobs=2)
+    assert stats.spearmanr(np.arange(11), res.index).statistic >= 0.95
+    assert abs(res.adjusted[0]) < 0.1  # a solution of 10 inliers: near 0
+    assert res.adjusted[10] == res.adjusted.max() and res.adjusted[10] > 0.7  # exact KLR: 0.76 (docs/ireos.md)
+    assert np.all(np.diff(res.p_value) <= 1e-12)  # p-values fall monotonically
+    assert res.p_value[10] < 1e-6 < 0.3 < res.p_value[0]
+    # Eq. 25: E{I} is the mean area over all objects; the exact z-test uses 1 - Phi(z)
+    e = res.areas.mean()
+    assert np.allclose(res.expected, e)
+    z = (res.index[10] - e) / res.std_null[10]
+    assert res.p_value[10] == pytest.approx(1 - stats.norm.cdf(z), rel=1e-6)
+
+
+def _synthetic(seed, n=160, d=20, n_candidates=10):
+    """Sect. 4.1-4.2: Gaussian cluster, outlier probabilities from the chi^2 distribution of Mahalanobis
+    distances, candidates made by swapping the scores of outliers (p < 0.025) with those of random inliers."""
+    rng = np.random.default_rng(seed)
+    A = rng.normal(size=(d, d))
+    cov = A @ A.T / d + np.eye(d) * 0.5
+    X = rng.multivariate_normal(np.zeros(d), cov, size=n)
+    md2 = np.einsum("ij,jk,ik->i", X, np.linalg.inv(cov), X)
+    score = stats.chi2.cdf(md2, d)  # 1 - p-value
+    labels = score > 0.975
+    cands = [score.copy()]
+    cur = score.copy()
+    outl = rng.permutation(np.flatnonzero(labels))
+    inl = rng.permutation(np.flatnonzero(~labels))
+    for t, o in enumerate(outl):
+        cur = cur.copy()
+        i = inl[t]
+        cur[o], cur[i] = cur[i], cur[o]
+        cands.append(cur)
+    aucs = np.array([roc_auc(labels, c) for c in cands])
+    targets = np.linspace(aucs.min(), aucs.max(), n_candidates)
+    pick = sorted({int(np.argmin(np.abs(aucs - t))) for t in targets})
+    return X, [cands[i] for i in pick], aucs[pick]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [0, 1])
+def test_synthetic_spearman_with_roc_auc_is_one(seed):
+    X, cands, aucs = _synthetic(seed)
+    # top-n weights: the scores are outlier probabilities already (Sect. 4.2); objects below 0.5 get weight 0
+    sols = [np.where(c >= 0.5, c, 0.0) for c in cands]
+    res = ireos(X, sols, weights="none", knn=60, n_jobs=2)
+    assert stats.spearmanr(res.index, aucs).statistic == pytest.approx(1.0)
+
+
+def test_select_gives_the_full_ranking_with_fewer_fits():
+    rng = np.random.default_rng(3)
+    X = np.vstack([rng.normal(0, 1, (60, 3)), rng.normal(6, 0.5, (4, 3))])
+    truth = np.r_[np.zeros(60), np.ones(4)].astype(bool)
+    sols = []
+    for k in range(5):
+        s = np.linalg.norm(X - X.mean(0), axis=1) + rng.normal(0, 0.5 * k, len(X))
+        sols.append(s)
+    full = ireos(X, sols, gamma_max=1.0, quadrature="fixed", n_gamma=9)
+    sel = ireos_select(X, sols, gamma_max=1.0, quadrature="fixed", n_gamma=9, batch=2)
+    assert list(sel.order) == list(np.argsort(-full.index, kind="stable"))
+    assert sel.n_fits <= full.n_fits
+    assert roc_auc(truth, sols[sel.best]) >= 0.9
+
+
+def test_mcl_greater_than_one_monte_carlo_adjustment():
+    rng = np.random.default_rng(4)
+    X = np.vstack([rng.normal(0, 1, (40, 2)), [[5, 5], [5.2, 5.1], [-5, 4]]])
+    good = np.zeros(len(X), bool)
+    good[-3:] = True
+    bad = np.zeros(len(X), bool)
+    bad[:3] = True
+    res = ireos(X, [good, bad], m_cl=3, gamma_max=2.0, quadrature="fixed", n_gamma=5, adjust=True, p_values=True,
+                max_draws=12, seed=1)
+    assert res.index[0] > res.index[1]
+    assert res.adjusted[0] > 0.3 > res.adjusted[1] and res.p_value[0] < res.p_value[1]
+    assert np.all(res.n_draws >= 10)
+    again = ireos(X, [good, bad], m_cl=3, gamma_max=2.0, quadrature="fixed", n_gamma=5, adjust=True,
+                  p_values=True, max_draws=12, seed=1)
+    np.testing.assert_array_equal(res.adjusted, again.adjusted)
+
+
+def test_adaptive_close_to_fixed_grid():
+    rng = np.random.default_rng(5)
+    X = np.vstack([rng.normal(0, 1, (40, 3)), rng.normal(4, 1, (3, 3))])
+    s = np.linalg.norm(X, axis=1)
+    fixed = ireos(X, [s], quadrature="fixed", n_gamma=100, gamma_max=3.0)
+    adaptive = ireos(X, [s], gamma_max=3.0, tol=0.001)
+    assert abs(fixed.index[0] - adaptive.index[0]) < 0.01
+
+
+def test_mcl_names():
+    assert resolve_mcl(1, 500) == 1.0
+    assert resolve_mcl("sqrt5", 500) == pytest.approx(5.0)
+    assert resolve_mcl(3, 10) == 3.0
+    with pytest.raises(ValueError, match="unknown m_cl"):
+        resolve_mcl("clumpy", 10)
+    with pytest.raises(ValueError, match=">= 1"):
+        resolve_mcl(0.5, 10)
+
+
+@pytest.mark.parametrize("case, match", [
+    ("one_class", "one class"),
+    ("no_weight", "no positive weight"),
+    ("nan_x", "NaN or infinite"),
+    ("inf_scores", "NaN or infinite"),
+    ("shape", "shape"),
+    ("too_few", "at least 3"),
+    ("constant", "constant"),
+    ("gamma_max", "gamma_max"),
+    ("mcl", "unknown m_cl"),
+])
+def test_bad_input_one_line_errors(case, match):
+    rng = np.random.default_rng(0)
+    X = rng.random((10, 2))
+    s = rng.random(10)
+    kwargs = {}
+    sols = [s]
+    if case == "one_class":
+        sols = [np.zeros(10, bool)]
+    elif case == "no_weight":
+        kwargs["weights"] = np.zeros_like  # a scaling that maps every score to 0
+    elif case == "nan_x":
+        X[3, 1] = np.nan
+    elif case == "inf_scores":
+        s[2] = np.inf
+    elif case == "shape":
+        sols = [rng.random(9)]
+    elif case == "too_few":
+        X, sols = X[:2], [s[:2]]
+    elif case == "constant":
+        X = np.ones((10, 2))
+    elif case == "gamma_max":
+        kwargs["gamma_max"] = 0.0
+    elif case == "mcl":
+        kwargs["m_cl"] = "big"
+    with pytest.raises(ValueError, match=match) as info:
+        ireos(X, sols, **kwargs)
+    assert "\n" not in str(info.value)
+
+
+def test_laplacian_score_prefers_smooth_candidates():
+    rng = np.random.default_rng(0)
+    base = rng.random(200)
+    feats = np.vstack([base, base + rng.normal(0, 0.01, 200), rng.random(200)])
+    ls = laplacian_score(feats, k=5)
+    assert ls.shape == (3,) and np.all(np.isfinite(ls))

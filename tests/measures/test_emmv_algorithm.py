@@ -1,0 +1,221 @@
+"""emmv(): detectors refitted on feature draws (Goix 2016, Algorithm EMMV), kNN query scoring, the chapter split."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from odeval.measures.internal import EMMVWarning, emmv, excess_mass, mass_volume
+from odeval.measures.internal.emmv_algorithm import (
+    KNNQueryDetector,
+    chapter_split,
+    continuous_features,
+    evaluate_split,
+    make_detector,
+)
+from odeval.measures.internal.excess_mass_volume import bounding_box, uniform_in_box
+
+FAST = {"n_generated": 2000}
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(0)
+    return rng.normal(size=(120, 3)), rng.normal(size=(80, 3))
+
+
+def test_low_dimension_is_one_standard_evaluation(data):
+    Xtr, Xte = data
+    res = emmv("iforest", Xtr, Xte, seed=1, **FAST)
+    assert not res.subsampled and res.draws == 1 and res.features[0].tolist() == [0, 1, 2]
+    # identical to the estimators applied by hand
+    det = make_detector("iforest", seed=1).fit(Xtr)
+    lo, hi, vol = bounding_box(np.vstack([Xtr, Xte]))
+    ss = np.random.SeedSequence(1)
+    ss.spawn(1)
+    useed = int(ss.spawn(1)[0].generate_state(1)[0])
+    s_u = det.score(uniform_in_box(lo, hi, 2000, useed))
+    assert res.em == excess_mass(det.score(Xte), s_u, vol).criterion
+    assert res.mv == mass_volume(det.score(Xte), s_u, vol).criterion
+    assert res.em_curve is not None and res.mv_curve is not None
+
+
+def test_seeded_and_reproducible(data):
+    Xtr, Xte = data
+    a = emmv("iforest", Xtr, Xte, seed=3, **FAST)
+    b = emmv("iforest", Xtr, Xte, seed=3, **FAST)
+    c = emmv("iforest", Xtr, Xte, seed=4, **FAST)
+    assert (a.em, a.mv) == (b.em, b.mv)
+    assert (a.em, a.mv) != (c.em, c.mv)
+
+
+def test_feature_subsampling_draws_and_averages():
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(150, 12))
+    res = emmv("ocsvm", X[:100], X[100:], draws=4, features=3, seed=0, **FAST)
+    assert res.subsampled and res.draws == 4
+    assert all(f.size == 3 and np.unique(f).size == 3 for f in res.features)
+    assert res.em == pytest.approx(res.em_draws.mean()) and res.mv == pytest.approx(res.mv_draws.mean())
+    assert res.em_failed == res.mv_failed == 0
+    d = res.to_dict()
+    assert d["draws"] == 4 and d["features_per_draw"] == 3 and len(d["em_draws"]) == 4
+
+
+@pytest.mark.parametrize("name", ["iforest", "ocsvm", "lof", "kNN", "kNNW", "LOF", "LoOP"])
+def test_every_supported_detector_runs(name, data):
+    Xtr, Xte = data
+    res = emmv(name, Xtr, Xte, seed=0, **FAST)
+    assert np.isfinite(res.em) and res.em > 0 and np.isfinite(res.mv) and res.mv > 0
+
+
+def test_same_data_setting(data):
+    Xtr, _ = data
+    res = emmv("kNN", Xtr, seed=0, **FAST)
+    assert res.n_test == res.n_train == Xtr.shape[0] and np.isfinite(res.em)
+
+
+def test_knn_query_detector_matches_brute_force_and_odeval():
+    from odeval.detectors import get_detector
+
+    rng = np.random.default_rng(1)
+    X, Q = rng.normal(size=(60, 4)), rng.normal(size=(25, 4))
+    D = np.sqrt(((Q[:, None, :] - X[None, :, :]) ** 2).sum(-1))
+    D.sort(axis=1)
+    for method, expect in (("kNN", D[:, 6]), ("kNNW", D[:, :7].sum(1))):
+        det = KNNQueryDetector(method, 7).fit(X)
+        np.testing.assert_allclose(det.score(Q), expect, rtol=1e-12)
+        np.testing.assert_array_equal(det.score_fitted(), get_detector(method).score(X, 7))
+
+
+def test_zero_volume_draws_are_counted_and_reported():
+    class Degenerate:  # every data object at the most normal score, every uniform point more outlying
+        name = "degenerate"
+
+        def fit(self, X):
+            self.X = X
+            return self
+
+        def score(self, X):
+            return np.where((X[:, None, :] == self.X[None, :, :]).all(-1).any(1), 0.0, 1.0)
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 10))
+    with pytest.warns(EMMVWarning, match="3 of 3 draw"):
+        res = emmv(Degenerate(), X, draws=3, features=2, **FAST)
+    assert res.em_failed == res.mv_failed == 3 and np.isnan(res.em) and np.isnan(res.mv)
+    assert any("volume 0" in r for r in res.reasons)
+
+
+@pytest.mark.parametrize(("kwargs", "match"), [
+    ({"features": 20}, "exceeds the number of attributes"),
+    ({"draws": 0}, "draws"),
+    ({"features": 0}, "features"),
+    ({"n_generated": 0}, "n_generated"),
+    ({"X_test": np.empty((0, 10))}, "empty test split"),
+    ({"X_test": np.full((3, 10), np.nan)}, "NaN"),
+    ({"X_test": np.zeros((3, 4))}, "attributes"),
+    ({"detector": "LOF-odeval"}, "unknown detector"),
+    ({"detector": "ODIN"}, "cannot score points outside"),
+    ({"detector": object()}, "cannot be refitted"),
+])
+def test_bad_input_is_one_clear_line(kwargs, match):
+    rng = np.random.default_rng(0)
+    args = {"detector": "iforest", "X_train": rng.normal(size=(30, 10)), "X_test": None} | kwargs
+    with pytest.raises(ValueError, match=match) as exc:
+        emmv(args.pop("detector"), args.pop("X_train"), args.pop("X_test"), **(FAST | args))
+    assert "\n" not in str(exc.value)
+
+
+def test_constant_feature_and_nan_in_training_data():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 4))
+    X[:, 2] = 1.5
+    with pytest.raises(ValueError, match=r"attribute\(s\) \[2\] are constant"):
+        emmv("iforest", X, **FAST)
+    X[0, 0] = np.inf
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        emmv("iforest", X, **FAST)
+
+
+def test_odeval_detector_object_is_rejected_with_hint():
+    from odeval.detectors import get_detector
+
+    with pytest.raises(ValueError, match="odeval methods with a novelty form: LDOF, LOF"):
+        emmv(get_detector("LOF"), np.random.default_rng(0).normal(size=(30, 3)), **FAST)
+
+
+def test_failing_fit_names_the_draw():
+    class Bad:
+        name = "bad"
+
+        def fit(self, X):
+            raise ValueError("cannot fit this")
+
+        def score(self, X):  # pragma: no cover
+            return np.zeros(len(X))
+
+    with pytest.raises(ValueError, match=r"bad could not be refitted/scored on features \[.*\] \(draw 1\)"):
+        emmv(Bad(), np.random.default_rng(0).normal(size=(30, 10)), draws=2, features=2, **FAST)
+
+
+def test_chapter_split():
+    rng = np.random.default_rng(0)
+    X = np.c_[rng.normal(size=(300, 3)), rng.integers(0, 3, 300)]  # last column: 3 distinct values
+    y = np.r_[np.zeros(200, bool), np.ones(100, bool)]
+    assert continuous_features(X).tolist() == [0, 1, 2]
+    nov = chapter_split(X, y, setting="novelty", seed=1)
+    assert nov.n_outliers_dropped == 80 and nov.features.tolist() == [0, 1, 2]
+    assert nov.X_test.shape[0] == 110 and nov.y_test.sum() <= 20 and nov.X_train.shape[0] <= 110
+    assert nov.X_eval.shape[0] == int((~nov.y_test).sum())
+    uns = chapter_split(X, y, setting="unsupervised", seed=1)
+    assert uns.X_eval is uns.X_test
+    same = chapter_split(X, y, setting="unsupervised", split=False)
+    assert same.X_train.shape[0] == same.X_eval.shape[0] == 220
+    with pytest.raises(ValueError, match="needs a train/test split"):
+        chapter_split(X, y, setting="novelty", split=False)
+    with pytest.raises(ValueError, match="no labels"):
+        chapter_split(X, None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EMMVWarning)
+        res, lab = evaluate_split("iforest", nov, n_generated=2000)
+    assert 0 <= lab["roc_auc"] <= 1 and np.isfinite(res.em)
+
+
+def test_parallel_draws_give_identical_results():
+    X = np.random.default_rng(4).normal(size=(60, 10))
+    a = emmv("iforest", X, draws=2, features=3, n_generated=500, n_jobs=1)
+    from joblib import parallel_config
+
+    with parallel_config(backend="threading"):  # processes (the default) start slowly; same code path otherwise
+        b = emmv("iforest", X, draws=2, features=3, n_generated=500, n_jobs=2)
+    np.testing.assert_array_equal(a.em_draws, b.em_draws)
+    np.testing.assert_array_equal(a.mv_draws, b.mv_draws)
+
+
+@pytest.mark.slow
+def test_chapter_table_piece_pima_novelty(shared_datasets):
+    """One cell of the chapter's novelty table (pima, iForest: EM 5.0e-07, MV 1.2e04): same order of magnitude."""
+    from odeval.data import load_dataset
+
+    path = shared_datasets / "odds" / "pima.mat"
+    if not path.is_file():
+        pytest.skip(f"{path} not found")
+    ds = load_dataset(path)
+    sp = chapter_split(ds.numeric_matrix(), ds.y, setting="novelty", seed=0)
+    res, lab = evaluate_split("iforest", sp, seed=0, n_generated=50_000)
+    assert 5.0e-07 / 3 < res.em < 5.0e-07 * 3
+    assert 1.2e04 / 2 < res.mv < 1.2e04 * 2
+    assert 0.65 < lab["roc_auc"] < 0.85
+
+
+def test_lof_names_and_odeval_novelty_scores():
+    from odeval.detectors.novelty import NoveltyDetector
+
+    assert make_detector("lof").name.startswith("LOF(k=") and hasattr(make_detector("lof"), "estimator")
+    det = make_detector("LOF", k=5)
+    assert isinstance(det, KNNQueryDetector) and det.name == "LOF(k=5)"
+    X = np.random.default_rng(3).normal(size=(50, 3))
+    Q = np.random.default_rng(4).normal(size=(10, 3))
+    np.testing.assert_array_equal(det.fit(X).score(Q), NoveltyDetector("LOF", 5).fit(X).score(Q))
