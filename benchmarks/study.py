@@ -5,6 +5,7 @@ Run from the repository root::
     .venv/bin/python benchmarks/study.py                  # full grid + ELKI subset
     .venv/bin/python benchmarks/study.py --limit 10       # only the first 10 variants (quick look)
     .venv/bin/python benchmarks/study.py --skip-elki
+    .venv/bin/python benchmarks/study.py --conformant [--skip-elki]   # the ELKI-batch-tool configuration
 
 The grid is every ``*withoutdupl_norm*`` ARFF file in ``../shared/datasets/dami``, the 12 methods of Campos et
 al., k = 1..100, all measures, into a fresh DuckDB store, on all local cores. It prints units/s, total wall
@@ -12,6 +13,11 @@ time and the peak memory of this process and its workers; then it runs ELKI 0.7.
 (one JVM per variant, followed by nothing else — ELKI's own evaluation is not timed) on 10 variants of
 the same grid (one variant of each of the first 10 base datasets) and odeval's runner on the same 10, and prints
 the ratio.
+
+``--conformant`` instead runs the 15 shared reference variants (one per base dataset) three ways, side by side:
+odeval's default configuration, the ELKI-batch-tool configuration ``odeval.bench.demo.CAMPOS_CKS_METHODS``
+(which reproduces ``ComputeKNNOutlierScores`` cell by cell) and — unless ``--skip-elki`` — ELKI's batch tool
+itself, and prints the times per variant and the ratios.
 """
 
 from __future__ import annotations
@@ -44,11 +50,11 @@ def elki_subset(files: list[Path], n: int = 10) -> list[Path]:
     return list(first.values())[:n]
 
 
-def study_dict(files: list[Path], k_max: int) -> dict:
+def study_dict(files: list[Path], k_max: int, methods: list[dict] | None = None) -> dict:
     return {
         "study": {"name": "campos-grid", "k": f"1..{k_max}"},
         "datasets": [{"path": str(f)} for f in files],
-        "methods": [{"name": m} for m in METHODS],
+        "methods": methods if methods is not None else [{"name": m} for m in METHODS],
     }
 
 
@@ -58,10 +64,11 @@ def peak_mb() -> tuple[float, float]:
     return own, children
 
 
-def run_grid(files: list[Path], k_max: int, workers: int | None) -> tuple[float, int]:
+def run_grid(files: list[Path], k_max: int, workers: int | None,
+             methods: list[dict] | None = None) -> tuple[float, int]:
     from odeval.bench import run_study, study_from_dict
 
-    study = study_from_dict(study_dict(files, k_max), source="benchmarks/study.py")
+    study = study_from_dict(study_dict(files, k_max, methods), source="benchmarks/study.py")
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
         summary = run_study(study, Path(tmp) / "grid.duckdb", workers=workers, progress="none")
@@ -71,6 +78,31 @@ def run_grid(files: list[Path], k_max: int, workers: int | None) -> tuple[float,
     return wall, summary.computed
 
 
+def run_conformant(files: list[Path], k_max: int, workers: int | None, skip_elki: bool) -> None:
+    """Defaults vs the ELKI-batch-tool configuration (vs ELKI) on one variant of each base dataset."""
+    from odeval.bench.demo import CAMPOS_CKS_METHODS, CAMPOS_METHODS
+    from odeval.data import load_dataset
+
+    subset = elki_subset(files, n=len({f.parent.name for f in files}))
+    rows = []
+    for f in subset:
+        t_def, _ = run_grid([f], k_max, workers, [dict(m) for m in CAMPOS_METHODS])
+        t_cks, _ = run_grid([f], k_max, workers, [dict(m) for m in CAMPOS_CKS_METHODS])
+        t_elki = float("nan")
+        if not skip_elki:
+            from detectors import run_elki
+
+            ds = load_dataset(f)
+            res = run_elki(ds.numeric_matrix(), ds.y, min(k_max, ds.n_objects - 1), timeout=4 * 3600)
+            t_elki = res["total"] if res else float("nan")
+        rows.append((f.stem, t_def, t_cks, t_elki))
+        print(f"  {f.stem}: default {t_def:.1f}s, ELKI-batch-tool configuration {t_cks:.1f}s "
+              f"({t_cks / t_def:.1f}x the default), ELKI {t_elki:.1f}s ({t_elki / t_cks:.1f}x)", flush=True)
+    tot = [sum(r[i] for r in rows) for i in (1, 2, 3)]
+    print(f"total: default {tot[0]:.1f}s, conformant {tot[1]:.1f}s ({tot[1] / tot[0]:.1f}x), "
+          f"ELKI {tot[2]:.1f}s ({tot[2] / tot[1]:.1f}x the conformant configuration)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--kmax", type=int, default=100)
@@ -78,11 +110,16 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=None)
     ap.add_argument("--skip-elki", action="store_true")
     ap.add_argument("--skip-grid", action="store_true", help="only the ELKI subset and odeval on the same subset")
+    ap.add_argument("--conformant", action="store_true",
+                    help="defaults vs the ELKI-batch-tool configuration (vs ELKI) on one variant per base dataset")
     args = ap.parse_args()
 
     files = grid_files()
     if not files:
         raise SystemExit(f"no withoutdupl_norm files under {SHARED / 'dami'}")
+    if args.conformant:
+        run_conformant(files, args.kmax, args.workers, args.skip_elki)
+        return
     if args.limit:
         files = files[: args.limit]
     if not args.skip_grid:

@@ -944,7 +944,8 @@ def _with_progress(run, *, quiet: bool):
               help="Candidates per variant: every stored method × k, or N (10: the paper's best, worst and evenly "
                    "spaced ROC AUC, Marques et al. 2020 §4.2).")
 @click.option("--selectors", multiple=True, metavar="S1,S2,...",
-              help="Selectors to audit (comma-separated or repeated) [default: all registered].")
+              help="Selectors to audit (comma-separated or repeated) [default: all registered but the costly em, "
+                   "mv: name them].")
 @click.option("--datasets", "only", multiple=True, metavar="D1,D2,...", help="Only these variants [default: all].")
 @click.option("--measure", type=click.Choice(["roc_auc", "average_precision", "adjusted_average_precision"]),
               default="roc_auc", show_default=True, help="Measure of the summary, tests and verdicts.")
@@ -968,7 +969,7 @@ def select_audit_cmd(store: str, candidates: str, selectors: tuple[str, ...], on
     from functools import partial
 
     from odeval.analysis.selection import audit_selection, candidates_from_store, format_audit, stored_variants
-    from odeval.compare.selection import available_selectors, get_selector
+    from odeval.compare.selection import default_selectors, get_selector
 
     if candidates != "all" and not (candidates.isdigit() and int(candidates) > 0):
         raise click.BadParameter(f"use 'all' or a positive integer, got {candidates!r}", param_hint="--candidates")
@@ -986,7 +987,7 @@ def select_audit_cmd(store: str, candidates: str, selectors: tuple[str, ...], on
             raise click.ClickException(f"{store}: no kept scores of variant(s) {', '.join(missing)}")
         names = [n for n in names if n in keep]
     mode: str | int = "all" if candidates == "all" else int(candidates)
-    with_data = any(get_selector(s).needs_data for s in (wanted or available_selectors()))
+    with_data = any(get_selector(s).needs_data for s in (wanted or default_selectors()))
     loaders = [(n, partial(candidates_from_store, store, n, candidates=mode, with_data=with_data)) for n in names]
     try:
         if as_json:

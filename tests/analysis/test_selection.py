@@ -217,3 +217,19 @@ def test_study_report_passes_the_selection_audit(store, tmp_path, monkeypatch):
     assert len(audit.picks["dataset"].unique()) == 2
     res = runner.invoke(main, ["report", str(store), "-o", str(tmp_path / "rep2"), "--selection", "some"])
     assert res.exit_code != 0 and "selection must be 'all' or a positive integer" in res.output
+
+
+def test_select_audit_cli_em_mv(store, monkeypatch):
+    """`--selectors em,mv,ireos,laplacian-sqrt` loads the data and runs them (coarse EM/MV settings: fast)."""
+    from odeval.compare import selection as sel
+
+    monkeypatch.setitem(sel.EMMV_SETTINGS, "draws", 2)
+    monkeypatch.setitem(sel.EMMV_SETTINGS, "n_generated", 2000)
+    res = CliRunner().invoke(main, ["select-audit", str(store), "--json", "--selectors",
+                                    "em,mv,ireos,laplacian-sqrt,random"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output)
+    assert out["selectors"] == ["em", "mv", "ireos", "laplacian-sqrt", "random"]
+    rows = [r for r in out["picks"] if r["selector"] in ("em", "mv", "ireos", "laplacian-sqrt")
+            and r["measure"] == "roc_auc"]
+    assert len(rows) == 8 and all(r["value"] is not None and r["choice"] for r in rows)

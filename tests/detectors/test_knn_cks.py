@@ -51,15 +51,17 @@ def test_cks_variant_matches_compute_knn_outlier_scores(path, method):
                                    err_msg=f"{method} k={k}")
 
 
-def test_cks_knn_is_the_next_distance_and_needs_k_plus_one():
+def test_cks_knn_is_the_next_distance_and_serves_k_n_minus_1():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(50, 2))
-    g = knn_graph(X, 6)
+    g = knn_graph(X, 49)
     det = get_detector("KNN", variant="elki-0.7.1-cks")
-    assert det.required_k_max(5) == 6
-    np.testing.assert_array_equal(det.raw_scores_all_k(g, [5])[0], g.kdist(6))
-    for m in ("KNN", "LOF", "LDF", "INFLO"):
-        with pytest.raises(ValueError, match="k_max ≥ 7"):
-            get_detector(m, variant="elki-0.7.1-cks").raw_scores_all_k(g, [6])
+    assert det.required_k_max(5) == 5  # the tool's lists are built from X, not from the graph
+    got = det.raw_scores_all_k(g, list(range(1, 50)))
+    np.testing.assert_array_equal(got[4], g.kdist(6))  # k < N − 1: the (k+1)-distance (the tool's off-by-one)
+    np.testing.assert_array_equal(got[48], g.kdist(49))  # k = N − 1: the full list, the (N−1)-distance
+    for m in ("LOF", "LDF", "INFLO", "COF", "LDOF", "KDEOS", "LoOP", "ODIN", "SimplifiedLOF"):
+        s = get_detector(m, variant="elki-0.7.1-cks").raw_scores_all_k(g, [49])
+        assert s.shape == (1, 50) and not np.isnan(s).any(), m
     with pytest.raises(ValueError, match="unknown variant"):
         get_detector("KNN", variant="cks")

@@ -34,7 +34,7 @@ import pandas as pd
 from scipy import stats as sps
 
 from odeval.analysis.stats import average_ranks, friedman_test, nemenyi_critical_difference, nemenyi_test
-from odeval.compare.selection import Selection, available_selectors, get_selector, run_selector
+from odeval.compare.selection import Selection, default_selectors, get_selector, run_selector
 from odeval.measures import evaluate_many, finite_for_ranking
 
 __all__ = [
@@ -285,11 +285,15 @@ def audit_variant(cset: CandidateSet, selectors: Sequence[str] | None = None, *,
     A selector that names a candidate outside the set (a fixed default among ``cset.references``) is judged
     on that reference scoring, with a note.
     """
-    names = list(selectors) if selectors is not None else list(available_selectors())
+    names = list(selectors) if selectors is not None else list(default_selectors())
     selections: dict[str, Selection] = {}
     for name in names:
         info = get_selector(name)
-        sel = run_selector(info.name, cset.scores, cset.names, X=cset.X if info.needs_data else None, seed=seed)
+        try:
+            sel = run_selector(info.name, cset.scores, cset.names, X=cset.X if info.needs_data else None, seed=seed)
+        except ValueError as exc:  # e.g. em/mv with no novelty-capable candidate: NaN with the reason, not an abort
+            selections[info.name] = Selection(info.name, None, note=f"could not choose: {exc}")
+            continue
         if sel.index is None and sel.scores is None:
             for ref_name, vec in cset.references.items():
                 alt = run_selector(info.name, vec[None, :], [ref_name], seed=seed)
@@ -470,11 +474,11 @@ def audit_selection(candidate_sets: Iterable[CandidateSet | tuple[str, Callable[
     candidate_sets : iterable of CandidateSet or of (name, loader) pairs, the loader a zero-argument callable
         returning the set (loaded lazily, so a store with hundreds of variants is never held in memory at
         once). A loader that raises ``ValueError`` is recorded in ``failed`` with the name and skipped.
-    selectors : names (default: every registered selector).
+    selectors : names (default: :func:`odeval.compare.selection.default_selectors`, all but em / mv).
     measure : the measure of the summary, tests and verdicts (all of :data:`AUDIT_MEASURES` are in ``picks``).
     progress : called with the variant name after each variant.
     """
-    names = tuple(get_selector(s).name for s in (selectors or available_selectors()))
+    names = tuple(get_selector(s).name for s in (selectors or default_selectors()))
     if measure not in AUDIT_MEASURES:
         raise ValueError(f"unknown audit measure {measure!r}; use one of {', '.join(AUDIT_MEASURES)}")
     all_picks, all_cands, failed = [], [], []

@@ -25,6 +25,20 @@ errors are partly independent while their hits agree.
 * ``ensemble`` / ``ensemble-rank`` — the ensemble of all candidates as a "selector": the mean of the
   Gaussian-scaled scores (Kriegel et al. 2011; :func:`odeval.scaling.gaussian_scaling`) or the mean rank
   (:func:`odeval.compare.combine`, rule ``rank``). They return a scoring, not a candidate.
+* ``em``, ``mv`` — the Excess-Mass / Mass-Volume criteria of Goix (2016) (:func:`emmv_criteria`; need ``X``):
+  every candidate ``METHOD-kNNN`` is rebuilt, fitted on ``X`` and evaluated on ``X`` (the unsupervised same-data
+  setting; feature sub-sampling, 50 draws of 5 attributes, when d > 8). ``em`` picks the largest EM, ``mv`` the
+  smallest MV; ``Selection.criterion`` is EM for ``em`` and **−MV** for ``mv`` (higher = preferred, like every
+  selector). Only methods with a novelty form (kNN, kNNW, LOF, SimplifiedLOF, LoOP, LDOF) can score the uniform
+  points EM/MV need; the other candidates are excluded, listed in ``Selection.excluded`` / ``note`` and warned
+  about (a ``ValueError`` when none is left). Costly (one kNN graph and one query of 100,000 uniform points per
+  method and feature draw), so not in :func:`default_selectors`: name them.
+* ``ireos``, ``ireos-sqrt5`` — the IREOS index adjusted for chance (Marques et al. 2020, Eq. 13; need ``X``) of
+  each candidate's Gaussian-scaled scores, m_cl = 1 or √(5 %·N), with the kNN-subset approximation
+  (:data:`IREOS_SETTINGS`, knn = 250 when N > 251). The largest adjusted index wins. Costly; not default.
+* ``laplacian-1``, ``laplacian-sqrt``, ``laplacian-100`` — the Laplacian Score baseline of the IREOS paper (§4.2):
+  the candidates' Gaussian-scaled scores as features on a kNN graph (k = 1, √N, 100) of the candidate-scorings
+  space; the smallest score wins (``criterion`` = −score). Not default (name them).
 * ``random`` — a uniformly random candidate (seeded). Its *expected* quality is the mean over the candidates,
   which is what the meta-evaluation uses.
 * ``default-knn10``, ``default-lof20`` — the fixed defaults kNN with k = 10 and LOF with k = 20, found by
@@ -42,6 +56,8 @@ J. M. Kleinberg. Authoritative sources in a hyperlinked environment. J. ACM 46(5
 H. O. Marques, R. J. G. B. Campello, J. Sander, A. Zimek. Internal evaluation of unsupervised outlier
 detection. ACM TKDD 14(4), 2020, §4.2 (candidates and model-selection experiment).
 H.-P. Kriegel, P. Kröger, E. Schubert, A. Zimek. Interpreting and unifying outlier scores. SDM 2011.
+N. Goix. Machine Learning and Extreme Value Theory for Anomaly Detection. PhD thesis, Télécom ParisTech, 2016,
+chapter "How to Evaluate the Quality of Anomaly Detection Algorithms?" (EM, MV, Algorithm EMMV).
 """
 
 from __future__ import annotations
@@ -63,6 +79,8 @@ __all__ = [
     "Selection",
     "SelectorInfo",
     "available_selectors",
+    "default_selectors",
+    "emmv_criteria",
     "get_selector",
     "hits_scores",
     "inverse_ranks",
@@ -99,7 +117,11 @@ class Selection:
     members : tuple of int
         Candidates that make up a returned ensemble (SELECT), in the order they were added.
     note : str
-        Why a selector could not choose (e.g. the default candidate is not among the candidates).
+        Why a selector could not choose (e.g. the default candidate is not among the candidates), or which
+        candidates it could not evaluate.
+    excluded : tuple of (int, str)
+        Candidates the selector could not evaluate and did not choose among, with the reason (e.g. ``em`` /
+        ``mv``: a method without a novelty form); their ``criterion`` is NaN.
     """
 
     selector: str
@@ -108,6 +130,7 @@ class Selection:
     criterion: np.ndarray | None = field(default=None, repr=False)
     members: tuple[int, ...] = ()
     note: str = ""
+    excluded: tuple[tuple[int, str], ...] = ()
 
 
 #: A selector: ``fn(scores (R, N), names, *, X=None, seed=0) -> Selection``.
@@ -129,6 +152,9 @@ class SelectorInfo:
     needs_data : bool
         True when ``X`` must be given.
     description, reference : str
+    default : bool
+        Run when no selectors are named (:func:`default_selectors`); False for the costly ones (``em``,
+        ``mv``), which must be asked for by name.
     """
 
     name: str
@@ -137,6 +163,7 @@ class SelectorInfo:
     needs_data: bool = False
     description: str = ""
     reference: str = ""
+    default: bool = True
 
 
 SELECTORS: dict[str, SelectorInfo] = {}
@@ -154,6 +181,12 @@ def register_selector(info: SelectorInfo, *, replace: bool = False) -> SelectorI
 def available_selectors() -> tuple[str, ...]:
     """Names of the registered selectors, in registration order."""
     return tuple(SELECTORS)
+
+
+def default_selectors() -> tuple[str, ...]:
+    """Names of the selectors run when none are named (registered with ``default=True``): all but the costly
+    data-based ones (``em``, ``mv``)."""
+    return tuple(name for name, info in SELECTORS.items() if info.default)
 
 
 def get_selector(name: str) -> SelectorInfo:
@@ -558,6 +591,153 @@ def _default(method: str, k: int) -> SelectorFn:
     return fn
 
 
+# --------------------------------------------------------------------------------- EM / MV (need the data)
+#: Settings of the ``em`` / ``mv`` selectors: the defaults of :func:`odeval.measures.internal.emmv` (Goix 2016),
+#: read when the selector runs (change them here for a cheaper, coarser audit).
+EMMV_SETTINGS: dict[str, int] = {"draws": 50, "features": 5, "max_dim": 8, "n_generated": 100_000}
+_EMMV_CACHE: dict[tuple[Any, ...], tuple[np.ndarray, np.ndarray, tuple[tuple[int, str], ...]]] = {}
+
+
+def emmv_criteria(names: Sequence[str], X: Any, *, seed: int = 0, draws: int = EMMV_SETTINGS["draws"],
+                  features: int = EMMV_SETTINGS["features"], max_dim: int = EMMV_SETTINGS["max_dim"],
+                  n_generated: int = EMMV_SETTINGS["n_generated"]
+                  ) -> tuple[np.ndarray, np.ndarray, tuple[tuple[int, str], ...]]:
+    """EM and MV criteria (Goix 2016) of every candidate ``METHOD-kNNN``, refitted on ``X`` and evaluated on it.
+
+    The unsupervised same-data setting of :func:`odeval.measures.internal.emmv` (fit on ``X``, ``P_n`` over
+    ``X``, the fitted objects scored with self excluded), with its feature sub-sampling when d > ``max_dim``
+    (``draws`` draws of ``features`` attributes) and ``n_generated`` uniform points per evaluation. One call of
+    :func:`odeval.measures.internal.emmv_all_k` per method: one kNN graph and one uniform-sample query per
+    feature draw for all the method's k. The candidates' stored scores are not used: EM/MV need the scores of
+    new (uniform) points, so the detector is rebuilt from its name.
+
+    Candidates that cannot be evaluated are *excluded* with a reason, never silently: a name that does not
+    follow ``METHOD-kNNN``, a name with parameters or a metric (``LDF(h=1)-010``, ``kNN[manhattan]-010``: EM/MV
+    refit with default parameters and Euclidean distance only), an unknown method, a method without a novelty
+    form (only kNN, kNNW, LOF, SimplifiedLOF, LoOP, LDOF can score new points), k outside
+    ``[min_k, N − 1]``, or a criterion that could not be estimated in any draw (zero estimated volume).
+
+    Returns
+    -------
+    em : ndarray of shape (R,)
+        EM criterion, larger = better; NaN for excluded candidates (and where only EM is not estimable).
+    mv : ndarray of shape (R,)
+        MV criterion, smaller = better; NaN likewise.
+    excluded : tuple of (int, str)
+        Candidates without an EM or MV value, with the reason.
+
+    References
+    ----------
+    N. Goix. PhD thesis, Télécom ParisTech, 2016, chapter "How to Evaluate the Quality of Anomaly Detection
+    Algorithms?", Eqs. (evaluation:eq:standard_emp_EM), (evaluation:eq:standard_emp_MV), Algorithm EMMV.
+    """
+    import hashlib
+    import warnings as _warnings
+
+    from odeval.detectors import available_methods, get_detector
+    from odeval.measures.internal import EMMVWarning, emmv_all_k
+
+    Xd = np.ascontiguousarray(np.asarray(X, dtype=np.float64))
+    n = Xd.shape[0]
+    key = (tuple(names), Xd.shape, hashlib.sha256(Xd.tobytes()).hexdigest(), int(seed), draws, features, max_dim,
+           n_generated)
+    if key in _EMMV_CACHE:
+        return _EMMV_CACHE[key]
+    R = len(names)
+    em, mv = np.full(R, np.nan), np.full(R, np.nan)
+    reasons: dict[int, str] = {}
+    known = {m.lower(): m for m in available_methods()}
+    groups: dict[str, list[tuple[int, int]]] = {}
+    for i, nm in enumerate(names):
+        m = _NAME.match(str(nm).strip())
+        if m is None:
+            reasons[i] = "name does not follow METHOD-kNNN"
+            continue
+        method, k = m.group("method"), int(m.group("k"))
+        if m.group("extra"):
+            reasons[i] = (f"parameters/metric {m.group('extra')} in the name: EM/MV rebuild the method with its "
+                          "default parameters and the Euclidean distance only")
+            continue
+        canon = known.get(method.lower())
+        if canon is None:
+            reasons[i] = f"unknown method {method!r}"
+            continue
+        det = get_detector(canon)
+        if not getattr(det, "novelty", False):
+            reasons[i] = f"{canon} has no novelty form (cannot score the uniform points EM/MV need)"
+            continue
+        if not det.info.min_k <= k < n:
+            reasons[i] = f"k = {k} outside [{det.info.min_k}, {n - 1}] for {n} objects"
+            continue
+        groups.setdefault(canon, []).append((i, k))
+    for canon, members in groups.items():
+        ks = sorted({k for _, k in members})
+        with _warnings.catch_warnings():
+            _warnings.simplefilter("ignore", EMMVWarning)  # failures are reported as exclusions below
+            res = dict(zip(ks, emmv_all_k(canon, Xd, ks, draws=draws, features=features, max_dim=max_dim,
+                                          n_generated=n_generated, seed=int(seed)), strict=True))
+        for i, k in members:
+            r = res[k]
+            em[i], mv[i] = r.em, r.mv
+            if not (np.isfinite(r.em) and np.isfinite(r.mv)):
+                reasons[i] = "EM/MV not estimable in any feature draw: " + "; ".join(r.reasons)
+    out = (em, mv, tuple(sorted(reasons.items())))
+    _EMMV_CACHE.clear()  # one entry: the em and mv selectors of one candidate set share the fits
+    _EMMV_CACHE[key] = out
+    return out
+
+
+def _emmv_selector(which: Literal["em", "mv"]) -> SelectorFn:
+    def fn(S: np.ndarray, names: tuple[str, ...], *, X: Any = None, seed: int = 0) -> Selection:
+        em, mv, excluded = emmv_criteria(names, X, seed=seed, **EMMV_SETTINGS)  # read at call time
+        crit = em if which == "em" else -mv  # criterion: higher = preferred (mv: −MV)
+        usable = np.isfinite(crit)
+        if not usable.any():
+            why = "; ".join(f"{names[i]}: {r}" for i, r in excluded[:3])
+            raise ValueError(f"selector {which!r}: none of the {len(names)} candidates can be evaluated by "
+                             f"{which.upper()} ({why}{' ...' if len(excluded) > 3 else ''})")
+        note = ""
+        skipped = [(i, r) for i, r in excluded if not usable[i]]
+        if skipped:
+            note = (f"{which.upper()} chose among {int(usable.sum())} of {len(names)} candidates; excluded: "
+                    + "; ".join(f"{names[i]} ({r})" for i, r in skipped[:5])
+                    + (f" and {len(skipped) - 5} more" if len(skipped) > 5 else ""))
+            import warnings as _warnings
+
+            _warnings.warn(note, RuntimeWarning, stacklevel=3)
+        return Selection(which, _argmax(crit), criterion=crit, note=note, excluded=tuple(skipped))
+    return fn
+
+
+# ------------------------------------------------------------------------------------ IREOS, Laplacian Score
+#: Settings of the ``ireos-*`` selectors (see :func:`odeval.measures.internal.ireos`): the kNN-subset
+#: approximation (Marques et al. 2020, §3.5.3; used when N > knn + 1) and adaptive quadrature; read at call time.
+IREOS_SETTINGS: dict[str, Any] = {"knn": 250, "quadrature": "adaptive", "C": 100.0, "n_jobs": 1}
+
+
+def _ireos_selector(label: str, m_cl: Any) -> SelectorFn:
+    def fn(S: np.ndarray, names: tuple[str, ...], *, X: Any = None, seed: int = 0) -> Selection:
+        from odeval.measures.internal import ireos
+
+        opts = dict(IREOS_SETTINGS)
+        if opts.get("knn") is not None and X.shape[0] <= int(opts["knn"]) + 1:
+            opts["knn"] = None  # fewer objects than the subset size: the exact index
+        res = ireos(X, list(S), m_cl=m_cl, adjust=True, seed=seed, **opts)
+        return Selection(label, _argmax(res.adjusted), criterion=res.adjusted)
+    return fn
+
+
+def _laplacian_selector(label: str, k: int | None) -> SelectorFn:
+    def fn(S: np.ndarray, names: tuple[str, ...], *, X: Any = None, seed: int = 0) -> Selection:
+        from odeval.measures.internal import laplacian_score, solution_weights
+
+        W, _ = solution_weights(list(S), S.shape[1])  # Gaussian-scaled, as IREOS sees the candidates
+        kk = round(float(np.sqrt(S.shape[1]))) if k is None else k
+        crit = -laplacian_score(W, kk)  # lower Laplacian Score = better: criterion = −LS (higher = preferred)
+        return Selection(label, _argmax(crit), criterion=crit)
+    return fn
+
+
 _MC_REF = "Ma, Zhao, Zhang, Akoglu, SIGKDD Explorations 2023, §3 (model centrality)"
 for _m, _d in (("spearman", "mean Spearman ρ of the candidate's ranking to every other candidate's"),
                ("kendall", "mean Kendall τ-b of the candidate's ranking to every other candidate's"),
@@ -585,3 +765,28 @@ register_selector(SelectorInfo("default-knn10", _default("kNN", 10), "pick", Fal
                                ""))
 register_selector(SelectorInfo("default-lof20", _default("LOF", 20), "pick", False, "fixed default: LOF with k = 20",
                                ""))
+_EMMV_REF = "Goix, PhD thesis 2016, ch. 'How to Evaluate the Quality of Anomaly Detection Algorithms?' (EMMV)"
+register_selector(SelectorInfo(
+    "em", _emmv_selector("em"), "pick", True,
+    "largest Excess-Mass criterion of the refitted method (fit and evaluate on X; feature sub-sampling for d > 8); "
+    "novelty-capable methods only (kNN, kNNW, LOF, SimplifiedLOF, LoOP, LDOF)", _EMMV_REF, default=False))
+register_selector(SelectorInfo(
+    "mv", _emmv_selector("mv"), "pick", True,
+    "smallest Mass-Volume criterion (criterion reported: −MV) of the refitted method, as em", _EMMV_REF,
+    default=False))
+_IREOS_REF = "Marques, Campello, Sander, Zimek, ACM TKDD 14(4) 2020, Eq. 9, 12, 13 (adjusted index)"
+register_selector(SelectorInfo(
+    "ireos", _ireos_selector("ireos", 1), "pick", True,
+    "largest adjusted IREOS index (m_cl = 1; Gaussian-scaled scores as weights; kNN-subset approximation, knn = 250)",
+    _IREOS_REF, default=False))
+register_selector(SelectorInfo(
+    "ireos-sqrt5", _ireos_selector("ireos-sqrt5", "sqrt5"), "pick", True,
+    "largest adjusted IREOS index with clumps, m_cl = √(5 %·N) (chance adjustment by Monte Carlo: costly)",
+    _IREOS_REF, default=False))
+_LS_REF = "He, Cai, Niyogi, NIPS 2005; the baseline of Marques et al. 2020, §4.2"
+for _lab, _k, _txt in (("laplacian-1", 1, "k = 1"), ("laplacian-sqrt", None, "k = √N"),
+                       ("laplacian-100", 100, "k = 100")):
+    register_selector(SelectorInfo(
+        _lab, _laplacian_selector(_lab, _k), "pick", False,
+        f"smallest Laplacian Score of the candidate's Gaussian-scaled scores on the kNN graph ({_txt}) of the "
+        "candidate scorings space (criterion: −score)", _LS_REF, default=False))

@@ -17,10 +17,11 @@ from odeval.detectors._neighborhood import (
     _row_has_ties,
 )
 from odeval.detectors.base import Detector, MethodInfo, Options, register
+from odeval.neighbors._elki_order import cks_lists
 
 __all__ = ["COF", "cof_scores"]
 
-_VARIANTS = ("paper", "elki-0.7.1")
+_VARIANTS = ("paper", "elki-0.7.1", "elki-0.7.1-cks")
 
 
 @njit(cache=True)
@@ -142,7 +143,7 @@ def _acdist_chunk_paper(block, sizes):  # pragma: no cover - numba
 
 
 @njit(cache=True, parallel=True)
-def _acdist_chunk(block, sizes, ks, elki, X, rows, dist, idx):  # pragma: no cover - numba
+def _acdist_chunk(block, sizes, ks, elki, X, rows, dist, idx, reorder):  # pragma: no cover - numba
     nk, m = sizes.shape
     out = np.empty((nk, m))
     width = block.shape[1]
@@ -156,7 +157,7 @@ def _acdist_chunk(block, sizes, ks, elki, X, rows, dist, idx):  # pragma: no cov
             n = sizes[t, c]
             for i in range(n + 1):
                 perm[i] = i
-            if elki and _row_has_ties(dist, p, n):
+            if elki and reorder and _row_has_ties(dist, p, n):
                 # ELKI walks its own list order, which differs from ours only among tied neighbours
                 _elki_perm(X, idx, p, ks[t] + 1, n, w, perm)
             out[t, c] = _chain_acdist(block[c], n, ks[t], elki, perm, rem, rmind)
@@ -164,7 +165,7 @@ def _acdist_chunk(block, sizes, ks, elki, X, rows, dist, idx):  # pragma: no cov
 
 
 @njit(cache=True, parallel=True)
-def _cof_from_acdist(ac, X, dist, idx, sizes, ks, elki):  # pragma: no cover - numba
+def _cof_from_acdist(ac, X, dist, idx, sizes, ks, elki, reorder):  # pragma: no cover - numba
     nk, n = ac.shape
     out = np.empty((nk, n))
     for p in prange(n):
@@ -174,7 +175,7 @@ def _cof_from_acdist(ac, X, dist, idx, sizes, ks, elki):  # pragma: no cover - n
             m = sizes[t, p]
             for i in range(m + 1):
                 perm[i] = i
-            if elki and _row_has_ties(dist, p, m):  # ELKI sums in its list order
+            if elki and reorder and _row_has_ties(dist, p, m):  # ELKI sums in its list order
                 _elki_perm(X, idx, p, ks[t] + 1, m, w, perm)
             s = 0.0
             for j in range(1, m + 1):
@@ -201,9 +202,10 @@ def cof_scores(graph: Any, ks: int | Sequence[int], variant: str = "paper") -> n
         Exact kNN graph (:func:`odeval.neighbors.knn_graph`) with ``k_max >= max(ks)``.
     ks : int or sequence of int
         Neighbourhood sizes, each ≥ 1.
-    variant : {"paper", "elki-0.7.1"}
+    variant : {"paper", "elki-0.7.1", "elki-0.7.1-cks"}
         ``"paper"`` (default): Tang et al. (2002). ``"elki-0.7.1"``: ELKI 0.7.1's ``lof.COF`` (see Notes), to
-        reproduce Campos et al. (2016).
+        reproduce Campos et al. (2016). ``"elki-0.7.1-cks"``: the same on the sublists of ELKI's batch tool
+        ``ComputeKNNOutlierScores`` (ties on the stored distances, ELKI's heap order; docs/detectors.md).
 
     Returns
     -------
@@ -256,7 +258,10 @@ class COF(Detector):
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         _, uniq, inverse = _prepare_ks(graph, ks, self.info)
-        elki = self.variant == "elki-0.7.1"
+        elki = self.variant != "paper"
+        cks = self.variant == "elki-0.7.1-cks"
+        if cks:  # ELKI's batch tool: rows already in the order of its materialised lists, its sublist sizes
+            graph = cks_lists(graph, int(uniq[-1])).graph
         sizes = _neighbourhood_sizes(graph, uniq)
         n = int(graph.n_objects)
         ac = np.empty((uniq.size, n))
@@ -267,6 +272,6 @@ class COF(Detector):
             _require_elki_order(graph, "COF", self.variant)
         for rows, block in _iter_blocks(graph, sizes[-1]):
             sz = np.ascontiguousarray(sizes[:, rows])
-            ac[:, rows] = (_acdist_chunk(block, sz, uniq, elki, X, rows, dist, idx) if elki
+            ac[:, rows] = (_acdist_chunk(block, sz, uniq, elki, X, rows, dist, idx, not cks) if elki
                            else _acdist_chunk_paper(block, sz))
-        return _cof_from_acdist(ac, X, dist, idx, sizes, uniq, elki)[inverse]
+        return _cof_from_acdist(ac, X, dist, idx, sizes, uniq, elki, not cks)[inverse]

@@ -16,6 +16,7 @@ from odeval.detectors._neighborhood import (
     _row_has_ties,
 )
 from odeval.detectors.base import Detector, MethodInfo, Number, Options, register
+from odeval.neighbors._elki_order import cks_lists
 
 __all__ = ["INFLO", "inflo_scores"]
 
@@ -83,7 +84,7 @@ def _inflo_paper_one_k(idx, rev, size, kd, m, out):  # pragma: no cover - numba
 
 
 @njit(cache=True)
-def _inflo_elki071_one_k(X, dist, idx, rev, size, wide, kd, k, m, out):  # pragma: no cover - numba
+def _inflo_elki071_one_k(X, dist, idx, rev, size, wide, kd, k, m, out, reorder):  # pragma: no cover - numba
     """ELKI 0.7.0/0.7.1 ``lof.INFLO`` at one k, objects in index (file) order; see :func:`inflo_scores`.
 
     The reverse lists are kept as linked lists in append order and the final sum runs over ELKI's kNN list
@@ -109,7 +110,7 @@ def _inflo_elki071_one_k(X, dist, idx, rev, size, wide, kd, k, m, out):  # pragm
         sp = size[p]
         for i in range(sp + 1):
             perm[i] = i
-        if _row_has_ties(dist, p, sp):  # ELKI's list order decides the order of the reverse lists
+        if reorder and _row_has_ties(dist, p, sp):  # ELKI's list order decides the order of the reverse lists
             _elki_perm(X, idx, p, k + 1, sp, wide[p], perm)
         for jj in range(1, sp + 1):
             j = perm[jj] - 1
@@ -136,7 +137,7 @@ def _inflo_elki071_one_k(X, dist, idx, rev, size, wide, kd, k, m, out):  # pragm
         sp = size[p]
         for i in range(sp + 1):
             perm[i] = i
-        if _row_has_ties(dist, p, sp):
+        if reorder and _row_has_ties(dist, p, sp):
             _elki_perm(X, idx, p, k + 1, sp, wide[p], perm)
         s = 0.0
         for j in range(1, sp + 1):
@@ -154,12 +155,12 @@ def _inflo_elki071_one_k(X, dist, idx, rev, size, wide, kd, k, m, out):  # pragm
 
 
 @njit(cache=True, parallel=True)
-def _inflo_all_k(X, dist, idx, rev, sizes, kds, ks, m, elki):  # pragma: no cover - numba
+def _inflo_all_k(X, dist, idx, rev, sizes, kds, ks, m, elki, reorder):  # pragma: no cover - numba
     nk, n = sizes.shape
     out = np.empty((nk, n))
     for t in prange(nk):
         if elki:
-            _inflo_elki071_one_k(X, dist, idx, rev, sizes[t], sizes[nk - 1], kds[t], ks[t], m, out[t])
+            _inflo_elki071_one_k(X, dist, idx, rev, sizes[t], sizes[nk - 1], kds[t], ks[t], m, out[t], reorder)
         else:
             _inflo_paper_one_k(idx, rev, sizes[t], kds[t], m, out[t])
     return out
@@ -180,7 +181,7 @@ def inflo_scores(graph: Any, ks: int | Sequence[int], m: float = 1.0, variant: s
         ``"paper"`` (default): the published INFLO. ``"elki-0.7.1"``: ELKI 0.7.0/0.7.1's ``lof.INFLO`` (used by
         Campos et al. 2016), which is a different method (see Notes). ``"elki-0.7.1-cks"``: the same as run by
         ELKI's batch tool ``ComputeKNNOutlierScores``, whose density reads the (k+1)-distance (semantics doc
-        §0.3); needs a graph with k_max ≥ k + 1.
+        §0.3), on the tool's sublists (ties on the stored distances, ELKI's heap order; docs/detectors.md).
 
     Returns
     -------
@@ -237,18 +238,16 @@ class INFLO(Detector):
         "variant": Options(_VARIANTS),
     }
 
-    def required_k_max(self, k: int) -> int:
-        # the batch tool reads the density of k from the (k+1)-distance (semantics doc §0.3)
-        return k + 1 if self.variant == "elki-0.7.1-cks" else k
-
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         _, uniq, inverse = _prepare_ks(graph, ks, self.info)
         cks = self.variant == "elki-0.7.1-cks"
-        if cks and int(uniq[-1]) + 1 > graph.k_max:
-            raise ValueError(f"INFLO (variant 'elki-0.7.1-cks') at k={int(uniq[-1])} reads the (k+1)-distance; "
-                             f"build the graph with k_max ≥ {int(uniq[-1]) + 1}")
+        if cks:  # ELKI's batch tool: rows in the order of its materialised lists, its sublists and k-distances
+            cl = cks_lists(graph, int(uniq[-1]))
+            graph = cl.graph
+            kds = np.ascontiguousarray(cl.kdist[:, uniq - 1].T)
+        else:
+            kds = np.stack([np.asarray(graph.kdist(int(k)), dtype=np.float64) for k in uniq])
         sizes = _neighbourhood_sizes(graph, uniq)
-        kds = np.stack([np.asarray(graph.kdist(int(k) + cks), dtype=np.float64) for k in uniq])
         idx = np.ascontiguousarray(graph.indices, dtype=np.int64)
         rev = _reverse_positions(idx, np.ascontiguousarray(sizes[-1]))
         elki = self.variant != "paper"
@@ -256,4 +255,4 @@ class INFLO(Detector):
             _require_elki_order(graph, "INFLO", self.variant)
         X = np.ascontiguousarray(graph.X, dtype=np.float64)
         dist = np.ascontiguousarray(graph.distances, dtype=np.float64)
-        return _inflo_all_k(X, dist, idx, rev, sizes, kds, uniq, self.m, elki)[inverse]
+        return _inflo_all_k(X, dist, idx, rev, sizes, kds, uniq, self.m, elki, not cks)[inverse]

@@ -15,8 +15,10 @@ from typing import Any, ClassVar
 import numpy as np
 from numba import njit, prange
 
+from odeval.detectors._erf import elki_normal_cdf
 from odeval.detectors._numeric import GAUSS_NORM, powi
 from odeval.detectors.base import Detector, MethodInfo, Number, Options, check_ks, register
+from odeval.neighbors._elki_order import cks_lists
 
 __all__ = ["KDEOS"]
 
@@ -78,7 +80,10 @@ def _kdeos_all_k(D, I, S, ks, scale, iminbw, dim, gscale, cutoff, elki):  # prag
                 sd = math.sqrt(m2 / (cnt - 1.0))
                 if sd > 0.0:
                     z = (mean - dens[p]) / sd
-            out[t, p] = 0.5 * math.erfc(-z / math.sqrt(2.0))
+            if elki:  # ELKI's NormalDistribution.standardNormalCDF (Cody's erfc), for ELKI's rounding and ties
+                out[t, p] = elki_normal_cdf(z)
+            else:
+                out[t, p] = 0.5 * math.erfc(-z / math.sqrt(2.0))
     return out
 
 
@@ -114,8 +119,9 @@ class KDEOS(Detector):
         p), so at k = 2 the score takes only two values. ELKI serves that list as a sublist of its
         materialised (k+1)-list, where ties are decided on the stored distances, not the squared ones (a
         difference only when two squared distances differ in the last bit but their square roots do not);
-        this variant does the same. ``"elki-0.7.1-cks"`` (ELKI's batch tool ``ComputeKNNOutlierScores``,
-        not affected by its k-distance off-by-one here) is the same as ``"elki-0.7.1"``.
+        this variant does the same. ``"elki-0.7.1-cks"`` (ELKI's batch tool ``ComputeKNNOutlierScores``):
+        the same on the tool's sublists (ELKI's heap order; docs/detectors.md). Both ELKI variants use ELKI's
+        Φ (Cody's erfc, :mod:`odeval.detectors._erf`).
 
     Notes
     -----
@@ -143,5 +149,6 @@ class KDEOS(Detector):
         s = self.scale * GAUSSIAN_CANONICAL_BANDWIDTH
         iminbw = 1.0 / (self.min_bandwidth * s) if self.min_bandwidth > 0 else np.inf
         dim = self.idim if self.idim >= 0 else int(graph.X.shape[1])
-        return _kdeos_all_k(graph.distances, graph.indices, graph.neighborhood_sizes(), ks_arr, s, iminbw, dim,
+        g = cks_lists(graph, int(ks_arr.max())).graph if self.variant == "elki-0.7.1-cks" else graph
+        return _kdeos_all_k(g.distances, g.indices, g.neighborhood_sizes(), ks_arr, s, iminbw, dim,
                             GAUSS_NORM, _CUTOFF, self.variant != "paper")

@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from odeval.detectors.base import Detector, MethodInfo, Options, check_ks, register
+from odeval.neighbors._elki_order import cks_lists
 
 __all__ = ["KNN", "KNNW"]
 
@@ -40,7 +41,7 @@ class KNN(Detector):
     variant : {"paper", "elki-0.7.1", "elki-0.7.1-cks"}, default "paper"
         ``"paper"`` = ``"elki-0.7.1"`` (ELKI's stand-alone ``KNNOutlier``). ``"elki-0.7.1-cks"`` reproduces
         ELKI 0.7.1's batch tool ``ComputeKNNOutlierScores`` (Campos et al. 2016), whose "KNN-k" is the
-        (k+1)-distance (semantics doc §0.3); it needs a graph with ``k_max ≥ k + 1``.
+        (k+1)-distance (semantics doc §0.3), and the (N−1)-distance at k = N − 1 (docs/detectors.md).
     """
 
     info = MethodInfo(name="kNN", min_k=1, inverted=False, inlier_value=0.0, score_range=(0.0, np.inf),
@@ -49,17 +50,11 @@ class KNN(Detector):
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": Options(_VARIANTS)}
 
-    def required_k_max(self, k: int) -> int:
-        return k + 1 if self.variant == "elki-0.7.1-cks" else k
-
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         ks_arr = check_ks(ks, graph.n_objects, self.info, graph.k_max)
         if self.variant == "elki-0.7.1-cks":
-            k = int(ks_arr.max())
-            if k + 1 > graph.k_max:
-                raise ValueError(f"kNN (variant 'elki-0.7.1-cks') at k={k} is the (k+1)-distance; build the graph "
-                                 f"with k_max ≥ {k + 1} (detector.required_k_max(k))")
-            return np.ascontiguousarray(graph.distances[:, ks_arr].T)
+            kd = cks_lists(graph, int(ks_arr.max())).kdist
+            return np.ascontiguousarray(kd[:, ks_arr - 1].T)
         return np.ascontiguousarray(graph.distances[:, ks_arr - 1].T)
 
     def novelty_raw_scores_all_k(self, graph: Any, query: Any, ks: Sequence[int]) -> np.ndarray:

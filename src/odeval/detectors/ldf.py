@@ -16,6 +16,7 @@ from numba import njit, prange
 
 from odeval.detectors._numeric import GAUSS_NORM, powi
 from odeval.detectors.base import Detector, MethodInfo, Number, Options, check_ks, register
+from odeval.neighbors._elki_order import cks_lists
 
 __all__ = ["LDF"]
 
@@ -25,7 +26,7 @@ _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 
 
 @njit(cache=True, parallel=True)
-def _ldf_all_k(D, I, S, ks, h, c, dim, log_sqrt_2pi, gscale, cks):  # pragma: no cover - numba
+def _ldf_all_k(D, I, S, ks, h, c, dim, log_sqrt_2pi, gscale, KD):  # pragma: no cover - numba
     """(len(ks), N) LDF scores; two parallel passes over the objects (LDE, then LDF), all k inside.
 
     Each LDE is computed twice: directly, in ELKI's order of operations (``lde``; NaN where the direct
@@ -35,27 +36,22 @@ def _ldf_all_k(D, I, S, ks, h, c, dim, log_sqrt_2pi, gscale, cks):  # pragma: no
     log-space values otherwise.
     """
     N = D.shape[0]
-    W = D.shape[1]
     T = ks.shape[0]
     out = np.empty((T, N))
     sizes = np.empty((T, N), np.int64)
     lde = np.empty((T, N))
     loglde = np.empty((T, N))  # +inf when some neighbour has k-distance 0
     tiny = 2.2250738585072014e-308  # smallest normal float64
-    kc = 1 if cks else 0  # ComputeKNNOutlierScores: the neighbours' (k+1)-distance
     for p in prange(N):
         for t in range(T):
             k = ks[t]
             n = S[p, k - 1]
-            if cks:  # its kNN sublists decide ties on the stored distances
-                while n < W and D[p, n] == D[p, k - 1]:
-                    n += 1
             sizes[t, p] = n
             inf = False
             direct = 0.0
             ok = True
             for j in range(n):
-                kd = D[I[p, j], k - 1 + kc]
+                kd = KD[I[p, j], k - 1]
                 if not kd > 0.0 or np.isinf(kd):
                     inf = True
                     break
@@ -80,14 +76,14 @@ def _ldf_all_k(D, I, S, ks, h, c, dim, log_sqrt_2pi, gscale, cks):  # pragma: no
             lde[t, p] = np.nan
             top = -np.inf
             for j in range(n):
-                kd = D[I[p, j], k - 1 + kc]
+                kd = KD[I[p, j], k - 1]
                 v = max(kd, D[p, j]) / (h * kd)
                 lt = -0.5 * v * v - log_sqrt_2pi - dim * math.log(h * kd)
                 if lt > top:
                     top = lt
             s = 0.0
             for j in range(n):
-                kd = D[I[p, j], k - 1 + kc]
+                kd = KD[I[p, j], k - 1]
                 v = max(kd, D[p, j]) / (h * kd)
                 s += math.exp(-0.5 * v * v - log_sqrt_2pi - dim * math.log(h * kd) - top)
             loglde[t, p] = top + math.log(s / n)
@@ -151,8 +147,8 @@ class LDF(Detector):
     variant : {"paper", "elki-0.7.1", "elki-0.7.1-cks"}, default "paper"
         ``"paper"`` = ``"elki-0.7.1"`` (ELKI's stand-alone ``LDF``). ``"elki-0.7.1-cks"`` reproduces ELKI
         0.7.1's batch tool ``ComputeKNNOutlierScores`` (Campos et al. 2016), which uses the neighbours'
-        (k+1)-distance for the bandwidth and the reachability distance (semantics doc §0.3); it needs a
-        graph with ``k_max ≥ k + 1``.
+        (k+1)-distance for the bandwidth and the reachability distance (semantics doc §0.3), on the tool's
+        sublists (ties on the stored distances, ELKI's heap order; docs/detectors.md).
 
     Notes
     -----
@@ -184,16 +180,14 @@ class LDF(Detector):
         self.info = MethodInfo(name="LDF", min_k=1, inverted=False, inlier_value=1.0 / (1.0 + self.c),
                                score_range=(0.0, 1.0 / self.c), reference=type(self).info.reference)
 
-    def required_k_max(self, k: int) -> int:
-        return k + 1 if self.variant == "elki-0.7.1-cks" else k
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         ks_arr = check_ks(ks, graph.n_objects, self.info, graph.k_max)
-        cks = self.variant == "elki-0.7.1-cks"
-        if cks and int(ks_arr.max()) + 1 > graph.k_max:
-            k = int(ks_arr.max())
-            raise ValueError(f"LDF (variant 'elki-0.7.1-cks') at k={k} reads the (k+1)-distance; build the graph "
-                             f"with k_max ≥ {k + 1} (detector.required_k_max(k))")
         dim = int(graph.X.shape[1])
-        return _ldf_all_k(graph.distances, graph.indices, graph.neighborhood_sizes(), ks_arr, self.h, self.c,
-                          dim, _LOG_SQRT_2PI, GAUSS_NORM, cks)
+        if self.variant == "elki-0.7.1-cks":  # ELKI's batch tool: its sublists, its (k+1)-distance as kd
+            cl = cks_lists(graph, int(ks_arr.max()))
+            g, kd = cl.graph, cl.kdist
+        else:
+            g, kd = graph, graph.distances
+        return _ldf_all_k(g.distances, g.indices, g.neighborhood_sizes(), ks_arr, self.h, self.c,
+                          dim, _LOG_SQRT_2PI, GAUSS_NORM, kd)

@@ -22,10 +22,11 @@ from odeval.detectors._neighborhood import (
     _row_has_ties,
 )
 from odeval.detectors.base import Detector, MethodInfo, Options, check_ks, register
+from odeval.neighbors._elki_order import cks_lists
 
 __all__ = ["LDOF", "ldof_scores"]
 
-_VARIANTS = ("paper", "elki-0.7.1")
+_VARIANTS = ("paper", "elki-0.7.1", "elki-0.7.1-cks")
 
 # ---------------------------------------------------------------------------------------------------------
 # LDOF
@@ -108,6 +109,44 @@ def _ldof_elki_chunk(block, sizes, ks, X, rows, dist, idx):  # pragma: no cover 
     return out
 
 
+@njit(cache=True, parallel=True)
+def _ldof_cks_chunk(block, sizes):  # pragma: no cover - numba
+    """:func:`_ldof_elki_chunk` for rows already in ELKI's list order (``elki-0.7.1-cks``), all k in one pass.
+
+    ELKI's running means for a sublist of n members see the pairs (a < b ≤ n) in row-major order, which is the
+    row-major order of all pairs of the longest sublist restricted to b ≤ n. So one pass over the pairs feeds
+    every k's mean (those with n_k ≥ b) with exactly its own sequence of values: the same O(Σ_k n_k²) updates,
+    but independent across k (vectorisable) instead of one dependent chain per k."""
+    nk, m = sizes.shape
+    out = np.empty((nk, m))
+    for c in prange(m):
+        w = sizes[nk - 1, c]
+        first = np.empty(w + 1, np.int64)  # first[b]: the first k index whose sublist contains member b
+        t = 0
+        for b in range(1, w + 1):
+            while sizes[t, c] < b:
+                t += 1
+            first[b] = t
+        dn = np.zeros(nk)
+        dm = np.zeros(nk)
+        pn = np.zeros(nk)
+        pm = np.zeros(nk)
+        for a in range(1, w + 1):
+            v = block[c, 0, a]
+            for t in range(first[a], nk):
+                dn[t] += 1.0
+                dm[t] += (v - dm[t]) / dn[t]
+            for b in range(a + 1, w + 1):
+                v = block[c, a, b]
+                for t in range(first[b], nk):
+                    pn[t] += 1.0
+                    pm[t] += (v - pm[t]) / pn[t]
+        for t in range(nk):
+            val = dm[t] / pm[t] if pm[t] != 0.0 else (np.inf if dm[t] != 0.0 else np.nan)
+            out[t, c] = val if np.isfinite(val) else 1.0
+    return out
+
+
 def ldof_scores(graph: Any, ks: int | Sequence[int], variant: str = "paper") -> np.ndarray:
     """LDOF scores of all objects for every k in ``ks``, from one kNN graph.
 
@@ -117,12 +156,14 @@ def ldof_scores(graph: Any, ks: int | Sequence[int], variant: str = "paper") -> 
         Exact kNN graph (:func:`odeval.neighbors.knn_graph`) with ``k_max >= max(ks)``.
     ks : int or sequence of int
         Neighbourhood sizes, each ≥ 2.
-    variant : {"paper", "elki-0.7.1"}
+    variant : {"paper", "elki-0.7.1", "elki-0.7.1-cks"}
         The same formula either way. ``"paper"`` (default): exact sums, incremental over k (each new
         neighbour adds its distances to p and to the earlier neighbours). ``"elki-0.7.1"``: ELKI 0.7.1's
         arithmetic — running means over the neighbours and the pairs in the order of ELKI's kNN list (its
         heap order among tied neighbours; Euclidean graphs only) — so that values agree to the last bit and
-        rounding makes or breaks the same ties; O(|N|²) per k.
+        rounding makes or breaks the same ties; O(|N|²) per k. ``"elki-0.7.1-cks"``: the same arithmetic on the
+        sublists of ELKI's batch tool ``ComputeKNNOutlierScores`` (ties on the stored distances, ELKI's heap
+        order; docs/detectors.md), all k in one pass over the pairs.
 
     Returns
     -------
@@ -174,9 +215,12 @@ class LDOF(Detector):
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         _, uniq, inverse = _prepare_ks(graph, ks, self.info)
+        cks = self.variant == "elki-0.7.1-cks"
+        if cks:  # ELKI's batch tool: rows already in the order of its materialised lists, its sublist sizes
+            graph = cks_lists(graph, int(uniq[-1])).graph
         sizes = _neighbourhood_sizes(graph, uniq)
         out = np.empty((uniq.size, int(graph.n_objects)))
-        elki = self.variant == "elki-0.7.1"
+        elki = self.variant != "paper"
         if elki:
             _require_elki_order(graph, "LDOF", self.variant)
         X = np.ascontiguousarray(graph.X, dtype=np.float64)
@@ -184,7 +228,12 @@ class LDOF(Detector):
         idx = np.ascontiguousarray(graph.indices, dtype=np.int64)
         for rows, block in _iter_blocks(graph, sizes[-1]):
             sz = np.ascontiguousarray(sizes[:, rows])
-            out[:, rows] = _ldof_elki_chunk(block, sz, uniq, X, rows, dist, idx) if elki else _ldof_chunk(block, sz)
+            if cks:
+                out[:, rows] = _ldof_cks_chunk(block, sz)
+            elif elki:
+                out[:, rows] = _ldof_elki_chunk(block, sz, uniq, X, rows, dist, idx)
+            else:
+                out[:, rows] = _ldof_chunk(block, sz)
         return out[inverse]
 
     def novelty_raw_scores_all_k(self, graph: Any, query: Any, ks: Sequence[int]) -> np.ndarray:

@@ -15,22 +15,22 @@ import numpy as np
 from numba import njit, prange
 
 from odeval.detectors.base import Detector, MethodInfo, Options, check_ks, register
+from odeval.neighbors._elki_order import cks_lists
 
 __all__ = ["LOF", "SimplifiedLOF"]
 
 
 @njit(cache=True, parallel=True)
-def _density_all_k(QD, QI, QS, D, ks, simplified, cks):  # pragma: no cover - numba
+def _density_all_k(QD, QI, QS, KD, ks, simplified):  # pragma: no cover - numba
     """(dens, sizes), each (len(ks), M): lrd_k (or the simplified density) and |N_k(q)| of every query row.
 
     Rows (QD, QI, QS) are the neighbour lists of the scored objects — the graph's own rows in-sample, a
-    :class:`~odeval.neighbors.QueryKNN` in novelty mode; ``D`` is the training graph, whose k-distances enter
-    ``reach-dist(q, o) = max(d(q, o), k-dist(o))`` (plain d(q, o) when ``simplified``).
-    ``cks``: ELKI 0.7.1 ``ComputeKNNOutlierScores`` — N_k with ties on the stored distances (its kNN
-    sublists) and the (k+1)-distance of the neighbours in the reachability distance.
+    :class:`~odeval.neighbors.QueryKNN` in novelty mode; ``KD[o, k − 1]`` is the training object o's
+    k-distance in ``reach-dist(q, o) = max(d(q, o), k-dist(o))`` (plain d(q, o) when ``simplified``): the
+    graph's distances, or what ELKI's batch tool reports (:func:`odeval.neighbors._elki_order.cks_lists`).
+    Sums run along the rows, in their order.
     """
     M = QD.shape[0]
-    W = QD.shape[1]
     T = ks.shape[0]
     dens = np.empty((T, M))
     sizes = np.empty((T, M), np.int64)
@@ -38,15 +38,12 @@ def _density_all_k(QD, QI, QS, D, ks, simplified, cks):  # pragma: no cover - nu
         for t in range(T):
             k = ks[t]
             n = QS[p, k - 1]
-            if cks:
-                while n < W and QD[p, n] == QD[p, k - 1]:
-                    n += 1
             sizes[t, p] = n
             s = 0.0
             for j in range(n):
                 d = QD[p, j]
                 if not simplified:
-                    kd = D[QI[p, j], k] if cks else D[QI[p, j], k - 1]
+                    kd = KD[QI[p, j], k - 1]
                     if kd > d:
                         d = kd
                 s += d
@@ -73,9 +70,9 @@ def _ratio_all_k(dens_q, sizes_q, I_q, dens_ref):  # pragma: no cover - numba
     return out
 
 
-def _lof_all_k(D, I, S, ks, simplified, cks):
+def _lof_all_k(D, I, S, ks, simplified, KD):
     """(len(ks), N) LOF (or Simplified LOF) scores; two parallel passes over the objects, all k inside."""
-    dens, sizes = _density_all_k(D, I, S, D, ks, simplified, cks)
+    dens, sizes = _density_all_k(D, I, S, KD, ks, simplified)
     return _ratio_all_k(dens, sizes, I, dens)
 
 
@@ -88,9 +85,9 @@ def _novelty_scores(det: Detector, graph: Any, query: Any, ks: Sequence[int], si
     if int(ks_arr.max()) > graph.k_max:
         raise ValueError(f"{det.info.name}: k={int(ks_arr.max())} exceeds the training graph's k_max={graph.k_max}")
     dens_ref, _ = _density_all_k(graph.distances, graph.indices, graph.neighborhood_sizes(), graph.distances,
-                                 ks_arr, simplified, False)
+                                 ks_arr, simplified)
     dens_q, sizes_q = _density_all_k(query.distances, query.indices, query.neighborhood_sizes(), graph.distances,
-                                     ks_arr, simplified, False)
+                                     ks_arr, simplified)
     return _ratio_all_k(dens_q, sizes_q, query.indices, dens_ref)
 
 
@@ -99,17 +96,12 @@ _VARIANTS = ("paper", "elki-0.7.1", "elki-0.7.1-cks")
 
 def _scores(det: Detector, graph: Any, ks: Sequence[int], simplified: bool, cks: bool = False) -> np.ndarray:
     ks_arr = check_ks(ks, graph.n_objects, det.info, graph.k_max)
-    if cks:
-        _check_cks_ks(det.info.name, ks_arr, graph)
-    return _lof_all_k(graph.distances, graph.indices, graph.neighborhood_sizes(), ks_arr, simplified, cks)
-
-
-def _check_cks_ks(name: str, ks_arr: np.ndarray, graph: Any) -> None:
-    """The ComputeKNNOutlierScores variant reads the (k+1)-distance: the graph must hold k+1 neighbours."""
-    k = int(ks_arr.max())
-    if k + 1 > graph.k_max:
-        raise ValueError(f"{name} (variant 'elki-0.7.1-cks') at k={k} reads the (k+1)-distance; build the graph "
-                         f"with k_max ≥ {k + 1} (detector.required_k_max(k))")
+    if cks:  # ELKI's batch tool: its sublists of one materialised list per object, in ELKI's order
+        cl = cks_lists(graph, int(ks_arr.max()))
+        g, kd = cl.graph, cl.kdist
+    else:
+        g, kd = graph, graph.distances
+    return _lof_all_k(g.distances, g.indices, g.neighborhood_sizes(), ks_arr, simplified, kd)
 
 
 @register
@@ -131,8 +123,8 @@ class LOF(Detector):
         definition). ``"elki-0.7.1-cks"`` reproduces ELKI 0.7.1's batch tool ``ComputeKNNOutlierScores``
         (used by Campos et al. 2016), whose kNN sublists return the (k+1)-distance as "k-distance"
         (semantics doc §0.3): ``reach-dist(p, o) = max(d(p, o), (k+1)-dist(o))``, with N_k(p) itself
-        correct (ties decided on the stored distances). It needs a graph with ``k_max ≥ k + 1``
-        (:meth:`required_k_max`). A hybrid: neither LOF at k nor at k+1.
+        correct (ties decided on the stored distances, ELKI's heap order; docs/detectors.md). A hybrid:
+        neither LOF at k nor at k+1.
 
     References
     ----------
@@ -145,9 +137,6 @@ class LOF(Detector):
     novelty = True
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": Options(_VARIANTS)}
-
-    def required_k_max(self, k: int) -> int:
-        return k + 1 if self.variant == "elki-0.7.1-cks" else k
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         return _scores(self, graph, ks, simplified=False, cks=self.variant == "elki-0.7.1-cks")
@@ -171,8 +160,8 @@ class SimplifiedLOF(Detector):
     Parameters
     ----------
     variant : {"paper", "elki-0.7.1", "elki-0.7.1-cks"}, default "paper"
-        Accepted for uniformity with the other methods; all three are identical (ELKI's batch tool is not
-        affected by its k-distance off-by-one here).
+        ``"paper"`` = ``"elki-0.7.1"``. ``"elki-0.7.1-cks"``: N_k(p) as ELKI 0.7.1's batch tool
+        ``ComputeKNNOutlierScores`` serves it (ties decided on the stored distances, docs/detectors.md).
 
     References
     ----------
@@ -189,7 +178,7 @@ class SimplifiedLOF(Detector):
     _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": Options(_VARIANTS)}
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
-        return _scores(self, graph, ks, simplified=True)
+        return _scores(self, graph, ks, simplified=True, cks=self.variant == "elki-0.7.1-cks")
 
     def novelty_raw_scores_all_k(self, graph: Any, query: Any, ks: Sequence[int]) -> np.ndarray:
         """Novelty Simplified LOF: ``dens_k(q) = |N_k(q)| / Σ_{o ∈ N_k(q)} d(q, o)`` over q's training

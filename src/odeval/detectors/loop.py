@@ -14,8 +14,9 @@ from typing import Any, ClassVar
 import numpy as np
 from numba import njit, prange
 
+from odeval.detectors._erf import elki_erf
 from odeval.detectors.base import Detector, MethodInfo, Number, Options, check_ks, register
-from odeval.neighbors._elki_order import heap_drain, heap_offer
+from odeval.neighbors._elki_order import cks_lists, heap_drain, heap_offer
 
 __all__ = ["LoOP"]
 
@@ -74,8 +75,8 @@ def _loop_all_k(X, D, I, S, ks, lam, elki, elki_order):  # pragma: no cover - nu
         norm[t] = 1.0 / (nplof * math.sqrt(2.0))
     for p in prange(N):
         for t in range(T):
-            if elki:
-                out[t, p] = math.erf((plof[t, p] - 1.0) * norm[t])
+            if elki:  # ELKI's NormalDistribution.erf (Cody's approximation): its rounding, its ties
+                out[t, p] = elki_erf((plof[t, p] - 1.0) * norm[t])
             else:
                 out[t, p] = max(0.0, math.erf(plof[t, p] * norm[t]))
     return out
@@ -160,9 +161,9 @@ class LoOP(Detector):
         order of its kNN heap (a linear scan in index order into ``DoubleIntegerDBIDKNNHeap``, lists shared
         between exact duplicates by ``MaterializeKNNPreprocessor``) — emulated for the objects with such a
         tie, at O(N log k) each. The ``"paper"`` variant takes tied objects in index order.
-        ``"elki-0.7.1-cks"`` (ELKI's batch tool ``ComputeKNNOutlierScores``) is the same as
-        ``"elki-0.7.1"``: LoOP is not affected by that tool's k-distance off-by-one (the tool's tie order
-        comes from a heap of size maxk+2 instead of k+1; this is not emulated).
+        ``"elki-0.7.1-cks"`` (ELKI's batch tool ``ComputeKNNOutlierScores``): the same, with "the first k"
+        taken from the tool's materialised lists (a heap of capacity maxk + 2, docs/detectors.md). Both ELKI
+        variants use ELKI's erf (Cody's approximation, :mod:`odeval.detectors._erf`).
 
     Notes
     -----
@@ -187,6 +188,9 @@ class LoOP(Detector):
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         ks_arr = check_ks(ks, graph.n_objects, self.info, graph.k_max)
         elki = self.variant != "paper"
+        if self.variant == "elki-0.7.1-cks":  # rows already in the order of ELKI's batch-tool lists
+            g = cks_lists(graph, int(ks_arr.max())).graph
+            return _loop_all_k(g.X, g.distances, g.indices, g.neighborhood_sizes(), ks_arr, self.lam, True, False)
         # ELKI's order among tied neighbours is emulated for its Euclidean linear scan only
         order = elki and str(graph.metric) == "euclidean"
         return _loop_all_k(graph.X, graph.distances, graph.indices, graph.neighborhood_sizes(), ks_arr, self.lam,

@@ -11,13 +11,30 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import numpy as np
+from numba import njit
 
 from odeval.detectors.base import Detector, MethodInfo, Options, check_ks, register
 from odeval.neighbors import in_degrees_all_k
+from odeval.neighbors._elki_order import cks_lists
 
 __all__ = ["ODIN"]
 
 _VARIANTS = ("paper", "elki-0.7.1", "elki-0.7.1-cks")
+
+
+@njit(cache=True)
+def _repeated_sums(deg, ks):  # pragma: no cover - numba
+    """deg[t, p] copies of 1/ks[t] added one by one (ELKI's ``ODIN``: ``s += 1/k`` per in-edge)."""
+    T, N = deg.shape
+    out = np.empty((T, N))
+    for t in range(T):
+        inc = 1.0 / ks[t]
+        table = np.zeros(deg[t].max() + 1)
+        for c in range(1, table.shape[0]):
+            table[c] = table[c - 1] + inc
+        for p in range(N):
+            out[t, p] = table[deg[t, p]]
+    return out
 
 
 @register
@@ -36,7 +53,9 @@ class ODIN(Detector):
     Parameters
     ----------
     variant : {"paper", "elki-0.7.1", "elki-0.7.1-cks"}, default "paper"
-        Accepted for uniformity with the other methods; all three are identical.
+        ``"paper"`` = ``"elki-0.7.1"``. ``"elki-0.7.1-cks"``: N_k(q) as ELKI 0.7.1's batch tool
+        ``ComputeKNNOutlierScores`` serves it (ties on the stored distances, docs/detectors.md), 1/k added once
+        per in-edge as ELKI does.
     """
 
     info = MethodInfo(name="ODIN", min_k=1, inverted=True, inlier_value=None, score_range=(0.0, np.inf),
@@ -46,5 +65,9 @@ class ODIN(Detector):
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         ks_arr = check_ks(ks, graph.n_objects, self.info, graph.k_max)
+        if self.variant == "elki-0.7.1-cks":  # ELKI's batch tool: ties decided on its stored distances
+            graph = cks_lists(graph, int(ks_arr.max())).graph
         deg = in_degrees_all_k(graph, ks_arr)
+        if self.variant == "elki-0.7.1-cks":  # ELKI adds 1/k once per in-edge: the same rounding
+            return _repeated_sums(deg, ks_arr)
         return deg / ks_arr[:, None].astype(np.float64)

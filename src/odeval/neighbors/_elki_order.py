@@ -13,10 +13,14 @@ The heap is driven through two numba primitives so that callers can choose which
 
 from __future__ import annotations
 
-import numpy as np
-from numba import njit
+import weakref
+from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["elki_knn_list", "heap_drain", "heap_offer"]
+import numpy as np
+from numba import njit, prange
+
+__all__ = ["CKSLists", "cks_lists", "elki_knn_list", "heap_drain", "heap_offer"]
 
 
 @njit(cache=True, inline="always")
@@ -105,3 +109,132 @@ def elki_knn_list(keys, K, hk, hv, ties, out):  # pragma: no cover - numba
             continue
         size, nties, kdist = heap_offer(hk, hv, ties, K, size, nties, kdist, d, i)
     return heap_drain(hk, hv, ties, size, nties, out)
+
+
+# --------------------------------------------------------------------------------------------------------
+# ELKI 0.7.1's batch tool ComputeKNNOutlierScores: one materialised kNN list per object, sublists for all k
+
+
+@njit(cache=True, parallel=True)
+def _cks_scan(X, K, rep, W, ids, dst, lens):  # pragma: no cover - numba
+    """ELKI's list getKNNForDBID(p, K) for every representative p (rep[p] == p): ids in ELKI's order
+    (p included) and their distances sqrt(Σ (x_u − y_u)²) (attribute order). Rows longer than W are only
+    measured (``lens``), not written."""
+    N, d = X.shape
+    for p in prange(N):
+        if rep[p] != p:
+            continue
+        keys = np.empty(N)
+        for o in range(N):
+            s = 0.0
+            for u in range(d):
+                v = X[p, u] - X[o, u]
+                s += v * v
+            keys[o] = s
+        hk = np.empty(K)
+        hv = np.empty(K, np.int64)
+        ties = np.empty(N, np.int64)
+        size = 0
+        nties = 0
+        kdist = np.inf
+        for o in range(N):
+            size, nties, kdist = heap_offer(hk, hv, ties, K, size, nties, kdist, keys[o], o)
+        total = size + nties
+        lens[p] = total
+        if total <= W:
+            lst = np.empty(total, np.int64)
+            heap_drain(hk, hv, ties, size, nties, lst)
+            for j in range(total):
+                ids[p, j] = lst[j]
+                dst[p, j] = np.sqrt(keys[lst[j]])
+
+
+@njit(cache=True, parallel=True)
+def _cks_rows(ids, dst, lens, rep, I, D):  # pragma: no cover - numba
+    """Row p of the view: the list of p's representative without p itself, in ELKI's order."""
+    N = rep.shape[0]
+    for p in prange(N):
+        r = rep[p]
+        c = 0
+        for j in range(lens[r]):
+            o = ids[r, j]
+            if o == p:
+                continue
+            I[p, c] = o
+            D[p, c] = dst[r, j]
+            c += 1
+
+
+@dataclass(eq=False)
+class CKSLists:
+    """The neighbourhoods ELKI 0.7.1's ``ComputeKNNOutlierScores`` serves to its algorithms.
+
+    Attributes
+    ----------
+    graph : KNNGraph
+        Row p: p's materialised list without p, in ELKI's order (ties among equal distances as ELKI's kNN
+        heap of capacity ``K`` leaves them). ``neighborhood_sizes()`` are the sizes of the sublists the tool
+        serves for every k (ties decided on the stored, square-rooted distances: ``keys = distances``).
+    kdist : ndarray of shape (N, k_max)
+        Column k−1: what the tool's sublist reports as "k-distance" — the (k+1)-distance (its off-by-one),
+        except at k = N − 1, where the full list is served and the value is the (N−1)-distance.
+    K : int
+        Capacity of the materialised lists, ``min(maxk + 2, N)`` (p itself included).
+    """
+
+    graph: Any
+    kdist: np.ndarray
+    K: int
+
+
+_CKS_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def cks_lists(graph: Any, maxk: int) -> CKSLists:
+    """The kNN sublists of ELKI 0.7.1's batch tool ``ComputeKNNOutlierScores`` run with ``-maxk maxk``
+    (Euclidean distance), built from ``graph.X``; cached per graph and maxk.
+
+    The tool materialises one list per object, ``getKNNForDBID(p, K)`` with ``K = min(min(maxk, N−1) + 2, N)``
+    (``MaterializeKNNPreprocessor``: a linear scan in index order into ELKI's kNN heap of capacity K on
+    squared distances, ties at the K-th included; exact duplicates share the list of the first of them), and
+    serves every algorithm's request for k + 1 neighbours as a sublist of it: the first k + 1 entries plus the
+    following entries whose *stored* (square-rooted) distance is ≤ the (k+1)-th, with ``getKNNDistance()``
+    reading the entry after them (``../shared/docs/elki-0.7.1-semantics.md`` §0.3). A request for all K
+    entries (k = N − 1) gets the list itself.
+    """
+    from odeval.neighbors.graph import KNNGraph
+
+    name = str(getattr(graph.metric, "name", graph.metric)).lower()
+    if name not in ("euclidean", "l2"):
+        raise ValueError("variant 'elki-0.7.1-cks' reproduces ELKI's Euclidean kNN lists; use a Euclidean graph "
+                         f"(got {graph.metric!r})")
+    X = np.ascontiguousarray(graph.X, dtype=np.float64)
+    N = X.shape[0]
+    kmax = min(int(maxk), N - 1)
+    K = min(kmax + 2, N)
+    per_graph = _CKS_CACHE.setdefault(graph, {})
+    if K in per_graph:
+        return per_graph[K]
+    _, first, inverse = np.unique(X, axis=0, return_index=True, return_inverse=True)
+    rep = first[inverse.reshape(-1)].astype(np.int64)
+    W = K + 32
+    lens = np.zeros(N, np.int64)
+    while True:
+        ids = np.full((N, W), -1, np.int64)
+        dst = np.full((N, W), np.inf)
+        _cks_scan(X, K, rep, W, ids, dst, lens)
+        if lens.max() <= W:
+            break
+        W = int(lens.max())
+    w = int(lens[rep].max()) - 1
+    I = np.full((N, w), -1, np.int64)
+    D = np.full((N, w), np.inf)
+    _cks_rows(ids, dst, lens, rep, I, D)
+    view = KNNGraph(distances=D, indices=I, k_max=kmax, metric=graph.metric, X=graph.X, keys=D,
+                    metric_spec=graph.metric_spec)
+    kd = np.empty((N, kmax))
+    for k in range(1, kmax + 1):
+        kd[:, k - 1] = D[:, k] if k + 1 < K else D[:, k - 1]
+    res = CKSLists(graph=view, kdist=kd, K=K)
+    per_graph[K] = res
+    return res

@@ -53,7 +53,7 @@ from odeval.measures.internal.excess_mass_volume import (
     uniform_in_box,
 )
 
-__all__ = ["EMMVResult", "KNNQueryDetector", "emmv", "make_detector", "SKLEARN_DETECTORS",
+__all__ = ["EMMVResult", "KNNQueryDetector", "emmv", "emmv_all_k", "make_detector", "SKLEARN_DETECTORS",
            "ChapterSplit", "chapter_split", "continuous_features", "evaluate_split", "OCSVM_MAX_TRAIN"]
 
 OCSVM_MAX_TRAIN = 10_000  # the authors' ``ocsvm_max_train`` (EMMV_benchmarks): OCSVM fitted on ≤ 10,000 objects
@@ -206,6 +206,28 @@ def _check_count(value: Any, name: str, minimum: int = 1) -> int:
     return int(value)
 
 
+def _check_settings(seed: Any, draws: Any, features: Any, max_dim: Any, n_generated: Any
+                    ) -> tuple[int, int, int, int, int]:
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
+        raise ValueError(f"seed must be an integer, got {seed!r}")
+    return (int(seed), _check_count(draws, "draws (m)"), _check_count(features, "features (d')"),
+            _check_count(max_dim, "max_dim", 0), _check_count(n_generated, "n_generated"))
+
+
+def _box(X: np.ndarray, features: int, max_dim: int) -> tuple[np.ndarray, np.ndarray, bool]:
+    """Bounding box of ``X`` (constant attributes rejected) and whether to sub-sample features (d > max_dim)."""
+    lo, hi, _ = bounding_box(X)
+    const = np.flatnonzero(hi - lo <= 0)
+    if const.size:
+        raise ValueError(f"attribute(s) {const[:5].tolist()} are constant (zero-width bounding box, volume 0); "
+                         "remove them before EM/MV")
+    d = X.shape[1]
+    subsampled = d > max_dim
+    if subsampled and features > d:
+        raise ValueError(f"features (d'={features}) exceeds the number of attributes (d={d})")
+    return lo, hi, subsampled
+
+
 def emmv(detector: Any, X_train: Any, X_test: Any = None, *, draws: int = 50, features: int = 5,
          max_dim: int = MAX_DIM, n_generated: int = N_GENERATED, seed: int = 0, t_max: float = T_MAX,
          alpha_min: float = ALPHA_MIN, alpha_max: float = ALPHA_MAX, integration: str = "grid",
@@ -244,13 +266,7 @@ def emmv(detector: Any, X_train: Any, X_test: Any = None, *, draws: int = 50, fe
     -------
     EMMVResult
     """
-    if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
-        raise ValueError(f"seed must be an integer, got {seed!r}")
-    seed = int(seed)
-    draws = _check_count(draws, "draws (m)")
-    features = _check_count(features, "features (d')")
-    max_dim = _check_count(max_dim, "max_dim", 0)
-    n_generated = _check_count(n_generated, "n_generated")
+    seed, draws, features, max_dim, n_generated = _check_settings(seed, draws, features, max_dim, n_generated)
     n_jobs = _check_count(n_jobs, "n_jobs")
     Xtr = check_data_matrix(X_train, name="X_train")
     if X_test is None:
@@ -264,22 +280,11 @@ def emmv(detector: Any, X_train: Any, X_test: Any = None, *, draws: int = 50, fe
             raise ValueError(f"X_test has {Xte.shape[1]} attributes, X_train {Xtr.shape[1]}")
     d = Xtr.shape[1]
     both = Xtr if same else np.vstack([Xtr, Xte])
-    lo, hi, _ = bounding_box(both)
-    const = np.flatnonzero(hi - lo <= 0)
-    if const.size:
-        raise ValueError(f"attribute(s) {const[:5].tolist()} are constant (zero-width bounding box, volume 0); "
-                         "remove them before EM/MV")
+    lo, hi, subsampled = _box(both, features, max_dim)
     det = _as_detector(detector, seed)
     name = getattr(det, "name", type(det).__name__)
-    subsampled = d > max_dim
-    if subsampled and features > d:
-        raise ValueError(f"features (d'={features}) exceeds the number of attributes (d={d})")
     m = draws if subsampled else 1
-    ss = np.random.SeedSequence(seed)
-    feat_rng = np.random.default_rng(ss.spawn(1)[0])
-    draw_seeds = [int(s.generate_state(1)[0]) for s in ss.spawn(m)]
-    feats = [np.sort(feat_rng.choice(d, size=features, replace=False)) if subsampled else np.arange(d)
-             for _ in range(m)]
+    feats, draw_seeds = _draw_plan(d, m, features, subsampled, seed)
     job = dict(det=det, Xtr=Xtr, Xte=Xte, same=same, lo=lo, hi=hi, n_generated=n_generated, t_max=t_max,
                alpha_min=alpha_min, alpha_max=alpha_max, integration=integration, name=name, subsampled=subsampled)
     if n_jobs == 1 or m == 1:
@@ -297,6 +302,24 @@ def emmv(detector: Any, X_train: Any, X_test: Any = None, *, draws: int = 50, fe
             outcomes.append(out)
             if progress is not None:
                 progress(i + 1, m)
+    return _aggregate(outcomes, feats, subsampled=subsampled, name=name, n_train=Xtr.shape[0], n_test=Xte.shape[0],
+                      n_generated=n_generated, seed=seed, stacklevel=3)
+
+
+def _draw_plan(d: int, m: int, features: int, subsampled: bool, seed: int) -> tuple[list[np.ndarray], list[int]]:
+    """Feature indices and uniform-sample seed of each of the ``m`` draws (one SeedSequence per call)."""
+    ss = np.random.SeedSequence(seed)
+    feat_rng = np.random.default_rng(ss.spawn(1)[0])
+    draw_seeds = [int(s.generate_state(1)[0]) for s in ss.spawn(m)]
+    feats = [np.sort(feat_rng.choice(d, size=features, replace=False)) if subsampled else np.arange(d)
+             for _ in range(m)]
+    return feats, draw_seeds
+
+
+def _aggregate(outcomes, feats, *, subsampled, name, n_train, n_test, n_generated, seed, stacklevel=2,
+               warn=True) -> EMMVResult:
+    """Average the per-draw (em, mv, reason) outcomes into an :class:`EMMVResult` (NaN draws counted, warned)."""
+    m = len(outcomes)
     em_draws = np.full(m, np.nan)
     mv_draws = np.full(m, np.nan)
     reasons: list[str] = []
@@ -314,12 +337,12 @@ def emmv(detector: Any, X_train: Any, X_test: Any = None, *, draws: int = 50, fe
     mv_failed = int(np.isnan(mv_draws).sum())
     em_mean = float(np.mean(em_draws[~np.isnan(em_draws)])) if em_failed < m else np.nan
     mv_mean = float(np.mean(mv_draws[~np.isnan(mv_draws)])) if mv_failed < m else np.nan
-    if em_failed or mv_failed:
+    if warn and (em_failed or mv_failed):
         warnings.warn(f"EM/MV of {name}: {em_failed} of {m} draw(s) without an EM estimate, {mv_failed} without an "
-                      f"MV estimate (left out of the mean): {'; '.join(reasons)}", EMMVWarning, stacklevel=2)
+                      f"MV estimate (left out of the mean): {'; '.join(reasons)}", EMMVWarning, stacklevel=stacklevel)
     return EMMVResult(em=em_mean, mv=mv_mean, em_draws=em_draws, mv_draws=mv_draws, features=feats,
                       em_failed=em_failed, mv_failed=mv_failed, reasons=reasons, subsampled=subsampled,
-                      n_train=Xtr.shape[0], n_test=Xte.shape[0], n_generated=n_generated, seed=seed, detector=name,
+                      n_train=n_train, n_test=n_test, n_generated=n_generated, seed=seed, detector=name,
                       em_curve=em_curve, mv_curve=mv_curve)
 
 
@@ -341,6 +364,82 @@ def _one_draw(i, f, useed, *, det, Xtr, Xte, same, lo, hi, n_generated, t_max, a
     mv = mass_volume(s_data, s_unif, vol, alpha_min=alpha_min, alpha_max=alpha_max, integration=integration,
                      warn=False)
     return em, mv, None
+
+
+def emmv_all_k(method: str, X: Any, ks: Any, *, draws: int = 50, features: int = 5, max_dim: int = MAX_DIM,
+               n_generated: int = N_GENERATED, seed: int = 0, t_max: float = T_MAX, alpha_min: float = ALPHA_MIN,
+               alpha_max: float = ALPHA_MAX, integration: str = "grid", warn: bool = True) -> list[EMMVResult]:
+    """:func:`emmv` of an odeval method with a novelty form at many k at once, fitted and evaluated on ``X``.
+
+    Equals ``[emmv(KNNQueryDetector(method, k), X, ...) for k in ks]`` (same seeds: same feature draws and
+    uniform samples; tests check equality) but builds, per feature draw, one kNN graph of ``X`` and one query
+    of the uniform sample for ``max(ks)`` and scores every k from them (the graph and query semantics make
+    scores at k ≤ k_max independent of k_max). Cost per draw: one graph of N objects and one query of
+    ``n_generated`` points against them (O(n_generated · N · d') distance work, O(n_generated · max(ks))
+    memory), then every k; times m draws when ``d > max_dim``.
+
+    Parameters
+    ----------
+    method : str
+        An odeval method with a novelty form (:func:`odeval.detectors.novelty_methods`).
+    X : array-like of shape (N, d)
+        The data, fitted and evaluated (the unsupervised same-data setting of :func:`emmv`).
+    ks : sequence of int
+        Neighbourhood sizes, each ≥ the method's ``min_k`` and < N.
+    draws, features, max_dim, n_generated, seed, t_max, alpha_min, alpha_max, integration
+        As in :func:`emmv`.
+    warn : bool, default True
+        Emit an :class:`EMMVWarning` per k with draws whose criterion could not be estimated.
+
+    Returns
+    -------
+    list of EMMVResult
+        One per k, in the order of ``ks``.
+
+    References
+    ----------
+    Goix (2016), Algorithm evaluation:algo:EMMV (feature sub-sampling, m = 50, d' = 5).
+    """
+    from odeval.detectors import get_detector, novelty_methods
+    from odeval.neighbors import knn_graph, query_knn
+
+    seed, draws, features, max_dim, n_generated = _check_settings(seed, draws, features, max_dim, n_generated)
+    Xd = check_data_matrix(X, name="X")
+    n, d = Xd.shape
+    det = get_detector(method)
+    if not getattr(det, "novelty", False):
+        raise ValueError(f"odeval method {det.info.name!r} cannot score points outside the fitted data (needed for the "
+                         f"uniform sample of EM/MV); methods that can: {', '.join(novelty_methods())}")
+    ks_list = [int(k) for k in np.atleast_1d(np.asarray(ks))]
+    if not ks_list:
+        raise ValueError("ks is empty: no k to evaluate")
+    bad = [k for k in ks_list if k < det.info.min_k or k >= n]
+    if bad:
+        raise ValueError(f"{det.info.name}: k must lie in [{det.info.min_k}, {n - 1}] for {n} objects, got {bad[:5]}")
+    lo, hi, subsampled = _box(Xd, features, max_dim)
+    m = draws if subsampled else 1
+    feats, draw_seeds = _draw_plan(d, m, features, subsampled, seed)
+    k_max = max(ks_list)
+    per_k: list[list[tuple[Any, Any, str | None]]] = [[] for _ in ks_list]
+    for f, useed in zip(feats, draw_seeds, strict=True):
+        vol = float(np.prod(hi[f] - lo[f]))
+        if not vol > 0 or not np.isfinite(vol):
+            for out in per_k:
+                out.append((None, None, f"box volume {vol!r} in the drawn sub-space is not a positive finite number"))
+            continue
+        graph = knn_graph(Xd[:, f], k_max)
+        query = query_knn(graph, uniform_in_box(lo[f], hi[f], n_generated, useed), k_max)
+        s_data = det.score_all_k(graph, ks_list)
+        s_unif = det.novelty_scores_all_k(graph, query, ks_list)
+        for j, out in enumerate(per_k):
+            em = excess_mass(s_data[j], s_unif[j], vol, t_max=t_max, integration=integration, warn=False)
+            mv = mass_volume(s_data[j], s_unif[j], vol, alpha_min=alpha_min, alpha_max=alpha_max,
+                             integration=integration, warn=False)
+            out.append((em, mv, None))
+        del graph, query, s_unif
+    return [_aggregate(out, feats, subsampled=subsampled, name=f"{det.info.name}(k={k})", n_train=n, n_test=n,
+                       n_generated=n_generated, seed=seed, stacklevel=3, warn=warn)
+            for k, out in zip(ks_list, per_k, strict=True)]
 
 
 # ------------------------------------------------------------------------------- the chapter's protocol

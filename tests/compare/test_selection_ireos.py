@@ -1,0 +1,45 @@
+"""The ireos / ireos-sqrt5 / laplacian-* selectors of odeval.compare.selection against direct calls."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from odeval.compare.selection import default_selectors, run_selector
+from odeval.detectors import get_detector
+from odeval.measures.internal import ireos, laplacian_score, solution_weights
+
+
+@pytest.fixture(scope="module")
+def toy():
+    rng = np.random.default_rng(7)
+    X = np.vstack([rng.normal(size=(30, 2)), rng.uniform(-5, 5, size=(4, 2))])
+    good = get_detector("kNN").score(X, 5)
+    S = np.vstack([get_detector("LOF").score(X, 2), good, -good])  # the reversed kNN must lose under IREOS
+    return X, S, ("LOF-002", "kNN-005", "rev-005")
+
+
+@pytest.mark.parametrize(("name", "m_cl"), [("ireos", 1), ("ireos-sqrt5", "sqrt5")])
+def test_ireos_selectors_equal_direct_adjusted_index(toy, name, m_cl, monkeypatch):
+    from odeval.compare import selection
+
+    X, S, names = toy
+    monkeypatch.setitem(selection.IREOS_SETTINGS, "max_draws", 10)  # m_cl > 1: fewer Monte Carlo draws (fast)
+    sel = run_selector(name, S, names, X=X, seed=3)
+    direct = ireos(X, list(S), m_cl=m_cl, adjust=True, seed=3, knn=None, max_draws=10)  # N < 251: exact index
+    np.testing.assert_array_equal(sel.criterion, direct.adjusted)
+    assert sel.index == int(np.argmax(direct.adjusted)) and sel.index != 2
+    if m_cl == 1:
+        again = run_selector(name, S, names, X=X, seed=3)
+        assert again.index == sel.index and np.array_equal(again.criterion, sel.criterion)
+    assert name not in default_selectors()
+
+
+def test_laplacian_selectors_equal_direct_scores(toy):
+    _, S, names = toy
+    W, _ = solution_weights(list(S), S.shape[1])
+    for name, k in (("laplacian-1", 1), ("laplacian-sqrt", round(np.sqrt(S.shape[1]))), ("laplacian-100", 100)):
+        sel = run_selector(name, S, names)
+        ls = laplacian_score(W, k)
+        np.testing.assert_array_equal(sel.criterion, -ls)  # criterion = −score: higher = preferred
+        assert sel.index == int(np.argmin(ls))
