@@ -11,10 +11,12 @@ $(BIN)/python:
 
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[plot]'
+	$(BIN)/odeval warmup  # compile the numba kernels into the on-disk cache: no compile pause on the first run
 	touch $@
 
 $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/odeval warmup
 	touch $@ $(VENV)/.installed
 
 install: $(VENV)/.installed

@@ -584,8 +584,10 @@ def _parse_params(items: tuple[str, ...], methods: list[str]) -> dict[str, dict]
 @click.option("--metric", default="euclidean", show_default=True,
               help="Distance: euclidean, manhattan, chebyshev, cosine, minkowski (with --p), or another scipy metric.")
 @click.option("--p", "p", type=float, default=None, help="Minkowski exponent.")
-@click.option("--backend", type=click.Choice(["exact", "approx"]), default="exact", show_default=True,
-              help="kNN search: exact, or NN-descent candidates (needs odeval[approx]; recall reported).")
+@click.option("--backend", type=click.Choice(["auto", "exact", "brute", "tree", "approx"]), default="auto",
+              show_default=True,
+              help="kNN search: auto (exact k-d tree or brute force by dimensionality; NN-descent only where exact "
+                   "cannot keep up), exact, brute, tree, or approx (NN-descent, odeval[approx]; recall reported).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the approximate backend.")
 @click.option("--param", "param_items", multiple=True, metavar="[METHOD.]NAME=VALUE",
               help="Detector parameter (repeatable), e.g. LoOP.lam=2.0 or variant=elki-0.7.1 (one method).")
@@ -636,6 +638,7 @@ def score_cmd(dataset: str, methods: tuple[str, ...], k_spec: str, metric: str, 
         n = X.shape[0]
         k_graph = max(required_graph_k(det, k_range, n) for det in detectors.values())
         graph = knn_graph(X, k_graph, metric=metric, p=p, backend=backend, seed=seed)
+        click.echo(f"kNN graph: {graph.search} ({graph.search_reason})", err=True)
         if graph.approx_recall is not None:
             click.echo(f"note: approximate kNN graph, recall {graph.approx_recall:.4f} on a sample", err=True)
         columns: list[str] = []
@@ -1121,6 +1124,27 @@ def _run_study_cli(spec, store_path: Path, *, workers: int | None, scheduler: st
                    "progress were dropped.", err=True)
         click.echo(f"resume with: {shlex.join(command)}", err=True)
         raise SystemExit(130) from None
+
+
+@main.command("warmup")
+@click.option("--method", "-m", "methods", multiple=True,
+              help="Detector to compile (repeatable) [default: all]; the kNN graph kernels are always compiled.")
+@click.option("--no-novelty", is_flag=True, help="Skip the novelty-mode (query) kernels.")
+def warmup_cmd(methods: tuple[str, ...], no_novelty: bool) -> None:
+    """Compile the numba kernels once and store them in numba's on-disk cache (run at install time).
+
+    Without it, the first run after an install pays the compilation (see docs/scaling.md, "First run").
+    """
+    import time
+
+    from odeval.detectors.warmup import warmup
+
+    t = time.perf_counter()
+    try:
+        warmup(list(methods) or None, novelty=not no_novelty, log=lambda line: click.echo(f"  {line}"))
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(f"kernels compiled and cached in {time.perf_counter() - t:.1f}s")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -211,3 +211,51 @@ def test_candidate_buffer_compaction_and_overflow_paths(rng):
     g = knn_graph(Y, 1)
     _check(g, Y, 1)
     assert g.distances.shape[1] >= 80
+
+
+def test_unique_candidates_equals_global_unique():
+    from odeval.neighbors.graph import _unique_candidates
+
+    rng = np.random.default_rng(5)
+    n, w = 300, 12
+    cand = rng.integers(-1, 40, size=(n, w))  # many repeats, padding -1, and some self-candidates
+    cand[np.arange(0, n, 7), 3] = np.arange(0, n, 7)
+    rows, objs = _unique_candidates(cand)
+    r = np.repeat(np.arange(n), w)
+    f = cand.ravel()
+    ok = (f >= 0) & (f != r)
+    ref = np.unique(r[ok] * n + f[ok])
+    np.testing.assert_array_equal(rows, ref // n)
+    np.testing.assert_array_equal(objs, ref % n)
+    assert rows.dtype == objs.dtype == np.int64
+
+
+@pytest.mark.parametrize("metric", ["euclidean", "cityblock", "chebyshev"])
+def test_tree_search_identical_to_brute_force(metric):
+    rng = np.random.default_rng(11)
+    X = np.round(rng.normal(size=(900, 3)), 1)  # a coarse grid: many ties at the k-distance
+    X[10:30] = X[3]  # 21 duplicates: more than the tree's candidates for k_max = 4
+    brute = knn_graph(X, 12, metric=metric, backend="brute")
+    tree = knn_graph(X, 12, metric=metric, backend="tree")
+    assert (brute.search, tree.search) == ("brute", "tree") and tree.backend == "exact"
+    np.testing.assert_array_equal(tree.indices, brute.indices)
+    np.testing.assert_array_equal(tree.distances, brute.distances)
+    small = knn_graph(X, 4, metric=metric, backend="tree")
+    np.testing.assert_array_equal(small.indices, knn_graph(X, 4, metric=metric, backend="brute").indices)
+
+
+def test_choose_search():
+    from odeval.neighbors.graph import choose_search
+
+    assert choose_search(10**6, 3, "euclidean")[0] == "tree"
+    assert choose_search(10**6, 10, "euclidean")[0] == "brute"
+    assert choose_search(1000, 3, "euclidean")[0] == "brute"
+    assert choose_search(10**5, 50, "euclidean")[0] == "brute"
+    assert choose_search(10**6, 50, "euclidean", "auto")[0] == "nndescent"
+    assert choose_search(10**6, 50, "euclidean", "exact")[0] == "brute"
+    assert choose_search(10**6, 5, "cosine")[0] == "brute"
+    assert choose_search(10, 5, "euclidean", "tree")[0] == "tree"
+    with pytest.raises(ValueError, match="tree"):
+        choose_search(10, 5, "cosine", "tree")
+    with pytest.raises(ValueError, match="unknown backend"):
+        choose_search(10, 5, "euclidean", "fast")

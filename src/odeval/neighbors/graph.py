@@ -23,11 +23,52 @@ from odeval._validation import check_data_matrix, check_k
 from odeval.neighbors import _kernels
 from odeval.neighbors._metrics import Metric, resolve_metric
 
-__all__ = ["KNNGraph", "knn_graph"]
+__all__ = ["KNNGraph", "knn_graph", "choose_search", "BACKENDS"]
 
 # Entries of a block of full distance rows (block rows × N) for cdist metrics: 2**23 float64 = 64 MiB.
 _DEFAULT_BLOCK_ENTRIES = 2**23
 _MAX_ABS_VALUE = 1e150  # squares of larger coordinate differences overflow float64
+
+#: ``knn_graph`` backends: "exact" (brute or tree, chosen by :func:`choose_search`), "brute", "tree", "approx"
+#: (NN-descent) and "auto" (exact unless exact cannot keep up, then approx).
+BACKENDS = ("exact", "auto", "brute", "tree", "approx")
+_TREE_METRICS = {"euclidean", "cityblock", "chebyshev"}
+# measured (docs/scaling.md): brute/tree CPU 0.74 (d=3), 0.59 (d=6), 0.52 (d=10) at N=4·10⁴; 1.05 at N=10⁵,
+# d=3; the tree's cost grows like the brute force's at d=10, and ~N^1.05 at d=3
+_TREE_MAX_DIM = 5
+_TREE_MIN_N = 100_000
+#: pair-dimension evaluations (N² · d) beyond which "auto" gives up exact search in high dimension: ≈ 10⁶ × 10
+#: objects × dims with the brute force kernel (≈ hours on 2 cores), see docs/scaling.md
+_BRUTE_BUDGET = 1e13
+
+
+def choose_search(n: int, d: int, metric: str, backend: str = "exact") -> tuple[str, str]:
+    """Which kNN search a backend uses for N objects in d dimensions: ("brute" | "tree" | "nndescent", reason).
+
+    * "tree" (scikit-learn k-d tree candidates, then this module's exact arithmetic and tie rule) for the
+      Euclidean, Manhattan and Chebyshev metrics when d ≤ 5 and N ≥ 10⁵;
+    * "brute" (the numba kernel, working set O(N · k_max)) otherwise;
+    * with ``backend="auto"``: "nndescent" (approximate, recall reported) only where d > 5 and N² · d > 10¹³,
+      where the exact searches cannot keep up.
+    ``backend`` "brute", "tree" and "approx" force the search.
+    """
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown backend {backend!r}; available: {', '.join(map(repr, BACKENDS))}")
+    if backend == "approx":
+        return "nndescent", "requested (backend='approx')"
+    if backend in ("brute", "tree"):
+        if backend == "tree" and metric not in _TREE_METRICS:
+            raise ValueError(f"backend='tree' supports {sorted(_TREE_METRICS)}, not metric {metric!r}")
+        return backend, f"requested (backend={backend!r})"
+    tree_ok = metric in _TREE_METRICS
+    if tree_ok and d <= _TREE_MAX_DIM and n >= _TREE_MIN_N:
+        return "tree", f"exact k-d tree: d={d} <= {_TREE_MAX_DIM} and N={n} >= {_TREE_MIN_N}"
+    if backend == "auto" and d > _TREE_MAX_DIM and float(n) * n * d > _BRUTE_BUDGET:
+        return "nndescent", (f"approximate: N²·d={float(n) * n * d:.2g} > {_BRUTE_BUDGET:.0e} with "
+                             f"d={d} > {_TREE_MAX_DIM}")
+    why = (f"metric {metric} has no tree" if not tree_ok else
+           f"d={d} > {_TREE_MAX_DIM}" if d > _TREE_MAX_DIM else f"N={n} < {_TREE_MIN_N}")
+    return "brute", f"exact brute force: {why}"
 
 
 @dataclass(eq=False)
@@ -58,6 +99,8 @@ class KNNGraph:
     approx_recall : float or None
         ``backend="approx"`` only: mean recall of the approximate k_max-neighbourhoods against the exact ones
         (ties included) on a random sample of objects.
+    search : {"brute", "tree", "nndescent"}
+        The search that produced the graph (see :func:`choose_search`); ``search_reason`` says why.
     """
 
     distances: np.ndarray
@@ -69,6 +112,8 @@ class KNNGraph:
     metric_spec: Metric = field(repr=False)
     backend: str = "exact"
     approx_recall: float | None = None
+    search: str = "brute"
+    search_reason: str = ""
     _sizes: np.ndarray | None = field(default=None, repr=False)
 
     @property
@@ -212,7 +257,10 @@ def knn_graph(
     metric : str, default "euclidean"
         ``"euclidean"``, ``"manhattan"``, ``"chebyshev"``, ``"minkowski"`` (with ``p``), ``"cosine"`` or
         another real-valued scipy/scikit-learn metric name; see :func:`odeval.neighbors.resolve_metric`.
-    backend : {"exact", "approx"}, default "exact"
+    backend : {"exact", "auto", "brute", "tree", "approx"}, default "exact"
+        ``"exact"``: the exact search chosen by :func:`choose_search` (k-d tree for low dimension, else brute
+        force; identical graphs); ``"brute"`` / ``"tree"`` force one; ``"auto"``: exact, or approximate where the
+        exact searches cannot keep up (see :func:`choose_search`).
         ``"approx"``: candidate neighbours from NN-descent (the ``pynndescent`` package, extra
         ``odeval[approx]``), then exact distances of the candidates with this module's arithmetic, sorted
         by (distance, index). Faster for large N, but a true neighbour can be missed and ties at the
@@ -247,12 +295,13 @@ def knn_graph(
     X = check_data_matrix(X, min_rows=2)
     n = X.shape[0]
     k_max = check_k(k_max, n, name="k_max")
-    if backend not in ("exact", "approx"):
-        raise ValueError(f"unknown backend {backend!r}; available: 'exact', 'approx'")
     spec = resolve_metric(metric, p=p, metric_params=metric_params)
+    search, reason = choose_search(n, X.shape[1], spec.name, backend)
     block = _block_rows(n, chunk_size)
-    if backend == "approx":
-        return _approx_graph(X, k_max, spec, block, seed, approx_params or {}, recall_sample)
+    if search == "nndescent":
+        g = _approx_graph(X, k_max, spec, block, seed, approx_params or {}, recall_sample)
+        g.search, g.search_reason = search, reason
+        return g
 
     if spec.name == "euclidean":
         big = float(np.abs(X).max())
@@ -260,7 +309,9 @@ def knn_graph(
             raise ValueError(f"X holds values up to {big:.3g} in magnitude; squared Euclidean distances would "
                              "overflow float64 — rescale the data")
     code = _NUMBA_METRICS.get(spec.name)
-    if code is not None:
+    if search == "tree":
+        parts = _tree_parts(X, k_max, spec, block)
+    elif code is not None:
         cap = k_max + 8
         keys = np.full((n, cap), np.inf)
         idx = np.full((n, cap), -1, dtype=np.int64)
@@ -275,7 +326,26 @@ def knn_graph(
     else:
         parts = _select_rows(X, spec, np.arange(n, dtype=np.int64), k_max, block)
 
-    return _assemble(X, k_max, spec, parts, "exact")
+    g = _assemble(X, k_max, spec, parts, "exact")
+    g.search, g.search_reason = search, reason
+    return g
+
+
+def _tree_parts(X, k_max, spec, block):
+    """Exact graph rows from k-d tree candidates: the k_max + 1 + slack nearest by scikit-learn's tree, then
+    exact keys with this module's arithmetic; rows whose candidates might not hold every tie (largest candidate
+    key not above the k_max-th by a relative 10⁻⁹) are computed by brute force — so the graph is identical to
+    the brute-force one."""
+    from sklearn.neighbors import KDTree
+
+    n = X.shape[0]
+    w = min(n, k_max + 1 + max(8, k_max // 4))
+    tree = KDTree(X, metric={"cityblock": "manhattan"}.get(spec.name, spec.name))
+    cand = np.empty((n, w), dtype=np.int64)
+    step = 65536
+    for s in range(0, n, step):
+        cand[s:s + step] = tree.query(X[s:s + step], k=w, return_distance=False, sort_results=False)
+    return _candidate_parts(X, k_max, spec, cand, block, margin=1e-9)
 
 
 def _stack(parts, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -318,6 +388,65 @@ def _candidate_keys(X: np.ndarray, spec: Metric, a: np.ndarray, b: np.ndarray) -
     return out
 
 
+def _unique_candidates(cand: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct valid candidates of every row of a (N, w) candidate matrix, as (rows, objects) pairs.
+
+    Drops padding (< 0), the row's own object and repeated candidates of a row; pairs come out sorted by
+    (row, object) — exactly ``np.unique(rows * N + objects)`` of the valid pairs, but with a row-wise sort of
+    the (N, w) matrix (w ≈ k_max) instead of a global unique over N·w keys (hash-based in numpy ≥ 2.3:
+    ≈ 180 s and 11 GB for 1.1·10⁸ keys, against seconds for the row-wise sort).
+    """
+    s = np.sort(np.asarray(cand, dtype=np.int64), axis=1)
+    n, w = s.shape
+    keep = (s >= 0) & (s != np.arange(n, dtype=np.int64)[:, None])
+    if w > 1:
+        keep[:, 1:] &= s[:, 1:] != s[:, :-1]
+    rows = np.repeat(np.arange(n, dtype=np.int64), keep.sum(axis=1))
+    return rows, s[keep]
+
+
+def _candidate_parts(X, k_max, spec, cand, block, margin: float = 0.0):
+    """Graph rows from an (N, w) candidate matrix: exact keys of the distinct candidates, sorted by (key, index),
+    cut after the ties at the k_max-th key.
+
+    A row is taken from its candidates only if it has at least k_max of them and, when ``margin > 0``, its
+    largest candidate key exceeds ``(1 + margin)`` × its k_max-th key (so, for candidates that are the exact
+    w nearest neighbours, no tie or closer object can be missing); the other rows are computed by brute force.
+    """
+    n = X.shape[0]
+    rows, flat = _unique_candidates(cand)
+    keys = _candidate_keys(X, spec, rows, flat)
+    order = np.lexsort((flat, keys, rows))
+    rows, flat, keys = rows[order], flat[order], keys[order]
+    counts = np.bincount(rows, minlength=n)
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    pos = np.arange(rows.size) - starts[rows]
+    short = counts < k_max
+    kth = np.full(n, np.inf)
+    ok = ~short
+    kth[ok] = keys[starts[ok] + k_max - 1]
+    if margin > 0:
+        last = np.full(n, -np.inf)
+        last[ok] = keys[starts[ok] + counts[ok] - 1]
+        short |= ~(last > kth * (1.0 + margin))
+        ok = ~short
+    keep = (~short[rows]) & (keys <= kth[rows])
+    kept_counts = np.bincount(rows[keep], minlength=n)
+    width = max(int(kept_counts.max()), k_max)
+    full_rows = np.flatnonzero(ok)
+    kk = np.full((full_rows.size, width), np.inf)
+    ii = np.full((full_rows.size, width), -1, dtype=np.int64)
+    slot = np.full(n, -1)
+    slot[full_rows] = np.arange(full_rows.size)
+    r_keep, p_keep = rows[keep], pos[keep]
+    kk[slot[r_keep], p_keep] = keys[keep]
+    ii[slot[r_keep], p_keep] = flat[keep]
+    parts = [(full_rows, kk, ii, kept_counts[full_rows])]
+    if short.any():
+        parts += _select_rows(X, spec, np.flatnonzero(short), k_max, block)
+    return parts
+
+
 _PYNNDESCENT_METRICS = {"euclidean", "cityblock", "chebyshev", "minkowski", "cosine", "canberra", "braycurtis",
                         "correlation", "seuclidean", "mahalanobis"}
 
@@ -335,38 +464,7 @@ def _approx_graph(X, k_max, spec, block, seed, approx_params, recall_sample) -> 
     metric = {"cityblock": "manhattan"}.get(spec.name, spec.name)
     index = NNDescent(X, metric=metric, metric_kwds=dict(spec.params) or None, **params)
     cand, _ = index.neighbor_graph
-    cand = np.asarray(cand, dtype=np.int64)
-    rows = np.repeat(np.arange(n, dtype=np.int64), cand.shape[1])
-    flat = cand.ravel()
-    valid = (flat >= 0) & (flat != rows)
-    rows, flat = rows[valid], flat[valid]
-    # drop repeated candidates of a row, then exact keys
-    pair = np.unique(rows * n + flat)
-    rows, flat = pair // n, pair % n
-    keys = _candidate_keys(X, spec, rows, flat)
-    order = np.lexsort((flat, keys, rows))
-    rows, flat, keys = rows[order], flat[order], keys[order]
-    counts = np.bincount(rows, minlength=n)
-    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
-    pos = np.arange(rows.size) - starts[rows]
-    short = counts < k_max
-    kth = np.full(n, np.inf)
-    ok = ~short
-    kth[ok] = keys[starts[ok] + k_max - 1]
-    keep = (~short[rows]) & (keys <= kth[rows])
-    kept_counts = np.bincount(rows[keep], minlength=n)
-    width = max(int(kept_counts.max()), k_max)
-    full_rows = np.flatnonzero(ok)
-    kk = np.full((full_rows.size, width), np.inf)
-    ii = np.full((full_rows.size, width), -1, dtype=np.int64)
-    slot = np.full(n, -1)
-    slot[full_rows] = np.arange(full_rows.size)
-    r_keep, p_keep = rows[keep], pos[keep]
-    kk[slot[r_keep], p_keep] = keys[keep]
-    ii[slot[r_keep], p_keep] = flat[keep]
-    parts = [(full_rows, kk, ii, kept_counts[full_rows])]
-    if short.any():
-        parts += _select_rows(X, spec, np.flatnonzero(short), k_max, block)
+    parts = _candidate_parts(X, k_max, spec, cand, block)
     recall = None
     if recall_sample:
         rng = np.random.default_rng(seed)
