@@ -330,6 +330,13 @@ def study_check(study_file: str) -> None:
         for ks, reason in skipped.items():
             click.echo(f"    skipped k={ks}: {reason}")
     click.echo("  (on a dataset variant of N objects, k ≥ N is skipped too and recorded in units.skipped)")
+    if spec.internal:
+        from odeval.bench.config import emmv_not_applicable
+
+        click.echo(f"  internal measures {list(spec.internal)} {spec.internal_options}")
+        for m in spec.methods:
+            if (why := emmv_not_applicable(m)) is not None:
+                click.echo(f"    {m.name}: no {'/'.join(x.upper() for x in spec.internal)} ({why})")
 
 
 @main.command()

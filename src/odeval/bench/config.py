@@ -26,6 +26,13 @@ A study file looks like this (all keys but ``datasets`` and ``methods`` are opti
     params = { h = 1.0, c = 0.1 }
     k = "2..50"             # per-method k range (default: the study's)
 
+Optional label-free (internal) measures, computed per unit for every computed k (top level or in ``[study]``)::
+
+    internal = ["em", "mv"]     # INTERNAL_MEASURES; methods without a novelty form get a "not applicable" note
+    [internal_options]          # optional, the emmv defaults: draws = 50, features = 5, max_dim = 8,
+    draws = 10                  # n_generated = 100000, seed = the study's seed
+    n_generated = 2000
+
 :func:`load_study` checks every entry and raises one :class:`StudyError` listing *all* problems found
 (unknown method, bad parameter, missing dataset, bad k range), so a study never fails half-way for a typo.
 """
@@ -36,15 +43,21 @@ import glob as _glob
 import hashlib
 import json
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from odeval._krange import KRange, parse_k_range
 from odeval.data.catalogue import Variant
 
-__all__ = ["MethodSpec", "Study", "StudyError", "load_study", "method_k_plans", "parse_k_range", "study_from_dict"]
+__all__ = ["INTERNAL_MEASURES", "MethodSpec", "Study", "StudyError", "emmv_not_applicable", "load_study",
+           "method_k_plans", "parse_k_range", "study_from_dict"]
 
+
+
+INTERNAL_MEASURES = ("em", "mv")
+"""Label-free measures a study can request with ``internal = [...]`` (IREOS is not available per study yet)."""
+INTERNAL_OPTIONS = ("draws", "features", "max_dim", "n_generated", "seed")
 
 
 class StudyError(ValueError):
@@ -83,12 +96,24 @@ class Study:
     seed: int
     source: str
     definition: dict[str, Any]
+    internal: tuple[str, ...] = ()
+    internal_options: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def internal_key(self) -> dict[str, Any] | None:
+        """The internal-measure request as it enters the study hash and unit ids (None when there is none,
+        so studies without ``internal`` keep their hash and unit ids)."""
+        if not self.internal:
+            return None
+        return {"internal": list(self.internal), "options": dict(sorted(self.internal_options.items()))}
 
     @property
     def study_hash(self) -> str:
         """SHA-256 (16 hex digits) of the normalised definition: same study, same hash."""
+        extra = {"internal": self.internal_key} if self.internal else {}
         payload = json.dumps(
             {
+                **extra,
                 "datasets": [(d.name, d.path) for d in self.datasets],
                 "methods": [(m.name, m.params, parse_k_range(m.ks).canonical()) for m in self.methods],
                 "metric": self.metric,
@@ -120,6 +145,19 @@ def method_k_plans(study: Study) -> list[tuple[MethodSpec, KRange, dict[str, str
     return out
 
 
+def emmv_not_applicable(method: MethodSpec) -> str | None:
+    """Why EM/MV cannot be computed for a study method (None when it can): :func:`odeval.measures.internal.
+    emmv_all_k` needs a novelty form and scores with the method's default parameters."""
+    from odeval.detectors import get_detector, novelty_methods
+
+    if method.name not in novelty_methods():
+        return (f"EM/MV not applicable: {method.name} has no novelty form "
+                f"(methods with one: {', '.join(novelty_methods())})")
+    if dict(get_detector(method.name).params()) != dict(method.params):
+        return f"EM/MV not applicable: emmv_all_k scores {method.name} with default parameters only"
+    return None
+
+
 def load_study(path: str | Path) -> Study:
     """Read and validate a study TOML file; paths inside are relative to the file's folder."""
     path = Path(path)
@@ -140,14 +178,15 @@ def study_from_dict(raw: dict[str, Any], *, base_dir: str | Path = ".", source: 
 
     problems: list[str] = []
     base_dir = Path(base_dir)
-    unknown_top = set(raw) - {"study", "datasets", "methods"}
+    unknown_top = set(raw) - {"study", "datasets", "methods", "internal", "internal_options"}
     if unknown_top:
         problems.append(f"unknown top-level key(s) {sorted(unknown_top)}; expected [study], [[datasets]], [[methods]]")
     meta = raw.get("study", {})
     if not isinstance(meta, dict):
         problems.append("[study] must be a table")
         meta = {}
-    known_meta = {"name", "k", "metric", "measures", "keep_scores", "seed", "data_dir"}
+    known_meta = {"name", "k", "metric", "measures", "keep_scores", "seed", "data_dir", "internal",
+                  "internal_options"}
     if set(meta) - known_meta:
         problems.append(f"[study]: unknown key(s) {sorted(set(meta) - known_meta)}; known: {sorted(known_meta)}")
 
@@ -182,6 +221,8 @@ def study_from_dict(raw: dict[str, Any], *, base_dir: str | Path = ".", source: 
     if not isinstance(seed, int) or isinstance(seed, bool):
         problems.append(f"[study].seed must be an integer, got {seed!r}")
         seed = 0
+
+    internal, internal_options = _parse_internal(raw, meta, seed, problems)
 
     # --- methods ------------------------------------------------------------------------------
     methods: list[MethodSpec] = []
@@ -268,7 +309,44 @@ def study_from_dict(raw: dict[str, Any], *, base_dir: str | Path = ".", source: 
         seed=seed,
         source=source,
         definition=raw,
+        internal=internal,
+        internal_options=internal_options,
     )
+
+
+def _parse_internal(raw: dict[str, Any], meta: dict[str, Any], seed: int,
+                    problems: list[str]) -> tuple[tuple[str, ...], dict[str, int]]:
+    """``internal`` and ``internal_options`` (top level or in [study]); problems are appended, not raised."""
+    for key in ("internal", "internal_options"):
+        if key in raw and key in meta:
+            problems.append(f"{key} is given both at the top level and in [study]; give it once")
+    names = raw.get("internal", meta.get("internal", []))
+    opts = raw.get("internal_options", meta.get("internal_options", {}))
+    internal: tuple[str, ...] = ()
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        problems.append(f"internal must be a list of names from {list(INTERNAL_MEASURES)}, got {names!r}")
+    else:
+        bad = [n for n in names if n.lower() not in INTERNAL_MEASURES]
+        if bad:
+            problems.append(f"internal: unknown measure(s) {bad}; known: {list(INTERNAL_MEASURES)}")
+        internal = tuple(m for m in INTERNAL_MEASURES if m in {n.lower() for n in names})
+    options: dict[str, int] = {}
+    if not isinstance(opts, dict):
+        problems.append(f"internal_options must be a table, got {opts!r}")
+        opts = {}
+    if opts and not internal:
+        problems.append("internal_options given without internal = [...]")
+    for key, value in opts.items():
+        if key not in INTERNAL_OPTIONS:
+            problems.append(f"internal_options: unknown key {key!r}; known: {list(INTERNAL_OPTIONS)}")
+        elif isinstance(value, bool) or not isinstance(value, int) or (key != "seed" and value < 1):
+            problems.append(f"internal_options.{key} must be an integer{'' if key == 'seed' else ' ≥ 1'}, "
+                            f"got {value!r}")
+        else:
+            options[key] = value
+    if internal:
+        options.setdefault("seed", seed)
+    return internal, options
 
 
 def _resolve_datasets(entry: dict[str, Any], base_dir: Path, data_dir: str | None) -> list[Variant]:

@@ -47,6 +47,7 @@ class Prepared:
     facts: dict[str, Any]
     labels: np.ndarray
     graph: Any
+    X: np.ndarray | None = None  # the data matrix, kept only when the study asks for internal measures
 
 
 @dataclass
@@ -83,7 +84,8 @@ def unit_id(file_sha256: str, ref: Variant, method: MethodSpec, study: Study) ->
     """Content hash identifying a unit: same inputs ⇒ same id, in any study that contains them."""
     payload = json.dumps([file_sha256, ref.name, method.name, method.params_json,
                           parse_k_range(method.ks).canonical(), study.metric,
-                          list(study.measures), study.keep_scores], sort_keys=True)
+                          list(study.measures), study.keep_scores]
+                         + ([study.internal_key] if study.internal else []), sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()[:24]
 
 
@@ -112,7 +114,7 @@ def plan_study(study: Study, store: ResultStore, *, retry_failed: bool = False,
 
 
 # --- the two kinds of task (module level: they are pickled to worker processes) ----------------
-def prepare_variant(ref: Variant, methods: list[MethodSpec], metric: str) -> Prepared:
+def prepare_variant(ref: Variant, methods: list[MethodSpec], metric: str, keep_data: bool = False) -> Prepared:
     """Load a dataset variant and build its kNN graph for the largest k its methods need."""
     from odeval.data import load_dataset
     from odeval.detectors import get_detector
@@ -133,12 +135,16 @@ def prepare_variant(ref: Variant, methods: list[MethodSpec], metric: str) -> Pre
         "n_objects": n, "n_outliers": int(ds.y.sum()), "n_attributes": int(X.shape[1]),
         "outliers": np.flatnonzero(ds.y).tolist(),  # the store's labels table
     }
-    return Prepared(facts=facts, labels=ds.y, graph=graph)
+    return Prepared(facts=facts, labels=ds.y, graph=graph, X=X if keep_data else None)
 
 
 def run_unit(prepared: Prepared, uid: str, method: MethodSpec, metric: str, measures: tuple[str, ...],
-             keep_scores: bool) -> UnitResult:
+             keep_scores: bool, internal: tuple[str, ...] = (), internal_options: dict[str, int] | None = None
+             ) -> UnitResult:
     """Score one method at all its k on a prepared variant and evaluate every k. Never raises.
+
+    ``internal`` (e.g. ``("em", "mv")``) adds label-free measures for every computed k (see
+    :func:`internal_rows`).
 
     Scoring and evaluation are the same functions ``odeval score`` and ``odeval evaluate`` use
     (:func:`odeval.detectors.scoring.score_ks`, :func:`odeval.measures.evaluate_scoring`).
@@ -167,13 +173,52 @@ def run_unit(prepared: Prepared, uid: str, method: MethodSpec, metric: str, meas
             result.ranks.append((k, objects, np.asarray(outlier_ranks(y, r), dtype=np.float64)))
             if keep_scores:
                 result.scores.append((k, s.astype(np.float64)))
+        if internal:
+            result.internal = internal_rows(prepared, method, result.ks, internal, internal_options or {})
     except Exception as exc:  # recorded, never fatal for the study
         result.status = "error"
         where = traceback.extract_tb(exc.__traceback__)[-1]
         result.error = (f"{type(exc).__name__}: {exc} "
                         f"(raised in {Path(where.filename).name}:{where.lineno}, {where.name})")
         result.ks, result.measures, result.ranks, result.scores = [], [], [], []
+        result.internal = []
     return result
+
+
+def internal_rows(prepared: Prepared, method: MethodSpec, ks: list[int], internal: tuple[str, ...],
+                  options: dict[str, int]) -> list[tuple[int, str, float, dict[str, Any]]]:
+    """EM / MV of one method at every k in ``ks`` on the variant's data (fitted and evaluated on the same data,
+    the unsupervised setting), as ``UnitResult.internal`` rows (k, measure, value, details).
+
+    A method EM/MV does not apply to (no novelty form, non-default parameters) gets one NaN row per k and
+    measure whose details say why (``not_applicable``), so the gap is recorded, never silent; so does a
+    method whose EM/MV computation raises (``error``, e.g. infinite LOF scores on duplicates of a feature
+    draw). :func:`odeval.measures.internal.emmv_all_k`; Goix (2016), Algorithm evaluation:algo:EMMV.
+    """
+    from odeval.bench.config import emmv_not_applicable
+    from odeval.measures.internal import emmv_all_k
+
+    why = emmv_not_applicable(method)
+    if why is not None:
+        return [(k, name, float("nan"), {"not_applicable": why}) for k in ks for name in internal]
+    if prepared.X is None:
+        raise ValueError("internal measures requested but the prepared variant kept no data matrix")
+    import warnings
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # failed draws are counted in the details (em_failed / mv_failed)
+            res = emmv_all_k(method.name, prepared.X, ks, **options)
+    except ValueError as exc:  # e.g. ±inf LOF scores on duplicate points of a feature draw: recorded per k
+        return [(k, name, float("nan"), {"error": f"EM/MV failed: {exc}"}) for k in ks for name in internal]
+    rows: list[tuple[int, str, float, dict[str, Any]]] = []
+    for k, r in zip(ks, res, strict=True):
+        d = r.to_dict()
+        details = {key: d[key] for key in ("draws", "subsampled", "features_per_draw", "em_failed", "mv_failed",
+                                           "reasons", "n_generated", "seed")}
+        for name in internal:
+            rows.append((k, name, float(getattr(r, name)), details))
+    return rows
 
 
 def _failed_unit(uid: str, ref: Variant, method: MethodSpec, metric: str, error: str) -> UnitResult:
@@ -404,7 +449,8 @@ def _drive(study: Study, plans: list[VariantPlan], store: ResultStore, ex: Any, 
         nonlocal active
         while queue and active < max_active:
             plan = queue.popleft()
-            fut = ex.submit(prepare_variant, plan.ref, [m for _, m in plan.units], study.metric)
+            fut = ex.submit(prepare_variant, plan.ref, [m for _, m in plan.units], study.metric,
+                            bool(study.internal))
             inflight[fut] = ("prepare", plan)
             active += 1
             report.started(plan.ref.name)
@@ -435,7 +481,8 @@ def _drive(study: Study, plans: list[VariantPlan], store: ResultStore, ex: Any, 
                     continue
                 remaining_units[plan.ref.name] = len(plan.units)
                 for uid, m in plan.units:
-                    ufut = ex.submit(run_unit, prepared, uid, m, study.metric, study.measures, study.keep_scores)
+                    ufut = ex.submit(run_unit, prepared, uid, m, study.metric, study.measures, study.keep_scores,
+                                     study.internal, study.internal_options)
                     inflight[ufut] = ("unit", plan, uid, m)
             else:
                 uid, m = rest

@@ -34,6 +34,9 @@ def report_from_store(store: str | Path, out_dir: str | Path, *, measure: str = 
     the scorings and the greedy ensemble (Schubert et al. 2012) of its first variant, with ``ensemble_random``
     random ensembles as control group (:func:`odeval.report.comparison.comparisons_from_store`).
 
+    When the store holds label-free measures (study option ``internal``), the index page gets a section with
+    each criterion's pick per dataset (:mod:`odeval.report.internal`).
+
     Every read goes through :class:`odeval.bench.store.ResultStore`; with ``study_hash`` the report shows
     every unit linked to that study, also those an earlier study computed.
 
@@ -70,6 +73,8 @@ def report_from_store(store: str | Path, out_dir: str | Path, *, measure: str = 
         ranks = ranks if len(ranks) else None
         best_scores = rs.scores(at=at) if permutations and n_scores and ranks is not None else None
         labels = rs.labels_by_dataset(study_hash=study_hash) if best_scores is not None else None
+        internal = rs.internal_measures(study_hash=study_hash)
+        internal = internal[internal["dataset"].isin(set(runs["dataset"]))] if len(internal) else None
     permutation, messages = None, []
     if best_scores is not None and len(best_scores):
         with warnings.catch_warnings(record=True) as caught:
@@ -101,5 +106,5 @@ def report_from_store(store: str | Path, out_dir: str | Path, *, measure: str = 
                                 seed=seed, candidates_mode=str(selection))
     index = build_report(runs, ranks, out_dir, measure=measure, statistic=statistic, title=title,
                          n_simulations=simulations, seed=seed, permutation=permutation, units=units,
-                         comparisons=comparisons, selection=audit)
+                         comparisons=comparisons, selection=audit, internal=internal)
     return Path(index), messages

@@ -229,6 +229,7 @@ def build_report(
     max_curves_per_dataset: int = 6,
     comparisons: Mapping[str, Any] | None = None,
     selection: Any = None,
+    internal: pd.DataFrame | None = None,
 ) -> Path:
     """Write the static HTML report of a study to ``out_dir`` and return the path of ``index.html``.
 
@@ -270,6 +271,8 @@ def build_report(
         ``out_dir / "index.html"``.
     selection : odeval.analysis.selection.SelectionAudit, optional
         Adds the label-free model-selection section (:func:`odeval.report.selection.selection_section_html`).
+    internal : DataFrame, optional
+        The store's ``internal_measures``: adds the EM/MV section (:mod:`odeval.report.internal`).
     """
     if statistic not in A.STATISTICS:
         raise ValueError(f"statistic must be one of {A.STATISTICS}, got {statistic!r}")
@@ -460,6 +463,11 @@ def build_report(
         from odeval.report.selection import selection_section_html
 
         page.add(selection_section_html(selection, ctx=ctx))
+
+    if internal is not None and len(internal):  # the store's internal_measures (study option internal)
+        from odeval.report.internal import internal_section_html
+
+        page.add(internal_section_html(internal, runs, ctx=ctx))
 
     page.add('<h2 id="tables">Tables (CSV)</h2><ul>' + "".join(
         f'<li><a href="{_e(rel)}">{_e(rel)}</a> — {_e(desc)}</li>' for rel, desc in sorted(ctx.tables.items())

@@ -1,0 +1,126 @@
+"""Report section of the label-free measures a study stored (``internal = ["em", "mv"]``; ``internal_measures``).
+
+Per dataset variant, each criterion picks one candidate scoring (method, k): EM the largest Excess-Mass, MV the
+smallest Mass-Volume (Goix 2016: EM larger = better, MV smaller = better). The section shows each pick's
+ROC AUC and average precision next to the minimum, mean and maximum over all candidates with a value of that
+criterion, and a figure of EM and MV vs k per method.
+
+References
+----------
+N. Goix. How to evaluate the quality of unsupervised anomaly detection algorithms? ICML Anomaly Detection
+Workshop, 2016, §3 (EM and MV criteria) and Algorithm 1 (EMMV).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from odeval.report.plots import _figure, _plain_text
+
+if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.figure import Figure
+
+__all__ = ["CRITERIA", "internal_picks", "internal_section_html", "plot_internal_vs_k"]
+
+CRITERIA = {"em": "max", "mv": "min"}
+"""Label-free criteria the section knows and which end of each is better."""
+QUALITY = ("roc_auc", "average_precision")
+
+
+def internal_picks(internal: pd.DataFrame, runs: pd.DataFrame, quality: tuple[str, ...] = QUALITY) -> pd.DataFrame:
+    """Per dataset and criterion: the candidate (method, k) the criterion picks and its quality.
+
+    Parameters
+    ----------
+    internal : DataFrame
+        The store's ``internal_measures`` (``unit_id``, ``dataset``, ``method``, ``k``, ``measure``, ``value``).
+        Rows with a NaN value (not applicable, failed) are no candidates.
+    runs : DataFrame
+        The store's ``runs`` (``unit_id``, ``k`` and the ``quality`` columns).
+
+    Returns
+    -------
+    DataFrame
+        One row per (dataset, criterion): ``dataset``, ``criterion``, ``candidates`` (how many had a value),
+        ``pick`` ("method k=…"), the criterion's value, and per quality measure its value at the pick and
+        ``min`` / ``mean`` / ``max`` over those candidates. Ties go to the first candidate in (method, k) order.
+    """
+    cols = ["unit_id", "k", *quality]
+    merged = internal.merge(runs[cols], on=["unit_id", "k"], how="inner")
+    rows: list[dict[str, Any]] = []
+    for (dataset, crit), g in merged.groupby(["dataset", "measure"], sort=True):
+        if crit not in CRITERIA:
+            continue
+        g = g[np.isfinite(g["value"].to_numpy(float))].sort_values(["method", "k"], kind="stable")
+        if g.empty:
+            continue
+        vals = g["value"].to_numpy(float)
+        i = int(np.argmax(vals) if CRITERIA[crit] == "max" else np.argmin(vals))
+        pick = g.iloc[i]
+        row: dict[str, Any] = {"dataset": dataset, "criterion": f"{crit.upper()} ({CRITERIA[crit]})",
+                               "candidates": len(g), "pick": f"{pick['method']} k={int(pick['k'])}",
+                               "value": float(pick["value"])}
+        for q in quality:
+            v = g[q].to_numpy(float)
+            row.update({f"{q} pick": float(pick[q]), f"{q} min": float(np.nanmin(v)),
+                        f"{q} mean": float(np.nanmean(v)), f"{q} max": float(np.nanmax(v))})
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+@_plain_text
+def plot_internal_vs_k(internal: pd.DataFrame, dataset: str) -> Figure:
+    """EM and MV vs k, one line per method, on one dataset variant (one panel per criterion)."""
+    sub = internal[(internal["dataset"] == dataset) & internal["measure"].isin(list(CRITERIA))]
+    sub = sub[np.isfinite(sub["value"].to_numpy(float))]
+    crits = [c for c in CRITERIA if c in set(sub["measure"])]
+    if not crits:
+        raise ValueError(f"no EM/MV value for {dataset}")
+    fig = _figure(4.2 * len(crits), 3.0)
+    for j, crit in enumerate(crits):
+        ax = fig.add_subplot(1, len(crits), j + 1)
+        for method, g in sub[sub["measure"] == crit].groupby("method", sort=True):
+            g = g.sort_values("k")
+            ax.plot(g["k"], g["value"], marker="o", markersize=2.5, linewidth=1, label=str(method))
+        ax.set_xlabel("k")
+        ax.set_ylabel(f"{crit.upper()} ({'higher' if CRITERIA[crit] == 'max' else 'lower'} = better)")
+        ax.grid(alpha=0.3)
+        if j == len(crits) - 1:
+            ax.legend(fontsize=7, frameon=False)
+    fig.suptitle(dataset, fontsize=9)
+    return fig
+
+
+def internal_section_html(internal: pd.DataFrame, runs: pd.DataFrame, *, ctx: Any = None) -> str:
+    """The index-page section: picks table (CSV via ``ctx``), not-applicable notes and EM/MV-vs-k figures."""
+    import json
+
+    from odeval.report.html import _e, _table
+    from odeval.report.html import _figure as _html_figure
+
+    parts = ['<h2 id="internal">Label-free measures (EM, MV)</h2>',
+             "<p>Each label-free criterion picks one candidate scoring (method, k) per dataset variant: EM the "
+             "largest Excess-Mass, MV the smallest Mass-Volume (Goix 2016). Next to the pick's quality: the "
+             "minimum, mean and maximum over the candidates with a value of that criterion.</p>"]
+    picks = internal_picks(internal, runs)
+    if picks.empty:
+        parts.append('<p class="note">No finite EM/MV value in the store.</p>')
+    else:
+        csv = ctx.csv(picks, "internal_picks", "per dataset: the (method, k) EM and MV pick, its ROC AUC / AP "
+                      "and min / mean / max over the candidates") if ctx is not None else None
+        parts.append(_table(picks, csv=csv))
+    nan = internal[~np.isfinite(internal["value"].to_numpy(float))]
+    if len(nan):
+        notes = {}
+        for method, details in zip(nan["method"], nan["details"], strict=True):
+            d = json.loads(details) if isinstance(details, str) else dict(details or {})
+            notes.setdefault(str(method), d.get("not_applicable") or d.get("error") or "no value")
+        parts.append("<p>Without EM/MV values:</p><ul>" + "".join(
+            f"<li>{_e(m)}: {_e(why)}</li>" for m, why in sorted(notes.items())) + "</ul>")
+    for dataset in sorted(set(internal["dataset"].astype(str))):
+        parts.append(_html_figure(lambda d=dataset: plot_internal_vs_k(internal, d),
+                                  f"EM and MV vs k per method on {_e(dataset)}", f"EM/MV vs k, {dataset}"))
+    return "\n".join(parts)

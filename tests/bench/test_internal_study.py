@@ -1,0 +1,87 @@
+"""Label-free (internal) measures as optional columns of a study: ``internal = ["em", "mv"]``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from odeval.bench import ResultStore, StudyError, run_study, study_from_dict
+from odeval.bench.runner import _file_sha256, unit_id
+from odeval.cli import main
+from odeval.data import catalogue
+
+DATASET = "Glass_withoutdupl_norm"
+OPTIONS = {"draws": 2, "n_generated": 300, "features": 3}
+
+
+def _vendored(name: str) -> Path:
+    return next(Path(v.path) for v in catalogue.vendored() if Path(v.path).stem == name)
+
+
+def _raw(**extra) -> dict:
+    return {"study": {"name": "int", "k": "3..5"}, "datasets": [{"path": str(_vendored(DATASET))}],
+            "methods": [{"name": "kNN"}, {"name": "LOF"}, {"name": "ODIN"}], **extra}
+
+
+def internal_study(tmp: Path) -> Path:
+    spec = study_from_dict(_raw(internal=["em", "mv"], internal_options=OPTIONS), source="test")
+    store = tmp / "r.duckdb"
+    assert not run_study(spec, store, workers=1, progress="none").failed
+    return store
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory) -> Path:
+    return internal_study(tmp_path_factory.mktemp("internal"))
+
+
+def test_internal_rows_for_novelty_methods_and_a_note_for_odin(store):
+    with ResultStore(store, read_only=True) as st:
+        df = st.internal_measures()
+    ok = df[df.method.isin(["kNN", "LOF"])]
+    assert set(ok.measure) == {"em", "mv"} and set(ok.k) == {3, 4, 5}
+    assert len(ok) == 2 * 3 * 2 and ok.value.notna().all()
+    assert json.loads(ok.details.iloc[0])["n_generated"] == 300
+    odin = df[df.method == "ODIN"]
+    assert len(odin) == 3 * 2 and odin.value.isna().all()
+    assert all("no novelty form" in json.loads(d)["not_applicable"] for d in odin.details)
+
+
+def test_unit_ids_change_only_when_internal_is_requested(tmp_path):
+    plain, plain2 = study_from_dict(_raw(), source="a"), study_from_dict(_raw(), source="b")
+    inner = study_from_dict(_raw(internal=["em", "mv"]), source="a")
+    ref, m = plain.datasets[0], plain.methods[0]
+    sha = _file_sha256(ref.path)
+    assert plain.internal == () and plain.study_hash == plain2.study_hash
+    assert unit_id(sha, ref, m, plain) != unit_id(sha, ref, m, inner)
+    assert plain.study_hash != inner.study_hash
+    # the id of a study without `internal` is the pre-existing formula (stores keep working)
+    import hashlib
+
+    from odeval._krange import parse_k_range
+    payload = json.dumps([sha, ref.name, m.name, m.params_json, parse_k_range(m.ks).canonical(), plain.metric,
+                          list(plain.measures), plain.keep_scores], sort_keys=True)
+    assert unit_id(sha, ref, m, plain) == hashlib.sha256(payload.encode()).hexdigest()[:24]
+
+
+def test_bad_internal_entries_are_study_errors():
+    with pytest.raises(StudyError, match=r"unknown measure.*ireos"):
+        study_from_dict(_raw(internal=["em", "ireos"]), source="t")
+    with pytest.raises(StudyError, match="internal_options: unknown key 'bogus'"):
+        study_from_dict(_raw(internal=["em"], internal_options={"bogus": 1}), source="t")
+    with pytest.raises(StudyError, match="draws must be an integer"):
+        study_from_dict(_raw(internal=["mv"], internal_options={"draws": 0}), source="t")
+    spec = study_from_dict({**_raw(), "study": {"k": "3..5", "internal": ["MV"]}}, source="t")
+    assert spec.internal == ("mv",) and spec.internal_options == {"seed": 0}
+
+
+def test_study_check_names_methods_without_emmv(tmp_path):
+    f = tmp_path / "s.toml"
+    f.write_text(f'internal = ["em", "mv"]\n[study]\nk = "3..5"\n[[datasets]]\npath = "{_vendored(DATASET)}"\n'
+                 '[[methods]]\nname = "kNN"\n[[methods]]\nname = "ODIN"\n')
+    out = CliRunner().invoke(main, ["study", "check", str(f)])
+    assert out.exit_code == 0, out.output
+    assert "ODIN: no EM/MV" in out.output and "kNN: no" not in out.output
