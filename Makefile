@@ -29,8 +29,9 @@ lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check src tests benchmarks
 
 CHROMIUM ?= chromium
+# -n auto: the suite is spread over every core (pytest-xdist); the tests are independent of order and process.
 test: $(VENV)/.installed-dev lint $(CHROMIUM)
-	$(BIN)/pytest $(PYTEST_ARGS)
+	$(BIN)/pytest -n auto $(PYTEST_ARGS)
 
 # headless Chromium renders the HTML report in tests/report (those tests skip, with a reason, without it).
 # When it is missing and apt-get is usable, it is installed — saying so first; otherwise a warning says what is skipped.
