@@ -219,6 +219,93 @@ def _odin(state: BlockState) -> dict[str, Any]:
     return {"raw": _in_degrees(state) / state.ks[:, None].astype(np.float64)}
 
 
+# --- LoOP -----------------------------------------------------------------------------------------------------------
+def _loop_pdist_step(state: BlockState) -> dict[str, Any]:
+    from odeval.detectors.loop import _loop_pdist
+
+    pdist = _loop_pdist(state.block.distances, state.ks)
+    return {"pdist": pdist, "pdist_t": np.ascontiguousarray(pdist.T)}
+
+
+def _loop_plof_step(state: BlockState) -> dict[str, Any]:
+    from odeval.detectors.loop import _loop_plof, _loop_sums
+
+    d = state.data
+    sums = _loop_sums(_with_extra(d["pdist"], d["pdist_halo"]), state.halo.local, state.ks, state.block.n_objects)
+    return {"plof": _loop_plof(d["pdist"], sums, state.ks, False)}
+
+
+def _fold_loop_acc(acc: Any, plof: np.ndarray) -> np.ndarray:
+    """Σ PLOF² continued over one more block, in object order (LoOP's normaliser, bit-identical)."""
+    from odeval.detectors.loop import _loop_acc
+
+    out = np.zeros(plof.shape[0]) if acc is None else acc.copy()
+    _loop_acc(plof, False, out)
+    return out
+
+
+def _loop_final(state: BlockState) -> dict[str, Any]:
+    from odeval.detectors.loop import _loop_erf
+
+    d = state.data
+    return {"raw": _loop_erf(d["plof"], d["acc"], state.block.n_total, float(state.det.lam), False)}
+
+
+# --- LDF ------------------------------------------------------------------------------------------------------------
+def _ldf_lde_step(state: BlockState) -> dict[str, Any]:
+    from odeval.detectors._numeric import GAUSS_NORM
+    from odeval.detectors.ldf import _LOG_SQRT_2PI, _ldf_lde
+
+    b, d = state.block, state.data
+    KD = np.ascontiguousarray(np.vstack([d["kd"], d["kd_halo"]]))
+    sizes, lde, loglde = _ldf_lde(b.distances, state.halo.local, b.neighborhood_sizes(), state.ks,
+                                  float(state.det.h), int(b.X.shape[1]), _LOG_SQRT_2PI, GAUSS_NORM, KD)
+    return {"sizes": sizes, "lde": lde, "loglde": loglde, "lde2_t": np.ascontiguousarray(np.vstack([lde, loglde]).T)}
+
+
+def _ldf_final(state: BlockState) -> dict[str, Any]:
+    from odeval.detectors.ldf import _ldf_factor
+
+    d = state.data
+    T = state.ks.size
+    lde = _with_extra(d["lde"], d["lde2_halo"][:, :T])
+    loglde = _with_extra(d["loglde"], d["lde2_halo"][:, T:])
+    return {"raw": _ldf_factor(state.halo.local, d["sizes"], lde, loglde, float(state.det.c))}
+
+
+# --- INFLO ----------------------------------------------------------------------------------------------------------
+def _inflo_wanted(state: BlockState) -> dict[str, Any]:
+    """The objects whose k-distances INFLO needs: the halo and the reverse neighbours from other blocks."""
+    b = state.block
+    src = state.data["in"][1]
+    outside = src[(src < b.start) | (src >= b.stop)]
+    wanted = np.union1d(state.halo.extra, outside)
+    kd = np.ascontiguousarray(b.distances[:, :_kmax(state)]) if "kd" not in state.data else state.data["kd"]
+    return {"wanted": wanted, "kd": kd}
+
+
+def _inflo_final(state: BlockState) -> dict[str, Any]:
+    from odeval.detectors._blockwise_kernels import inflo_block
+
+    b, d = state.block, state.data
+    B = b.n_objects
+    wanted = d["wanted"]
+
+    def to_local(ids: np.ndarray) -> np.ndarray:
+        inside = (ids >= b.start) & (ids < b.stop)
+        return np.where(inside, ids - b.start, B + np.searchsorted(wanted, ids))
+
+    lidx = np.where(b.indices >= 0, to_local(b.indices), -1)
+    dst, src, km = d["in"]
+    order = np.lexsort((src, dst))
+    dst, src, km = dst[order], src[order], km[order]
+    ptr = np.zeros(B + 1, dtype=np.int64)
+    np.cumsum(np.bincount(dst - b.start, minlength=B), out=ptr[1:])
+    kd = _with_extra(np.ascontiguousarray(d["kd"][:, state.ks - 1].T), d["kd_halo"][:, state.ks - 1])
+    sizes = _neighbourhood_sizes(b, state.ks)
+    return {"raw": inflo_block(lidx, sizes, kd, to_local(src), km, ptr, state.ks, float(state.det.m))}
+
+
 # --- the plans ------------------------------------------------------------------------------------------------------
 def _halo(key: str, wanted: str | None = None) -> Exchange:
     return Exchange("halo", key, key.removesuffix("_t") + "_halo", wanted=wanted)
@@ -254,9 +341,14 @@ def block_plan(det: Detector) -> list[Step]:
         return [Step(_cof_acdist, (_halo("ac_t"),)), Step(_cof_ratio)]
     if name == "ODIN":
         return [Step(_edges, (Exchange("edges", "edges", "in"),)), Step(_odin)]
-    from odeval.detectors import _blockwise_more
-
-    return _blockwise_more.plan(name, _halo)
+    if name == "LoOP":
+        return [Step(_loop_pdist_step, (_halo("pdist_t"),)),
+                Step(_loop_plof_step, (Exchange("scan", "plof", "acc", fold=_fold_loop_acc),)), Step(_loop_final)]
+    if name == "LDF":
+        return [Step(_kd_summary, (_halo("kd"),)), Step(_ldf_lde_step, (_halo("lde2_t"),)), Step(_ldf_final)]
+    # INFLO
+    return [Step(_edges, (Exchange("edges", "edges", "in"),)), Step(_inflo_wanted, (_halo("kd", "wanted"),)),
+            Step(_inflo_final)]
 
 
 # --- running a plan -------------------------------------------------------------------------------------------------
