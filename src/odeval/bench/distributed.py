@@ -62,7 +62,7 @@ class PartitionedGraph:
         self.n_objects = int(X.shape[0])
         self.k_max = check_k(k_max, self.n_objects, name="k_max")
         self.metric = resolve_metric(metric, p=p).label
-        self.client, self._cluster = client, cluster
+        self.client, self._cluster, self._owns_client = client, cluster, False
         workers = sorted(client.scheduler_info()["workers"])
         if not workers:
             raise ValueError("the Dask cluster has no workers")
@@ -95,7 +95,9 @@ class PartitionedGraph:
         else:
             client = Client(value)
         try:
-            return cls(client, X, k_max, cluster=cluster, **kwargs)
+            graph = cls(client, X, k_max, cluster=cluster, **kwargs)
+            graph._owns_client = True
+            return graph
         except BaseException:
             client.close()
             if cluster is not None:
@@ -115,9 +117,12 @@ class PartitionedGraph:
         return assemble_blocks(self.client.gather(self.blocks))
 
     def close(self) -> None:
-        self.client.close()
-        if self._cluster is not None:
-            self._cluster.close()
+        """Release the blocks on the cluster (and close the client and cluster :meth:`connect` started)."""
+        self.blocks, self.bases = [], []
+        if self._owns_client:
+            self.client.close()
+            if self._cluster is not None:
+                self._cluster.close()
 
     def __enter__(self) -> PartitionedGraph:
         return self
