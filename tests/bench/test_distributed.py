@@ -66,9 +66,9 @@ def test_cli_score_with_a_scheduler(cluster, tmp_path):
     assert two.exit_code == 0, two.output
     assert "3 blocks on 2 Dask worker(s)" in two.output
     assert np.array_equal(np.load(tmp_path / "one.npz")["scores"], np.load(tmp_path / "two.npz")["scores"])
-    bad = runner.invoke(main, ["score", str(path), "-m", "KDEOS", "--k", "2:5", "--unlabelled",
+    bad = runner.invoke(main, ["score", str(path), "-m", "GLOSH", "--k", "2:5", "--unlabelled",
                                "--scheduler", cluster.scheduler_address, "-o", str(tmp_path / "x.npz")])
-    assert bad.exit_code != 0 and "KDEOS is not block-partitioned" in bad.output
+    assert bad.exit_code != 0 and "GLOSH is not block-partitioned" in bad.output
     assert "Traceback" not in bad.output
 
 
@@ -77,5 +77,5 @@ def test_parse_scheduler_and_refusal():
     assert parse_scheduler("tcp://h:8786") == ("address", "tcp://h:8786")
     with pytest.raises(ValueError, match="local:N"):
         parse_scheduler("local:x")
-    with pytest.raises(ValueError, match="KDEOS"):
-        check_partitionable([get_detector("KDEOS")])
+    with pytest.raises(ValueError, match="elki-0.7.1-cks"):
+        check_partitionable([get_detector("KDEOS", variant="elki-0.7.1-cks")])

@@ -59,7 +59,7 @@ SUPPORTED: dict[str, tuple[str, ...]] = {
     "kNN": ("paper", "elki-0.7.1"), "kNNW": ("paper", "elki-0.7.1", "elki-0.7.1-cks"),
     "LOF": ("paper", "elki-0.7.1"), "SimplifiedLOF": ("paper", "elki-0.7.1"), "LDOF": ("paper",),
     "COF": ("paper",), "ODIN": ("paper", "elki-0.7.1"), "FastABOD": ("linear",), "LoOP": ("paper",),
-    "LDF": ("paper", "elki-0.7.1"), "INFLO": ("paper",),
+    "LDF": ("paper", "elki-0.7.1"), "INFLO": ("paper",), "KDEOS": ("paper", "elki-0.7.1"),
 }
 
 
@@ -306,6 +306,62 @@ def _inflo_final(state: BlockState) -> dict[str, Any]:
     return {"raw": inflo_block(lidx, sizes, kd, to_local(src), km, ptr, state.ks, float(state.det.m))}
 
 
+# --- KDEOS ----------------------------------------------------------------------------------------------------------
+def _kdeos_params(state: BlockState) -> tuple[float, float, int]:
+    from odeval.detectors.kdeos import GAUSSIAN_CANONICAL_BANDWIDTH
+
+    det = state.det
+    s = det.scale * GAUSSIAN_CANONICAL_BANDWIDTH
+    iminbw = 1.0 / (det.min_bandwidth * s) if det.min_bandwidth > 0 else np.inf
+    dim = det.idim if det.idim >= 0 else int(state.block.X.shape[1])
+    return s, iminbw, dim
+
+
+def _kdeos_sources(state: BlockState) -> dict[str, Any]:
+    from odeval.detectors._blockwise_kernels import kdeos_sources
+    from odeval.detectors._numeric import GAUSS_NORM
+    from odeval.detectors.kdeos import _CUTOFF
+
+    b = state.block
+    s, iminbw, dim = _kdeos_params(state)
+    src = kdeos_sources(b.distances, b.neighborhood_sizes(), state.ks, s, iminbw, dim, GAUSS_NORM, _CUTOFF)
+    return {"src": src, "src_t": np.ascontiguousarray(src.T),
+            "edges": in_edges(b, list(state.bounds), positions=True)}
+
+
+def _kdeos_wanted(state: BlockState) -> dict[str, Any]:
+    b = state.block
+    src = state.data["in"][1]
+    return {"wanted": np.unique(src[(src < b.start) | (src >= b.stop)])}
+
+
+def _kdeos_density(state: BlockState) -> dict[str, Any]:
+    from odeval.detectors._blockwise_kernels import kdeos_density
+    from odeval.detectors._numeric import GAUSS_NORM
+
+    b, d = state.block, state.data
+    B = b.n_objects
+    dst, src, km, pos, dist = d["in"]
+    order = np.lexsort((src, dst))
+    dst, src, km, pos, dist = dst[order], src[order], km[order], pos[order], dist[order]
+    inside = (src >= b.start) & (src < b.stop)
+    src_local = np.where(inside, src - b.start, B + np.searchsorted(d["wanted"], src))
+    ptr = np.zeros(B + 1, dtype=np.int64)
+    np.cumsum(np.bincount(dst - b.start, minlength=B), out=ptr[1:])
+    info = _with_extra(d["src"], d["src_halo"])
+    dens = kdeos_density(b.start, info, ptr, src, src_local, pos, dist, km, state.ks, GAUSS_NORM)
+    return {"dens": dens, "dens_t": np.ascontiguousarray(dens.T)}
+
+
+def _kdeos_final(state: BlockState) -> dict[str, Any]:
+    from odeval.detectors._blockwise_kernels import kdeos_scores
+
+    b, d = state.block, state.data
+    dens = _with_extra(d["dens"], d["dens_halo"])
+    elki = state.det.variant != "paper"
+    return {"raw": kdeos_scores(b.distances, state.halo.local, b.neighborhood_sizes(), state.ks, dens, elki)}
+
+
 # --- the plans ------------------------------------------------------------------------------------------------------
 def _halo(key: str, wanted: str | None = None) -> Exchange:
     return Exchange("halo", key, key.removesuffix("_t") + "_halo", wanted=wanted)
@@ -315,13 +371,9 @@ def block_plan(det: Detector) -> list[Step]:
     """The steps of ``det`` on a block, or ``NotImplementedError`` naming why the method cannot be partitioned."""
     name = det.info.name
     variant = getattr(det, "variant", None) or getattr(det, "kernel", None)
-    if name not in SUPPORTED and name != "KDEOS":
+    if name not in SUPPORTED:
         raise NotImplementedError(f"{name} is not block-partitioned (the partitioned run covers "
                                   f"{', '.join(SUPPORTED)}); score it in one process")
-    if name == "KDEOS":
-        raise NotImplementedError("KDEOS is not block-partitioned: its density of q sums, in object order, the "
-                                  "kernels of every p with q in L_k(p) (per-source bandwidths of all reverse "
-                                  "neighbours for every k); score it in one process")
     if variant not in SUPPORTED[name]:
         raise NotImplementedError(f"{name} variant {variant!r} is not block-partitioned (it re-enacts ELKI's list "
                                   f"order over all objects); partitioned variants: {', '.join(SUPPORTED[name])}")
@@ -344,6 +396,10 @@ def block_plan(det: Detector) -> list[Step]:
     if name == "LoOP":
         return [Step(_loop_pdist_step, (_halo("pdist_t"),)),
                 Step(_loop_plof_step, (Exchange("scan", "plof", "acc", fold=_fold_loop_acc),)), Step(_loop_final)]
+    if name == "KDEOS":
+        return [Step(_kdeos_sources, (Exchange("edges", "edges", "in"),)),
+                Step(_kdeos_wanted, (_halo("src_t", "wanted"),)), Step(_kdeos_density, (_halo("dens_t"),)),
+                Step(_kdeos_final)]
     if name == "LDF":
         return [Step(_kd_summary, (_halo("kd"),)), Step(_ldf_lde_step, (_halo("lde2_t"),)), Step(_ldf_final)]
     # INFLO

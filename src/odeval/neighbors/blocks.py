@@ -139,19 +139,21 @@ def membership_k(block: KNNGraph) -> np.ndarray:
     return kmin
 
 
-def in_edges(block: GraphBlock, bounds: list[tuple[int, int]]) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+def in_edges(block: GraphBlock, bounds: list[tuple[int, int]], positions: bool = False) -> list[tuple]:
     """The edges q → p (p ∈ N_k(q), q in this block) grouped by the block owning p.
 
     Returns, for every block b of ``bounds``, ``(dst, src, kmin)``: int64 arrays of the global p and q and the
-    smallest k with p ∈ N_k(q), sorted by (dst, src). 3 · 8 bytes per edge; all blocks together send each graph
-    entry once (N · W edges).
+    smallest k with p ∈ N_k(q), sorted by (dst, src); with ``positions`` also p's column in q's row and the
+    distance. 3 · 8 (5 · 8) bytes per edge; all blocks together send each graph entry once (N · W edges).
     """
     kmin = membership_k(block)
     valid = kmin <= block.k_max
     rows = np.broadcast_to(np.arange(block.start, block.stop, dtype=np.int64)[:, None], kmin.shape)
-    dst, src, km = block.indices[valid], rows[valid], kmin[valid]
-    order = np.lexsort((src, dst))
-    dst, src, km = dst[order], src[order], km[order]
-    cuts = np.searchsorted(dst, [a for a, _ in bounds] + [bounds[-1][1]])
-    return [(dst[cuts[i]:cuts[i + 1]], src[cuts[i]:cuts[i + 1]], km[cuts[i]:cuts[i + 1]])
-            for i in range(len(bounds))]
+    cols = np.broadcast_to(np.arange(kmin.shape[1], dtype=np.int64)[None, :], kmin.shape)
+    parts = [block.indices[valid], rows[valid], kmin[valid]]
+    if positions:
+        parts += [cols[valid], block.distances[valid]]
+    order = np.lexsort((parts[1], parts[0]))
+    parts = [a[order] for a in parts]
+    cuts = np.searchsorted(parts[0], [a for a, _ in bounds] + [bounds[-1][1]])
+    return [tuple(a[cuts[i]:cuts[i + 1]] for a in parts) for i in range(len(bounds))]
