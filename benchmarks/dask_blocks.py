@@ -23,7 +23,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from scale import data  # noqa: E402  (the same Gaussian mixture as benchmarks/scale.py)
+from scale import data  # (the same Gaussian mixture as benchmarks/scale.py)
 
 
 def _cpu() -> float:

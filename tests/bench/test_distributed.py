@@ -77,5 +77,5 @@ def test_parse_scheduler_and_refusal():
     assert parse_scheduler("tcp://h:8786") == ("address", "tcp://h:8786")
     with pytest.raises(ValueError, match="local:N"):
         parse_scheduler("local:x")
-    with pytest.raises(ValueError, match="elki-0.7.1-cks"):
+    with pytest.raises(ValueError, match=r"elki-0\.7\.1-cks"):
         check_partitionable([get_detector("KDEOS", variant="elki-0.7.1-cks")])

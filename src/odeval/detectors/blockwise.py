@@ -29,14 +29,17 @@ LoOP                       pdist (T); scan of Σ PLOF² (T per block)  8 · T
 LDF                        k-distances (k_max); LDE, log LDE (2T)    8 · (k_max + 2T)
 ODIN                       in-edges (dst, src, k_min)                24 per graph entry
 INFLO                      in-edges; k-distances (T) of halo ∪ RNN   24 per entry + 8 · T
+KDEOS                      in-edges with position and distance;      40 per entry + 8 · 5T
+                           per source: 1/h, h^-d, point?, cut-off
+                           (4T); densities (T)
 ========================  =========================================  ==============================
 
-KDEOS is **not** block-partitioned: its density of q adds the kernels of every p with q ∈ L_k(p) in the
-order of p (ELKI's loop), i.e. per k a sum over reverse neighbours whose terms depend on each source's
-bandwidth and cut-off position — exact, but it needs the per-source bandwidths of every reverse neighbour for
-every k, not implemented. The ELKI variants other than those equal to the paper's (kNN, kNNW, LOF,
-SimplifiedLOF, ODIN: ``elki-0.7.1`` = ``paper``) re-enact ELKI's list order with a scan over all objects,
-and the ``elki-0.7.1-cks`` variants rebuild ELKI's batch-tool lists over the whole data: they refuse.
+KDEOS's density of q adds, in the order of p, the kernel of every p with q ∈ {p} ∪ N_k(p) up to p's cut-off:
+the owner of q receives the edges p → q and p's bandwidths and cut-off positions and adds them in ascending p,
+as the one-process loop does. The ELKI variants other than those equal to the paper's (kNN, kNNW, LOF,
+SimplifiedLOF, ODIN, LDF, KDEOS: ``elki-0.7.1``) re-enact ELKI's list order with a scan over all objects, and
+the ``elki-0.7.1-cks`` variants (but kNNW's) rebuild ELKI's batch-tool lists over the whole data: they refuse,
+as do FastABOD's ``poly2`` kernel and the methods outside Campos et al.'s twelve (GLOSH).
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ ODIN and INFLO). See docs/scaling.md, "Beyond one machine".
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,7 +55,7 @@ def block_bounds(n: int, n_blocks: int) -> list[tuple[int, int]]:
         raise ValueError(f"the number of blocks must be a positive integer, got {n_blocks!r}")
     n_blocks = int(min(n_blocks, n))
     cuts = np.linspace(0, n, n_blocks + 1).round().astype(np.int64)
-    return [(int(a), int(b)) for a, b in zip(cuts[:-1], cuts[1:], strict=True)]
+    return [(int(a), int(b)) for a, b in itertools.pairwise(cuts)]
 
 
 def knn_block(X: Any, start: int, stop: int, k_max: int, metric: str = "euclidean", *, p: float | None = None,
