@@ -462,7 +462,7 @@ _PYNNDESCENT_METRICS = {"euclidean", "cityblock", "chebyshev", "minkowski", "cos
 
 def _approx_graph(X, k_max, spec, block, seed, approx_params, recall_sample) -> KNNGraph:
     try:
-        from odeval.neighbors._nndescent import nndescent_index  # pynndescent with disk-cached kernels
+        from pynndescent import NNDescent
     except ImportError as exc:
         raise ImportError("backend='approx' needs the pynndescent package: pip install 'odeval[approx]'") from exc
     if spec.name not in _PYNNDESCENT_METRICS:
@@ -471,7 +471,7 @@ def _approx_graph(X, k_max, spec, block, seed, approx_params, recall_sample) -> 
     params = {"n_neighbors": min(n, k_max + 1 + max(5, k_max // 10)), "random_state": seed}
     params.update(approx_params)
     metric = {"cityblock": "manhattan"}.get(spec.name, spec.name)
-    index = nndescent_index(X, metric=metric, metric_kwds=dict(spec.params) or None, **params)
+    index = NNDescent(X, metric=metric, metric_kwds=dict(spec.params) or None, **params)
     cand, _ = index.neighbor_graph
     parts = _candidate_parts(X, k_max, spec, cand, block)
     recall = None
