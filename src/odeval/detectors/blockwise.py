@@ -116,15 +116,21 @@ def _knnw(state: BlockState) -> dict[str, Any]:
     return {"raw": np.ascontiguousarray(running[:, state.ks - 1].T)}
 
 
-def _ldof(state: BlockState) -> dict[str, Any]:
-    from odeval.detectors.ldof import _ldof_chunk
-
+def _per_chunk(state: BlockState, chunk_fn: Callable[[np.ndarray, np.ndarray], np.ndarray]):
+    """(T, B) values of ``chunk_fn(pairwise distances among {p} ∪ N(p), sizes)`` over the block's rows, and the
+    sizes (T, B) — as LDOF and COF do over the whole graph."""
     b = state.block
     sizes = _neighbourhood_sizes(b, state.ks)
     out = np.empty((state.ks.size, b.n_objects))
     for rows, blk in _iter_blocks(b, sizes[-1]):
-        out[:, rows] = _ldof_chunk(blk, np.ascontiguousarray(sizes[:, rows]))
-    return {"raw": out}
+        out[:, rows] = chunk_fn(blk, np.ascontiguousarray(sizes[:, rows]))
+    return out, sizes
+
+
+def _ldof(state: BlockState) -> dict[str, Any]:
+    from odeval.detectors.ldof import _ldof_chunk
+
+    return {"raw": _per_chunk(state, _ldof_chunk)[0]}
 
 
 def _abod_local(state: BlockState) -> dict[str, Any]:
@@ -182,11 +188,7 @@ def _lof_ratio(state: BlockState) -> dict[str, Any]:
 def _cof_acdist(state: BlockState) -> dict[str, Any]:
     from odeval.detectors.cof import _acdist_chunk_paper
 
-    b = state.block
-    sizes = _neighbourhood_sizes(b, state.ks)
-    ac = np.empty((state.ks.size, b.n_objects))
-    for rows, blk in _iter_blocks(b, sizes[-1]):
-        ac[:, rows] = _acdist_chunk_paper(blk, np.ascontiguousarray(sizes[:, rows]))
+    ac, sizes = _per_chunk(state, _acdist_chunk_paper)
     return {"ac": ac, "ac_t": np.ascontiguousarray(ac.T), "sizes": sizes}
 
 
