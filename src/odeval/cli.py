@@ -593,8 +593,8 @@ def _parse_params(items: tuple[str, ...], methods: list[str]) -> dict[str, dict]
 @click.option("--p", "p", type=float, default=None, help="Minkowski exponent.")
 @click.option("--backend", type=click.Choice(["auto", "exact", "brute", "tree", "approx"]), default="auto",
               show_default=True,
-              help="kNN search: auto (exact k-d tree or brute force by dimensionality; NN-descent only where exact "
-                   "cannot keep up), exact, brute, tree, or approx (NN-descent, odeval[approx]; recall reported).")
+              help="kNN search: auto (exact k-d tree or brute force by dimensionality; HNSW only where exact "
+                   "cannot keep up), exact, brute, tree, or approx (faiss HNSW, odeval[approx]; recall reported).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the approximate backend.")
 @click.option("--param", "param_items", multiple=True, metavar="[METHOD.]NAME=VALUE",
               help="Detector parameter (repeatable), e.g. LoOP.lam=2.0 or variant=elki-0.7.1 (one method).")

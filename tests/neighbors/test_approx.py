@@ -1,23 +1,25 @@
-"""The approximate backend (NN-descent candidates + exact distances); needs the optional pynndescent."""
+"""The approximate backend (faiss HNSW candidates + exact distances); needs the optional faiss-cpu."""
 
 from __future__ import annotations
+
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 
 from odeval.neighbors import knn_graph
 
-pytest.importorskip("pynndescent")
+pytest.importorskip("faiss")
 
 
-@pytest.mark.slow  # pynndescent's numba compilation takes ~40 s on first use
 def test_approx_backend_recall_exact_distances_and_seed():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(1500, 6))
     X[100:106] = X[5]
     exact = knn_graph(X, 15)
     g = knn_graph(X, 15, backend="approx", seed=3)
-    assert g.backend == "approx" and 0.95 <= g.approx_recall <= 1.0
+    assert g.backend == "approx" and g.search == "hnsw" and 0.95 <= g.approx_recall <= 1.0
     assert g.distances.shape[1] >= 15 and np.all(np.isfinite(g.distances[:, :15]))
     # every listed distance is the exact one, rows sorted by (distance, index), self excluded
     p = np.repeat(np.arange(1500), 15)
@@ -28,5 +30,31 @@ def test_approx_backend_recall_exact_distances_and_seed():
     assert agree > 0.9
     again = knn_graph(X, 15, backend="approx", seed=3)
     np.testing.assert_array_equal(again.indices, g.indices)
+    np.testing.assert_array_equal(again.distances, g.distances)
     with pytest.raises(ValueError, match="does not support metric"):
         knn_graph(X, 5, backend="approx", metric="jensenshannon")
+
+
+@pytest.mark.parametrize("metric, kw", [("cityblock", {}), ("chebyshev", {}), ("minkowski", {"p": 3.0}),
+                                        ("cosine", {}), ("correlation", {}), ("canberra", {}),
+                                        ("braycurtis", {}), ("seuclidean", {}), ("mahalanobis", {})])
+def test_approx_backend_every_supported_metric(metric, kw):
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(400, 5)) + 3.0
+    g = knn_graph(X, 10, metric=metric, backend="approx", **kw)
+    assert g.approx_recall >= 0.9, (metric, g.approx_recall)
+
+
+_SCRIPT = """
+import hashlib, numpy as np
+from odeval.neighbors import knn_graph
+X = np.random.default_rng(5).normal(size=(3000, 10))
+g = knn_graph(X, 20, backend="approx", seed=11)
+print(hashlib.sha256(g.indices.tobytes() + g.distances.tobytes() + g.counts.tobytes()).hexdigest(), g.approx_recall)
+"""
+
+
+def test_approx_backend_bit_identical_across_processes():
+    outs = [subprocess.run([sys.executable, "-c", _SCRIPT], capture_output=True, text=True, check=True).stdout
+            for _ in range(2)]
+    assert outs[0] == outs[1] and outs[0].strip()

@@ -251,7 +251,7 @@ def test_choose_search():
     assert choose_search(10**6, 10, "euclidean")[0] == "brute"
     assert choose_search(1000, 3, "euclidean")[0] == "brute"
     assert choose_search(10**5, 50, "euclidean")[0] == "brute"
-    assert choose_search(10**6, 50, "euclidean", "auto")[0] == "nndescent"
+    assert choose_search(10**6, 50, "euclidean", "auto")[0] == "hnsw"
     assert choose_search(10**6, 50, "euclidean", "exact")[0] == "brute"
     assert choose_search(10**6, 5, "cosine")[0] == "brute"
     assert choose_search(10, 5, "euclidean", "tree")[0] == "tree"

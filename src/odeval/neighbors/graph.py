@@ -30,7 +30,7 @@ _DEFAULT_BLOCK_ENTRIES = 2**23
 _MAX_ABS_VALUE = 1e150  # squares of larger coordinate differences overflow float64
 
 #: ``knn_graph`` backends: "exact" (brute or tree, chosen by :func:`choose_search`), "brute", "tree", "approx"
-#: (NN-descent) and "auto" (exact unless exact cannot keep up, then approx).
+#: (faiss HNSW) and "auto" (exact unless exact cannot keep up, then approx).
 BACKENDS = ("exact", "auto", "brute", "tree", "approx")
 _TREE_METRICS = {"euclidean", "cityblock", "chebyshev"}
 # measured (docs/scaling.md): brute/tree CPU 0.74 (d=3), 0.59 (d=6), 0.52 (d=10) at N=4·10⁴; 1.05 at N=10⁵,
@@ -43,19 +43,19 @@ _BRUTE_BUDGET = 1e13
 
 
 def choose_search(n: int, d: int, metric: str, backend: str = "exact") -> tuple[str, str]:
-    """Which kNN search a backend uses for N objects in d dimensions: ("brute" | "tree" | "nndescent", reason).
+    """Which kNN search a backend uses for N objects in d dimensions: ("brute" | "tree" | "hnsw", reason).
 
     * "tree" (scikit-learn k-d tree candidates, then this module's exact arithmetic and tie rule) for the
       Euclidean, Manhattan and Chebyshev metrics when d ≤ 5 and N ≥ 10⁵;
     * "brute" (the numba kernel, working set O(N · k_max)) otherwise;
-    * with ``backend="auto"``: "nndescent" (approximate, recall reported) only where d > 5 and N² · d > 10¹³,
+    * with ``backend="auto"``: "hnsw" (approximate, recall reported) only where d > 5 and N² · d > 10¹³,
       where the exact searches cannot keep up.
     ``backend`` "brute", "tree" and "approx" force the search.
     """
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; available: {', '.join(map(repr, BACKENDS))}")
     if backend == "approx":
-        return "nndescent", "requested (backend='approx')"
+        return "hnsw", "requested (backend='approx')"
     if backend in ("brute", "tree"):
         if backend == "tree" and metric not in _TREE_METRICS:
             raise ValueError(f"backend='tree' supports {sorted(_TREE_METRICS)}, not metric {metric!r}")
@@ -64,7 +64,7 @@ def choose_search(n: int, d: int, metric: str, backend: str = "exact") -> tuple[
     if tree_ok and d <= _TREE_MAX_DIM and n >= _TREE_MIN_N:
         return "tree", f"exact k-d tree: d={d} <= {_TREE_MAX_DIM} and N={n} >= {_TREE_MIN_N}"
     if backend == "auto" and d > _TREE_MAX_DIM and float(n) * n * d > _BRUTE_BUDGET:
-        return "nndescent", (f"approximate: N²·d={float(n) * n * d:.2g} > {_BRUTE_BUDGET:.0e} with "
+        return "hnsw", (f"approximate: N²·d={float(n) * n * d:.2g} > {_BRUTE_BUDGET:.0e} with "
                              f"d={d} > {_TREE_MAX_DIM}")
     why = (f"metric {metric} has no tree" if not tree_ok else
            f"d={d} > {_TREE_MAX_DIM}" if d > _TREE_MAX_DIM else f"N={n} < {_TREE_MIN_N}")
@@ -99,7 +99,7 @@ class KNNGraph:
     approx_recall : float or None
         ``backend="approx"`` only: mean recall of the approximate k_max-neighbourhoods against the exact ones
         (ties included) on a random sample of objects.
-    search : {"brute", "tree", "nndescent"}
+    search : {"brute", "tree", "hnsw"}
         The search that produced the graph (see :func:`choose_search`); ``search_reason`` says why.
     """
 
@@ -261,8 +261,8 @@ def knn_graph(
         ``"exact"``: the exact search chosen by :func:`choose_search` (k-d tree for low dimension, else brute
         force; identical graphs); ``"brute"`` / ``"tree"`` force one; ``"auto"``: exact, or approximate where the
         exact searches cannot keep up (see :func:`choose_search`).
-        ``"approx"``: candidate neighbours from NN-descent (the ``pynndescent`` package, extra
-        ``odeval[approx]``), then exact distances of the candidates with this module's arithmetic, sorted
+        ``"approx"``: candidate neighbours from a faiss HNSW index (the ``faiss-cpu`` package, extra
+        ``odeval[approx]``; built on one thread with a seeded level generator, so deterministic), then exact distances of the candidates with this module's arithmetic, sorted
         by (distance, index). Faster for large N, but a true neighbour can be missed and ties at the
         k_max-distance are only included when they are among the candidates; rows with too few candidates
         are computed exactly. The graph's ``approx_recall`` reports the recall against the exact search on
@@ -298,7 +298,7 @@ def knn_graph(
     spec = resolve_metric(metric, p=p, metric_params=metric_params)
     search, reason = choose_search(n, X.shape[1], spec.name, backend)
     block = _block_rows(n, chunk_size)
-    if search == "nndescent":
+    if search == "hnsw":
         g = _approx_graph(X, k_max, spec, block, seed, approx_params or {}, recall_sample)
         g.search, g.search_reason = search, reason
         return g
@@ -456,23 +456,72 @@ def _candidate_parts(X, k_max, spec, cand, block, margin: float = 0.0):
     return parts
 
 
-_PYNNDESCENT_METRICS = {"euclidean", "cityblock", "chebyshev", "minkowski", "cosine", "canberra", "braycurtis",
-                        "correlation", "seuclidean", "mahalanobis"}
+#: Metrics of the approximate backend: faiss's own metric, or a linear map of X under which L2 ranks the same.
+_APPROX_METRICS = ("euclidean", "cityblock", "chebyshev", "minkowski", "cosine", "canberra", "braycurtis",
+                   "correlation", "seuclidean", "mahalanobis")
+
+
+def _faiss_space(X, spec):
+    """(float32 vectors, faiss metric, metric_arg) whose faiss distance ranks candidates like ``spec``."""
+    import faiss
+
+    direct = {"euclidean": faiss.METRIC_L2, "cityblock": faiss.METRIC_L1, "chebyshev": faiss.METRIC_Linf,
+              "minkowski": faiss.METRIC_Lp, "canberra": faiss.METRIC_Canberra,
+              "braycurtis": faiss.METRIC_BrayCurtis}
+    if spec.name in direct:
+        return X, direct[spec.name], float(spec.params.get("p", 0.0))
+    Y = X
+    if spec.name == "correlation":
+        Y = X - X.mean(axis=1, keepdims=True)
+    if spec.name in ("cosine", "correlation"):  # 1 - cos is monotone in the L2 distance of unit vectors
+        norm = np.linalg.norm(Y, axis=1, keepdims=True)
+        Y = Y / np.where(norm > 0, norm, 1.0)
+    elif spec.name == "seuclidean":
+        V = np.asarray(spec.params.get("V", np.var(X, axis=0, ddof=1)), dtype=np.float64)
+        Y = X / np.sqrt(np.where(V > 0, V, 1.0))
+    elif spec.name == "mahalanobis":  # (x-y)' VI (x-y) = |L'(x-y)|² with VI = L L'
+        VI = spec.params.get("VI")
+        VI = np.linalg.inv(np.cov(X.T)) if VI is None else np.asarray(VI, dtype=np.float64)
+        Y = X @ np.linalg.cholesky(VI)
+    return Y, faiss.METRIC_L2, 0.0
+
+
+def _hnsw_candidates(X, spec, width, seed, params) -> np.ndarray:
+    """(N, width) candidate neighbours of every object from a faiss HNSW index (``IndexHNSWFlat``).
+
+    Built and searched on one thread, with the level generator seeded by ``seed``: HNSW insertion on several
+    threads depends on the thread schedule; on one thread the index, and so the candidates, depend only on
+    (X, metric, parameters, seed). Padding (-1) where HNSW returns fewer than ``width`` results.
+    """
+    try:
+        import faiss
+    except ImportError as exc:
+        raise ImportError("backend='approx' needs the faiss-cpu package: pip install 'odeval[approx]'") from exc
+    Y, metric, arg = _faiss_space(X, spec)
+    Y = np.ascontiguousarray(Y, dtype=np.float32)
+    index = faiss.IndexHNSWFlat(Y.shape[1], int(params.get("M", 16)), metric)
+    if metric == faiss.METRIC_Lp:  # the flat storage computes the distances: it needs p too
+        index.metric_arg = arg
+        faiss.downcast_index(index.storage).metric_arg = arg
+    index.hnsw.rng = faiss.RandomGenerator(int(seed))
+    index.hnsw.efConstruction = int(params.get("ef_construction", 64))
+    index.hnsw.efSearch = max(int(params.get("ef_search", 2 * width)), width)
+    threads = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(1)
+    try:
+        index.add(Y)
+        _, cand = index.search(Y, width)
+    finally:
+        faiss.omp_set_num_threads(threads)
+    return cand
 
 
 def _approx_graph(X, k_max, spec, block, seed, approx_params, recall_sample) -> KNNGraph:
-    try:
-        from pynndescent import NNDescent
-    except ImportError as exc:
-        raise ImportError("backend='approx' needs the pynndescent package: pip install 'odeval[approx]'") from exc
-    if spec.name not in _PYNNDESCENT_METRICS:
+    if spec.name not in _APPROX_METRICS:
         raise ValueError(f"backend='approx' does not support metric {spec.label!r}; use backend='exact'")
     n = X.shape[0]
-    params = {"n_neighbors": min(n, k_max + 1 + max(5, k_max // 10)), "random_state": seed}
-    params.update(approx_params)
-    metric = {"cityblock": "manhattan"}.get(spec.name, spec.name)
-    index = NNDescent(X, metric=metric, metric_kwds=dict(spec.params) or None, **params)
-    cand, _ = index.neighbor_graph
+    width = min(n, k_max + 1 + max(5, k_max // 10))
+    cand = _hnsw_candidates(X, spec, width, seed, approx_params)
     parts = _candidate_parts(X, k_max, spec, cand, block)
     recall = None
     if recall_sample:
