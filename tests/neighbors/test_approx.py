@@ -41,6 +41,11 @@ def test_approx_backend_recall_exact_distances_and_seed():
 def test_approx_backend_every_supported_metric(metric, kw):
     rng = np.random.default_rng(1)
     X = rng.normal(size=(400, 5)) + 3.0
+    # without V / VI, scipy's cdist estimates them from each block's rows: pass the whole data's
+    if metric == "seuclidean":
+        kw = {"metric_params": {"V": np.var(X, axis=0, ddof=1)}}
+    if metric == "mahalanobis":
+        kw = {"metric_params": {"VI": np.linalg.inv(np.cov(X.T))}}
     g = knn_graph(X, 10, metric=metric, backend="approx", **kw)
     assert g.approx_recall >= 0.9, (metric, g.approx_recall)
 
