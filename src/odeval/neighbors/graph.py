@@ -262,7 +262,8 @@ def knn_graph(
         force; identical graphs); ``"brute"`` / ``"tree"`` force one; ``"auto"``: exact, or approximate where the
         exact searches cannot keep up (see :func:`choose_search`).
         ``"approx"``: candidate neighbours from a faiss HNSW index (the ``faiss-cpu`` package, extra
-        ``odeval[approx]``; built on one thread with a seeded level generator, so deterministic), then exact distances of the candidates with this module's arithmetic, sorted
+        ``odeval[approx]``; built on one thread with a seeded level generator, so deterministic), then exact
+        distances of the candidates with this module's arithmetic, sorted
         by (distance, index). Faster for large N, but a true neighbour can be missed and ties at the
         k_max-distance are only included when they are among the candidates; rows with too few candidates
         are computed exactly. The graph's ``approx_recall`` reports the recall against the exact search on
