@@ -303,6 +303,8 @@ def study_run(study_file: str, store: str | None, workers: int | None, scheduler
     click.echo(f"study {spec.name!r} ({spec.study_hash}): {summary.total_units} units, "
                f"{summary.already_done} already in the store, {summary.ok} computed, {len(summary.failed)} failed, "
                f"{summary.wall_s:.1f}s → {store_path}")
+    if summary.replaced:
+        click.echo(f"  {summary.replaced} unit(s) of an older scoring version of their method were replaced")
     for f in summary.failed:
         click.echo(f"  FAILED {f['dataset']} {f['method']} {f['params']}: {f['error']}", err=True)
     if summary.failed:
@@ -329,7 +331,21 @@ def study_check(study_file: str) -> None:
         click.echo(f"  {m.name} {m.params} k={runs} ({runs.count()} values)")
         for ks, reason in skipped.items():
             click.echo(f"    skipped k={ks}: {reason}")
-    click.echo("  (on a dataset variant of N objects, k ≥ N is skipped too and recorded in units.skipped)")
+    from odeval._krange import format_ks
+    from odeval.bench.config import study_k_plans
+    from odeval.detectors.scoring import skipped_lines
+
+    click.echo("  per dataset variant (the k that will run; skipped k as the runner records them in units.skipped):")
+    for v in study_k_plans(spec):
+        if v.error is not None:
+            click.echo(f"  {v.ref.name}: cannot be read: {v.error}")
+            continue
+        click.echo(f"  {v.ref.name} (N={v.n_objects}, kNN graph k={v.graph_k}):")
+        for m, plan in v.plans:
+            click.echo(f"    {m.name} {m.params} k={format_ks(plan.ks) or 'none'} ({len(plan.ks)} values)"
+                       + ("" if plan.ks else ": nothing to compute, the unit will fail"))
+            for line in skipped_lines(m.name, plan.skipped):
+                click.echo(f"      {line}")
     if spec.internal:
         from odeval.bench.config import emmv_not_applicable
 

@@ -43,15 +43,19 @@ import glob as _glob
 import hashlib
 import json
 import tomllib
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from odeval._krange import KRange, parse_k_range
 from odeval.data.catalogue import Variant
 
+if TYPE_CHECKING:
+    from odeval.detectors.scoring import KPlan
+
 __all__ = ["INTERNAL_MEASURES", "MethodSpec", "Study", "StudyError", "emmv_not_applicable", "load_study",
-           "method_k_plans", "parse_k_range", "study_from_dict"]
+           "method_k_plans", "parse_k_range", "study_from_dict", "study_k_plans", "variant_k_plans"]
 
 
 
@@ -143,6 +147,44 @@ def method_k_plans(study: Study) -> list[tuple[MethodSpec, KRange, dict[str, str
         skipped = plan_ks(det, rng.capped(det.info.min_k) or rng, rng.max + 1).skipped
         out.append((m, rng.above(det.info.min_k), skipped))
     return out
+
+
+def variant_k_plans(methods: Sequence[MethodSpec], n_objects: int) -> tuple[int, list[tuple[MethodSpec, KPlan]]]:
+    """What the runner does on a dataset variant of ``n_objects`` objects: the k of the kNN graph it builds and,
+    per method, the :class:`~odeval.detectors.scoring.KPlan` (k that will run; skipped k with the reason the
+    runner records in ``units.skipped``) — :func:`odeval.detectors.scoring.plan_ks`, the one owner of these rules.
+    (Only k whose scores turn out NaN can still be skipped at run time.)"""
+    from odeval.detectors import get_detector
+    from odeval.detectors.scoring import plan_ks, required_graph_k
+
+    dets = [(m, get_detector(m.name, **m.params)) for m in methods]
+    graph_k = max(required_graph_k(det, m.ks, n_objects) for m, det in dets)
+    return graph_k, [(m, plan_ks(det, m.ks, n_objects, graph_k)) for m, det in dets]
+
+
+@dataclass
+class VariantKPlan:
+    """:func:`variant_k_plans` for one dataset variant of a study (``error``: why its file cannot be read)."""
+
+    ref: Variant
+    n_objects: int | None
+    graph_k: int | None = None
+    plans: list[tuple[MethodSpec, KPlan]] = field(default_factory=list)
+    error: str | None = None
+
+
+def study_k_plans(study: Study) -> Iterator[VariantKPlan]:
+    """Per dataset variant of ``study``: its N (the file is read) and the k each method will run and skip."""
+    from odeval.data import load_dataset
+
+    for ref in study.datasets:
+        try:
+            n = int(load_dataset(ref.path).X.shape[0])
+        except (OSError, ValueError) as exc:
+            yield VariantKPlan(ref, None, error=str(exc).splitlines()[0])
+            continue
+        graph_k, plans = variant_k_plans(study.methods, n)
+        yield VariantKPlan(ref, n, graph_k, plans)
 
 
 def emmv_not_applicable(method: MethodSpec) -> str | None:

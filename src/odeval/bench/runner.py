@@ -37,7 +37,7 @@ from odeval.bench.store import ResultStore, UnitResult, is_interrupt
 from odeval.data.catalogue import Variant
 
 __all__ = ["Prepared", "Progress", "RunSummary", "StudyInterrupted", "make_progress", "plan_study", "prepare_variant",
-           "run_study", "run_unit", "unit_id", "worker_init"]
+           "run_study", "run_unit", "scoring_version", "unit_id", "worker_init"]
 
 
 @dataclass
@@ -66,6 +66,7 @@ class RunSummary:
     ok: int = 0
     failed: list[dict[str, str]] = field(default_factory=list)
     wall_s: float = 0.0
+    replaced: int = 0  # units of an older scoring version removed from the store (recomputed now)
 
     @property
     def computed(self) -> int:
@@ -80,30 +81,52 @@ def _file_sha256(path: str) -> str:
     return h.hexdigest()
 
 
-def unit_id(file_sha256: str, ref: Variant, method: MethodSpec, study: Study) -> str:
-    """Content hash identifying a unit: same inputs ⇒ same id, in any study that contains them."""
+def scoring_version(method: MethodSpec) -> int:
+    """The method's :attr:`~odeval.detectors.MethodInfo.scoring_version` (1 unless its definition changed)."""
+    from odeval.detectors import get_detector
+
+    return int(get_detector(method.name, **method.params).info.scoring_version)
+
+
+def unit_id(file_sha256: str, ref: Variant, method: MethodSpec, study: Study, version: int | None = None) -> str:
+    """Content hash identifying a unit: same inputs ⇒ same id, in any study that contains them.
+
+    The method's scoring version (``version``, default: the current one, :func:`scoring_version`) is part of
+    the id from version 2 on, so a changed scoring definition gives new ids and is recomputed; version 1
+    leaves the id as it was before versions existed.
+    """
+    version = scoring_version(method) if version is None else version
     payload = json.dumps([file_sha256, ref.name, method.name, method.params_json,
                           parse_k_range(method.ks).canonical(), study.metric,
                           list(study.measures), study.keep_scores]
-                         + ([study.internal_key] if study.internal else []), sort_keys=True)
+                         + ([study.internal_key] if study.internal else [])
+                         + ([{"scoring_version": version}] if version > 1 else []), sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()[:24]
 
 
 def plan_study(study: Study, store: ResultStore, *, retry_failed: bool = False,
-               all_units: list[str] | None = None) -> tuple[list[VariantPlan], int]:
+               all_units: list[str] | None = None, outdated: list[str] | None = None
+               ) -> tuple[list[VariantPlan], int]:
     """Units still to compute, grouped by dataset variant, and the number already in the store.
 
-    ``all_units``, when given, receives the id of every unit of the study (done or not).
+    ``all_units``, when given, receives the id of every unit of the study (done or not); ``outdated`` the ids
+    of the store's units that computed a unit of the study with an older scoring version of its method (they
+    are replaced, see :func:`run_study`).
     """
     done = store.finished_units(include_errors=not retry_failed)
+    present = store.finished_units() if retry_failed else done
     plans, already = [], 0
     for ref in study.datasets:
         sha = _file_sha256(ref.path)
         todo = []
         for m in study.methods:
-            uid = unit_id(sha, ref, m, study)
+            current = scoring_version(m)
+            uid = unit_id(sha, ref, m, study, current)
             if all_units is not None:
                 all_units.append(uid)
+            if outdated is not None:
+                outdated.extend(old for v in range(1, current)
+                                if (old := unit_id(sha, ref, m, study, v)) in present)
             if uid in done:
                 already += 1
             else:
@@ -116,9 +139,8 @@ def plan_study(study: Study, store: ResultStore, *, retry_failed: bool = False,
 # --- the two kinds of task (module level: they are pickled to worker processes) ----------------
 def prepare_variant(ref: Variant, methods: list[MethodSpec], metric: str, keep_data: bool = False) -> Prepared:
     """Load a dataset variant and build its kNN graph for the largest k its methods need."""
+    from odeval.bench.config import variant_k_plans
     from odeval.data import load_dataset
-    from odeval.detectors import get_detector
-    from odeval.detectors.scoring import required_graph_k
     from odeval.neighbors import knn_graph
 
     ds = load_dataset(ref.path)
@@ -126,7 +148,7 @@ def prepare_variant(ref: Variant, methods: list[MethodSpec], metric: str, keep_d
         raise ValueError(f"dataset {ref.path} has no outlier labels; external measures need them")
     X = ds.numeric_matrix()
     n = X.shape[0]
-    need = max(required_graph_k(get_detector(m.name, **m.params), m.ks, n) for m in methods)
+    need, _ = variant_k_plans(methods, n)
     graph = knn_graph(X, need, metric=metric)
     facts = {
         "name": ref.name, "base_dataset": ref.base_dataset, "normalized": ref.normalized,
@@ -361,7 +383,9 @@ def run_study(study: Study, store_path: str | Path, *, workers: int | None = Non
     """Compute every unit of ``study`` missing from the store at ``store_path``.
 
     Every unit of the study — computed now or by an earlier study — is linked to the study in the store
-    (``study_units``), so reading the study shows all of them.
+    (``study_units``), so reading the study shows all of them. Units that computed a unit of the study with an
+    older scoring version of its method (:attr:`odeval.detectors.MethodInfo.scoring_version`) are removed from
+    the store first and computed again (``RunSummary.replaced``): a store never mixes two definitions.
 
     Parameters
     ----------
@@ -394,7 +418,10 @@ def run_study(study: Study, store_path: str | Path, *, workers: int | None = Non
     with ResultStore(store_path) as store, _sigint_seen() as sigint:
         try:
             all_units: list[str] = []
-            plans, summary.already_done = plan_study(study, store, retry_failed=retry_failed, all_units=all_units)
+            outdated: list[str] = []
+            plans, summary.already_done = plan_study(study, store, retry_failed=retry_failed, all_units=all_units,
+                                                     outdated=outdated)
+            summary.replaced = store.drop_units(outdated)
             store.register_study(study.study_hash, study.name, study.source, study.definition, __version__,
                                  all_units)
             with make_progress(progress, summary.total_units, summary.already_done) as report, \

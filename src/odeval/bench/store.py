@@ -106,6 +106,8 @@ _ORDER = {
     "labels": "dataset, file_sha256",
     "internal_measures": "dataset, method, params, metric, k, measure, unit_id",
 }
+#: Tables holding what a unit computed, keyed by ``unit_id`` (replaced or removed together).
+_UNIT_TABLES = ("units", "runs", "outlier_ranks", "scores", "internal_measures")
 _STUDY_FILTER = "unit_id IN (SELECT unit_id FROM study_units WHERE study_hash = ?)"
 _LOCK_PID = re.compile(r"\(PID (\d+)\)")
 
@@ -368,6 +370,18 @@ class ResultStore:
                 con.execute("INSERT INTO study_units SELECT study_hash, unit_id FROM _links ON CONFLICT DO NOTHING")
                 con.unregister("_links")
 
+    def drop_units(self, unit_ids: Iterable[str]) -> int:
+        """Remove units and everything computed for them (runs, ranks, scores, internal measures, study links) in
+        one transaction, e.g. units of an outdated scoring version; returns how many units were removed."""
+        ids = list(dict.fromkeys(unit_ids))
+        if not ids:
+            return 0
+        marks = ", ".join("?" for _ in ids)
+        with self._transaction("remove outdated units from"):
+            for table in (*_UNIT_TABLES, "study_units"):
+                self.con.execute(f"DELETE FROM {table} WHERE unit_id IN ({marks})", ids)
+        return len(ids)
+
     def finished_units(self, *, include_errors: bool = True) -> set[str]:
         """Ids of the units in the store (only the successful ones with ``include_errors=False``)."""
         q = "SELECT unit_id FROM units" + ("" if include_errors else " WHERE status = ?")
@@ -401,7 +415,7 @@ class ResultStore:
         con = self.con
         with self._transaction(f"write unit {result.unit_id} to"):
             # a unit re-run (e.g. --retry-failed) replaces its earlier rows
-            for table in ("units", "runs", "outlier_ranks", "scores", "internal_measures"):
+            for table in _UNIT_TABLES:
                 con.execute(f"DELETE FROM {table} WHERE unit_id = ?", [result.unit_id])
             con.execute(
                 "INSERT INTO units (unit_id, study_hash, dataset, file_sha256, method, params, metric, status, "

@@ -250,16 +250,10 @@ def _degenerate_rows_to_zero(raw: np.ndarray) -> np.ndarray:
 class FastABOD(Detector):
     """Fast angle-based outlier detection (Kriegel et al. 2008); see :func:`fastabod_scores`."""
 
-    info = MethodInfo(
-        name="FastABOD",
-        min_k=3,
-        inverted=True,
-        inlier_value=None,
-        score_range=(0.0, np.inf),
-        reference="H.-P. Kriegel, M. Schubert, A. Zimek. Angle-based outlier detection in high-dimensional "
-        "data. KDD 2008.",
-        scaling="log_inversion",
-    )
+    # scoring_version 2: the degenerate case (no angle pair anywhere, e.g. all-duplicate data) is one finite tie
+    info = MethodInfo(name="FastABOD", min_k=3, inverted=True, inlier_value=None, score_range=(0.0, np.inf),
+                      reference="H.-P. Kriegel, M. Schubert, A. Zimek. Angle-based outlier detection in "
+                      "high-dimensional data. KDD 2008.", scaling="log_inversion", scoring_version=2)
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {"kernel": Options(_KERNELS)}
 

@@ -243,16 +243,8 @@ def cof_scores(graph: Any, ks: int | Sequence[int], variant: str = "paper") -> n
 class COF(Detector):
     """Connectivity-based outlier factor (Tang et al. 2002); see :func:`cof_scores`."""
 
-    info = MethodInfo(
-        name="COF",
-        min_k=1,
-        inverted=False,
-        inlier_value=1.0,
-        score_range=(0.0, np.inf),
-        reference="J. Tang, Z. Chen, A. W. Fu, D. W. Cheung. Enhancing effectiveness of outlier detections "
-        "for low density patterns. PAKDD 2002.",
-        scaling="ratio",
-    )
+    info = MethodInfo.ratio("COF", "J. Tang, Z. Chen, A. W. Fu, D. W. Cheung. Enhancing effectiveness of outlier "
+                            "detections for low density patterns. PAKDD 2002.")
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": Options(_VARIANTS)}
 

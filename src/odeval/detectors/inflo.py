@@ -222,16 +222,8 @@ def inflo_scores(graph: Any, ks: int | Sequence[int], m: float = 1.0, variant: s
 class INFLO(Detector):
     """Influenced outlierness (Jin et al. 2006); see :func:`inflo_scores`."""
 
-    info = MethodInfo(
-        name="INFLO",
-        min_k=1,
-        inverted=False,
-        inlier_value=1.0,
-        score_range=(0.0, np.inf),
-        reference="W. Jin, A. K. H. Tung, J. Han, W. Wang. Ranking outliers using symmetric neighborhood "
-        "relationship. PAKDD 2006.",
-        scaling="ratio",
-    )
+    info = MethodInfo.ratio("INFLO", "W. Jin, A. K. H. Tung, J. Han, W. Wang. Ranking outliers using symmetric "
+                            "neighborhood relationship. PAKDD 2006.")
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {
         "m": Number(1.0, low=0, low_open=True),

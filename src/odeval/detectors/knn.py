@@ -44,8 +44,7 @@ class KNN(Detector):
         (k+1)-distance (semantics doc §0.3), and the (N−1)-distance at k = N − 1 (docs/detectors.md).
     """
 
-    info = MethodInfo(name="kNN", min_k=1, inverted=False, inlier_value=0.0, score_range=(0.0, np.inf),
-                      reference="Ramaswamy, Rastogi, Shim (2000), SIGMOD", scaling="distance")
+    info = MethodInfo.distance("kNN", "Ramaswamy, Rastogi, Shim (2000), SIGMOD")
     novelty = True
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": Options(_VARIANTS)}
@@ -96,8 +95,7 @@ class KNNW(Detector):
         Accepted for uniformity with the other methods; all three are identical.
     """
 
-    info = MethodInfo(name="kNNW", min_k=1, inverted=False, inlier_value=0.0, score_range=(0.0, np.inf),
-                      reference="Angiulli, Pizzuti (2002), PKDD", scaling="distance")
+    info = MethodInfo.distance("kNNW", "Angiulli, Pizzuti (2002), PKDD")
     novelty = True
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": Options(_VARIANTS)}

@@ -199,16 +199,9 @@ def ldof_scores(graph: Any, ks: int | Sequence[int], variant: str = "paper") -> 
 class LDOF(Detector):
     """Local distance-based outlier factor (Zhang et al. 2009); see :func:`ldof_scores`."""
 
-    info = MethodInfo(
-        name="LDOF",
-        min_k=2,
-        inverted=False,
-        inlier_value=1.0,
-        score_range=(0.0, np.inf),
-        reference="K. Zhang, M. Hutter, H. Jin. A new local distance-based outlier detection approach for "
-        "scattered real-world data. PAKDD 2009.",
-        scaling="ratio",
-    )
+    # scoring_version 2: the limit at inner distance 0 (+inf for an object apart from its coinciding neighbours)
+    info = MethodInfo.ratio("LDOF", "K. Zhang, M. Hutter, H. Jin. A new local distance-based outlier detection "
+                            "approach for scattered real-world data. PAKDD 2009.", min_k=2, scoring_version=2)
     novelty = True
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": Options(_VARIANTS)}

@@ -132,8 +132,7 @@ class LOF(Detector):
     outliers. SIGMOD, 93–104.
     """
 
-    info = MethodInfo(name="LOF", min_k=1, inverted=False, inlier_value=1.0, score_range=(0.0, np.inf),
-                      reference="Breunig, Kriegel, Ng, Sander (2000), SIGMOD", scaling="ratio")
+    info = MethodInfo.ratio("LOF", "Breunig, Kriegel, Ng, Sander (2000), SIGMOD")
     novelty = True
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": Options(_VARIANTS)}
@@ -170,9 +169,7 @@ class SimplifiedLOF(Detector):
     Knowledge Discovery 28(1), 190–237.
     """
 
-    info = MethodInfo(name="SimplifiedLOF", min_k=1, inverted=False, inlier_value=1.0,
-                      score_range=(0.0, np.inf), reference="Schubert, Zimek, Kriegel (2014), DAMI 28(1)",
-                      scaling="ratio")
+    info = MethodInfo.ratio("SimplifiedLOF", "Schubert, Zimek, Kriegel (2014), DAMI 28(1)")
     novelty = True
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": Options(_VARIANTS)}
