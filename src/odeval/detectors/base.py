@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 __all__ = ["MethodInfo", "Detector", "Number", "Options", "register", "get_detector", "available_methods", "orient",
-           "check_ks", "check_params", "check_variant", "novelty_methods"]
+           "check_ks", "check_params", "check_variant", "novelty_methods", "VARIANT", "VARIANTS"]
 
 
 @dataclass(frozen=True)
@@ -159,6 +159,14 @@ class Number:
         if self.high is not None and value > self.high:
             return need
         return None
+
+
+#: The ``variant`` parameter of the neighbourhood detectors: ``"paper"`` (the published definition),
+#: ``"elki-0.7.1"`` (ELKI 0.7.1's behaviour), ``"elki-0.7.1-cks"`` (ELKI's batch tool, as the Campos et al. 2016
+#: reference results were made); see docs/detectors.md.
+VARIANTS = ("paper", "elki-0.7.1", "elki-0.7.1-cks")
+#: The parameter constraint of ``variant`` (default ``"paper"``).
+VARIANT = Options(VARIANTS)
 
 
 def check_params(name: str, constraints: dict[str, Any], params: dict[str, Any]) -> None:

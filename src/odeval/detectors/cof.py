@@ -16,12 +16,10 @@ from odeval.detectors._neighborhood import (
     _require_elki_order,
     _row_has_ties,
 )
-from odeval.detectors.base import Detector, MethodInfo, Options, register
+from odeval.detectors.base import VARIANT, Detector, MethodInfo, register
 from odeval.neighbors._elki_order import cks_lists
 
 __all__ = ["COF", "cof_scores"]
-
-_VARIANTS = ("paper", "elki-0.7.1", "elki-0.7.1-cks")
 
 
 @njit(cache=True)
@@ -246,7 +244,7 @@ class COF(Detector):
     info = MethodInfo.ratio("COF", "J. Tang, Z. Chen, A. W. Fu, D. W. Cheung. Enhancing effectiveness of outlier "
                             "detections for low density patterns. PAKDD 2002.")
 
-    _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": Options(_VARIANTS)}
+    _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": VARIANT}
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         _, uniq, inverse = _prepare_ks(graph, ks, self.info)

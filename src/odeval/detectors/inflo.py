@@ -15,12 +15,10 @@ from odeval.detectors._neighborhood import (
     _require_elki_order,
     _row_has_ties,
 )
-from odeval.detectors.base import Detector, MethodInfo, Number, Options, register
+from odeval.detectors.base import VARIANT, Detector, MethodInfo, Number, register
 from odeval.neighbors._elki_order import cks_lists
 
 __all__ = ["INFLO", "inflo_scores"]
-
-_VARIANTS = ("paper", "elki-0.7.1", "elki-0.7.1-cks")
 
 
 @njit(cache=True, parallel=True)
@@ -227,7 +225,7 @@ class INFLO(Detector):
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {
         "m": Number(1.0, low=0, low_open=True),
-        "variant": Options(_VARIANTS),
+        "variant": VARIANT,
     }
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:

@@ -16,12 +16,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from odeval.detectors.base import Detector, MethodInfo, Options, check_ks, register
+from odeval.detectors.base import VARIANT, Detector, MethodInfo, check_ks, register
 from odeval.neighbors._elki_order import cks_lists
 
 __all__ = ["KNN", "KNNW"]
-
-_VARIANTS = ("paper", "elki-0.7.1", "elki-0.7.1-cks")
 
 
 @register
@@ -47,7 +45,7 @@ class KNN(Detector):
     info = MethodInfo.distance("kNN", "Ramaswamy, Rastogi, Shim (2000), SIGMOD")
     novelty = True
 
-    _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": Options(_VARIANTS)}
+    _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": VARIANT}
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         ks_arr = check_ks(ks, graph.n_objects, self.info, graph.k_max)
@@ -98,7 +96,7 @@ class KNNW(Detector):
     info = MethodInfo.distance("kNNW", "Angiulli, Pizzuti (2002), PKDD")
     novelty = True
 
-    _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": Options(_VARIANTS)}
+    _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": VARIANT}
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         ks_arr = check_ks(ks, graph.n_objects, self.info, graph.k_max)

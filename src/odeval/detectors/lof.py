@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numba import njit, prange
 
-from odeval.detectors.base import Detector, MethodInfo, Options, check_ks, register
+from odeval.detectors.base import VARIANT, Detector, MethodInfo, check_ks, register
 from odeval.neighbors._elki_order import cks_lists
 
 __all__ = ["LOF", "SimplifiedLOF"]
@@ -91,9 +91,6 @@ def _novelty_scores(det: Detector, graph: Any, query: Any, ks: Sequence[int], si
     return _ratio_all_k(dens_q, sizes_q, query.indices, dens_ref)
 
 
-_VARIANTS = ("paper", "elki-0.7.1", "elki-0.7.1-cks")
-
-
 def _scores(det: Detector, graph: Any, ks: Sequence[int], simplified: bool, cks: bool = False) -> np.ndarray:
     ks_arr = check_ks(ks, graph.n_objects, det.info, graph.k_max)
     if cks:  # ELKI's batch tool: its sublists of one materialised list per object, in ELKI's order
@@ -135,7 +132,7 @@ class LOF(Detector):
     info = MethodInfo.ratio("LOF", "Breunig, Kriegel, Ng, Sander (2000), SIGMOD")
     novelty = True
 
-    _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": Options(_VARIANTS)}
+    _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": VARIANT}
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         return _scores(self, graph, ks, simplified=False, cks=self.variant == "elki-0.7.1-cks")
@@ -172,7 +169,7 @@ class SimplifiedLOF(Detector):
     info = MethodInfo.ratio("SimplifiedLOF", "Schubert, Zimek, Kriegel (2014), DAMI 28(1)")
     novelty = True
 
-    _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": Options(_VARIANTS)}
+    _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": VARIANT}
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         return _scores(self, graph, ks, simplified=True, cks=self.variant == "elki-0.7.1-cks")

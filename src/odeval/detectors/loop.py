@@ -15,12 +15,10 @@ import numpy as np
 from numba import njit, prange
 
 from odeval.detectors._erf import elki_erf
-from odeval.detectors.base import Detector, MethodInfo, Number, Options, check_ks, register
+from odeval.detectors.base import VARIANT, Detector, MethodInfo, Number, check_ks, register
 from odeval.neighbors._elki_order import cks_lists, heap_drain, heap_offer
 
 __all__ = ["LoOP"]
-
-_VARIANTS = ("paper", "elki-0.7.1", "elki-0.7.1-cks")
 
 
 @njit(cache=True, parallel=True)
@@ -182,7 +180,7 @@ class LoOP(Detector):
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {
         "lam": Number(1.0, low=0, low_open=True),
-        "variant": Options(_VARIANTS),
+        "variant": VARIANT,
     }
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
