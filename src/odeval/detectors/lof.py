@@ -101,8 +101,31 @@ def _scores(det: Detector, graph: Any, ks: Sequence[int], simplified: bool, cks:
     return _lof_all_k(g.distances, g.indices, g.neighborhood_sizes(), ks_arr, simplified, kd)
 
 
+class _LOFFamily(Detector):
+    """LOF and Simplified LOF: one code path, the density (``_simplified``) differs."""
+
+    _simplified: ClassVar[bool]
+    novelty = True
+
+    _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": VARIANT}
+
+    def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
+        return _scores(self, graph, ks, simplified=self._simplified, cks=self.variant == "elki-0.7.1-cks")
+
+    def novelty_raw_scores_all_k(self, graph: Any, query: Any, ks: Sequence[int]) -> np.ndarray:
+        """Novelty scores of query objects q against the training set, with the training objects' k-distances
+        and densities; N_k(q) ⊂ training set, ties included.
+
+        LOF (Breunig et al. 2000, Def. 5–7; scikit-learn's ``LocalOutlierFactor(novelty=True)``):
+        ``lrd_k(q) = |N_k(q)| / Σ_{o ∈ N_k(q)} max(d(q, o), k-dist(o))``,
+        ``LOF_k(q) = mean_{o ∈ N_k(q)} lrd_k(o) / lrd_k(q)``. Simplified LOF:
+        ``dens_k(q) = |N_k(q)| / Σ_{o ∈ N_k(q)} d(q, o)``, ``SLOF_k(q) = mean_{o ∈ N_k(q)} dens_k(o) / dens_k(q)``.
+        """
+        return _novelty_scores(self, graph, query, ks, simplified=self._simplified)
+
+
 @register
-class LOF(Detector):
+class LOF(_LOFFamily):
     """Local Outlier Factor.
 
     ``reach-dist_k(p, o) = max(d(p, o), k-dist(o))``,
@@ -130,23 +153,11 @@ class LOF(Detector):
     """
 
     info = MethodInfo.ratio("LOF", "Breunig, Kriegel, Ng, Sander (2000), SIGMOD")
-    novelty = True
-
-    _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": VARIANT}
-
-    def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
-        return _scores(self, graph, ks, simplified=False, cks=self.variant == "elki-0.7.1-cks")
-
-    def novelty_raw_scores_all_k(self, graph: Any, query: Any, ks: Sequence[int]) -> np.ndarray:
-        """Novelty LOF of query objects q against the training set (Breunig et al. 2000, Def. 5–7, with the
-        training objects' k-distances and lrds; scikit-learn's ``LocalOutlierFactor(novelty=True)``):
-        ``lrd_k(q) = |N_k(q)| / Σ_{o ∈ N_k(q)} max(d(q, o), k-dist(o))``,
-        ``LOF_k(q) = mean_{o ∈ N_k(q)} lrd_k(o) / lrd_k(q)``; N_k(q) ⊂ training set, ties included."""
-        return _novelty_scores(self, graph, query, ks, simplified=False)
+    _simplified = False
 
 
 @register
-class SimplifiedLOF(Detector):
+class SimplifiedLOF(_LOFFamily):
     """Simplified LOF: LOF with the plain distance instead of the reachability distance.
 
     ``dens_k(p) = |N_k(p)| / Σ_{o ∈ N_k(p)} d(p, o)`` (the inverse *mean* distance, as ELKI's
@@ -167,14 +178,4 @@ class SimplifiedLOF(Detector):
     """
 
     info = MethodInfo.ratio("SimplifiedLOF", "Schubert, Zimek, Kriegel (2014), DAMI 28(1)")
-    novelty = True
-
-    _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": VARIANT}
-
-    def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
-        return _scores(self, graph, ks, simplified=True, cks=self.variant == "elki-0.7.1-cks")
-
-    def novelty_raw_scores_all_k(self, graph: Any, query: Any, ks: Sequence[int]) -> np.ndarray:
-        """Novelty Simplified LOF: ``dens_k(q) = |N_k(q)| / Σ_{o ∈ N_k(q)} d(q, o)`` over q's training
-        neighbours, ``SLOF_k(q) = mean_{o ∈ N_k(q)} dens_k(o) / dens_k(q)`` with the training densities."""
-        return _novelty_scores(self, graph, query, ks, simplified=True)
+    _simplified = True
