@@ -280,8 +280,10 @@ def study() -> None:
               help="Run on a Dask distributed cluster (needs the 'dask' extra).")
 @click.option("--quiet", "-q", is_flag=True, help="No live display: one log line per unit on stderr.")
 @click.option("--retry-failed", is_flag=True, help="Recompute units that ended with an error before.")
+@click.option("--wait", type=click.FloatRange(min=0), default=0.0, metavar="SECONDS",
+              help="Wait up to SECONDS for a store another process is using [default: fail at once].")
 def study_run(study_file: str, store: str | None, workers: int | None, scheduler: str | None, quiet: bool,
-              retry_failed: bool) -> None:
+              retry_failed: bool, wait: float) -> None:
     """Run STUDY_FILE (TOML), computing only what the store does not hold yet.
 
     The whole file is validated first; every problem is reported before any work starts. Exit code 0 when
@@ -298,7 +300,7 @@ def study_run(study_file: str, store: str | None, workers: int | None, scheduler
         raise SystemExit(2) from None
     store_path = Path(store) if store else Path(study_file).resolve().parent / "results.duckdb"
     summary = _run_study_cli(spec, store_path, workers=workers, scheduler=scheduler, quiet=quiet,
-                             retry_failed=retry_failed,
+                             retry_failed=retry_failed, wait=wait,
                              resume=["odeval", "study", "run", study_file, "--store", str(store_path)])
     click.echo(f"study {spec.name!r} ({spec.study_hash}): {summary.total_units} units, "
                f"{summary.already_done} already in the store, {summary.ok} computed, {len(summary.failed)} failed, "
@@ -1121,7 +1123,7 @@ def _os_error(exc: OSError, verb: str = "cannot write") -> str:
 
 
 def _run_study_cli(spec, store_path: Path, *, workers: int | None, scheduler: str | None, quiet: bool,
-                   retry_failed: bool, resume: list[str]):
+                   retry_failed: bool, resume: list[str], wait: float = 0.0):
     """Run a study for ``study run`` and ``demo``: one-line store errors; Ctrl-C says what is saved and how to
     resume (exit code 130)."""
     import shlex
@@ -1132,7 +1134,7 @@ def _run_study_cli(spec, store_path: Path, *, workers: int | None, scheduler: st
 
     try:
         return run_study(spec, store_path, workers=workers, scheduler=scheduler,
-                         progress="log" if quiet else "rich", retry_failed=retry_failed)
+                         progress="log" if quiet else "rich", retry_failed=retry_failed, wait=wait)
     except StoreError as exc:
         raise click.ClickException(str(exc)) from None
     except StudyInterrupted as exc:

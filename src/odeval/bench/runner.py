@@ -33,7 +33,7 @@ import numpy as np
 from odeval import __version__
 from odeval._krange import parse_k_range
 from odeval.bench.config import MethodSpec, Study
-from odeval.bench.store import ResultStore, UnitResult, is_interrupt
+from odeval.bench.store import ResultStore, StoreInUseError, UnitResult, is_interrupt
 from odeval.data.catalogue import Variant
 
 __all__ = ["Prepared", "Progress", "RunSummary", "StudyInterrupted", "make_progress", "plan_study", "prepare_variant",
@@ -379,7 +379,7 @@ class StudyInterrupted(KeyboardInterrupt):
 
 
 def run_study(study: Study, store_path: str | Path, *, workers: int | None = None, scheduler: str | None = None,
-              progress: str = "rich", retry_failed: bool = False) -> RunSummary:
+              progress: str = "rich", retry_failed: bool = False, wait: float = 0.0) -> RunSummary:
     """Compute every unit of ``study`` missing from the store at ``store_path``.
 
     Every unit of the study — computed now or by an earlier study — is linked to the study in the store
@@ -403,6 +403,9 @@ def run_study(study: Study, store_path: str | Path, *, workers: int | None = Non
         nothing. Unless "none", a resumed run first says how many units it skips.
     retry_failed : bool
         Recompute units that previously ended with an error.
+    wait : float
+        Seconds to wait for the store while another process holds it (default 0: fail at once). Unless
+        ``progress`` is "none", the wait is announced on stderr with the PID holding the store.
 
     Raises
     ------
@@ -415,7 +418,13 @@ def run_study(study: Study, store_path: str | Path, *, workers: int | None = Non
     workers = workers or os.cpu_count() or 1
     t0 = time.perf_counter()
     summary = RunSummary(total_units=len(study.datasets) * len(study.methods), already_done=0)
-    with ResultStore(store_path) as store, _sigint_seen() as sigint:
+    def waiting(exc: StoreInUseError) -> None:
+        if progress != "none":
+            who = f"PID {exc.pid}" if exc.pid is not None else "another process"
+            print(f"results store {store_path} is in use by {who}; waiting up to {wait:g} s for it",
+                  file=sys.stderr, flush=True)
+
+    with ResultStore.open_waiting(store_path, wait=wait, on_wait=waiting) as store, _sigint_seen() as sigint:
         try:
             all_units: list[str] = []
             outdated: list[str] = []

@@ -43,7 +43,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator, Sequence
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -266,6 +267,30 @@ class ResultStore:
         except BaseException:
             self.con.close()
             raise
+
+    @classmethod
+    def open_waiting(cls, path: str | Path, *, wait: float, on_wait: Callable[[StoreInUseError], None] | None = None,
+                     poll: float = 0.5) -> ResultStore:
+        """Open the store for writing, waiting up to ``wait`` seconds while another process holds its lock.
+
+        ``on_wait`` is called once, with the lock error, when waiting starts. After ``wait`` seconds the
+        :class:`StoreInUseError` is raised, saying how long it waited (``wait=0``: at once, as the constructor).
+        """
+        deadline = time.monotonic() + max(float(wait), 0.0)
+        told = False
+        while True:
+            try:
+                return cls(path)
+            except StoreInUseError as exc:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    if wait > 0:
+                        raise StoreInUseError(f"{exc} (waited {wait:g} s)", exc.pid) from None
+                    raise
+                if on_wait is not None and not told:
+                    on_wait(exc)
+                    told = True
+                time.sleep(min(poll, left))
 
     # --- schema -------------------------------------------------------------------------------
     def _tables(self) -> set[str]:
