@@ -80,7 +80,7 @@ def _kdeos_all_k(D, I, S, ks, scale, iminbw, dim, gscale, cutoff, elki):  # prag
                 sd = math.sqrt(m2 / (cnt - 1.0))
                 if sd > 0.0:
                     z = (mean - dens[p]) / sd
-            if elki:  # ELKI's NormalDistribution.standardNormalCDF (Cody's erfc), for ELKI's rounding and ties
+            if elki:  # ELKI's NormalDistribution.standardNormalCDF (its variant of Cody's erfc, _erf.py): its ties
                 out[t, p] = elki_normal_cdf(z)
             else:
                 out[t, p] = 0.5 * math.erfc(-z / math.sqrt(2.0))
