@@ -67,8 +67,13 @@ def _chain_acdist(B, n, k, elki, perm, rem, rmind):  # pragma: no cover - numba
     return acsum / ((n + 1) * n / 2.0)
 
 
+def _acdist_chunk_paper(block: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """ac-dist (paper variant) for a chunk's objects and all k: :func:`_acdist_chunk_trail` without ``elki``."""
+    return _acdist_chunk_trail(block, sizes, np.zeros(sizes.shape[0], dtype=np.int64), False)
+
+
 @njit(cache=True, parallel=True)
-def _acdist_chunk_paper(block, sizes, ks, elki):  # pragma: no cover - numba
+def _acdist_chunk_trail(block, sizes, ks, elki):  # pragma: no cover - numba
     """ac-dist for the chunk's objects and all k, reusing the SBN trail across k: the paper variant, or
     (``elki``) ELKI 0.7.1's on lists that are prefixes of one another in ELKI's order (the batch tool's
     sublists).
@@ -284,5 +289,5 @@ class COF(Detector):
         for rows, block in _iter_blocks(graph, sizes[-1]):
             sz = np.ascontiguousarray(sizes[:, rows])
             ac[:, rows] = (_acdist_chunk(block, sz, uniq, elki, X, rows, dist, idx, True) if elki and not cks
-                           else _acdist_chunk_paper(block, sz, uniq, cks))
+                           else _acdist_chunk_trail(block, sz, uniq, cks))
         return _cof_from_acdist(ac, X, dist, idx, sizes, uniq, elki, not cks)[inverse]
