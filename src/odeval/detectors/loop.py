@@ -113,7 +113,7 @@ def _loop_erf(plof, acc, n, lam, elki):  # pragma: no cover - numba
         norm[t] = 1.0 / (nplof * math.sqrt(2.0))
     for p in prange(N):
         for t in range(T):
-            if elki:  # ELKI's NormalDistribution.erf (Cody's approximation): its rounding, its ties
+            if elki:  # ELKI's NormalDistribution.erf (its variant of Cody's erfc, _erf.py): its rounding, its ties
                 out[t, p] = elki_erf((plof[t, p] - 1.0) * norm[t])
             else:
                 out[t, p] = max(0.0, math.erf(plof[t, p] * norm[t]))
