@@ -120,19 +120,28 @@ def run_cell(path: Path, dataset: str, setting: str, name: str, *, draws: int, n
             "pr": lab.get("average_precision"), "em": res.to_dict()["em"], "mv": res.to_dict()["mv"],
             "draws": res.draws, "subsampled": res.subsampled, "d": int(sp.features.size),
             "em_failed": res.em_failed, "mv_failed": res.mv_failed, "reasons": res.reasons,
+            "em_draws": res.to_dict()["em_draws"], "mv_draws": res.to_dict()["mv_draws"],
             "n_train": res.n_train, "n_eval": res.n_test, "n_test": int(sp.y_test.size),
             "outliers_test": int(sp.y_test.sum()), "dropped_outliers": sp.n_outliers_dropped,
             "n_generated": n_generated, "seed": seed, "seconds": round(time.perf_counter() - t0, 1)}
 
 
 def load_cache(path: Path) -> dict[tuple[str, str, str], dict]:
-    out = {}
+    """One record per (data set, setting, detector): the one with the most feature draws (then the latest)."""
+    out: dict[tuple[str, str, str], dict] = {}
     if path.is_file():
         for line in path.read_text().splitlines():
             if line.strip():
                 r = json.loads(line)
-                out[(r["dataset"], r["setting"], r["detector"])] = r
+                key = (r["dataset"], r["setting"], r["detector"])
+                if key not in out or r["draws"] >= out[key]["draws"]:
+                    out[key] = r
     return out
+
+
+def _done(r: dict | None, draws: int) -> bool:
+    """A cached cell is reused unless it was sub-sampled with fewer draws than asked for."""
+    return r is not None and (not r["subsampled"] or r["draws"] >= draws)
 
 
 def _sign(x: float) -> int:
@@ -241,7 +250,7 @@ def main() -> None:
     for dataset in args.only or list(DATASETS):
         for setting in args.settings:
             for name in args.detectors:
-                if (dataset, setting, name) in cache:
+                if _done(cache.get((dataset, setting, name)), args.draws):
                     continue
                 r = run_cell(datasets / DATASETS[dataset][0], dataset, setting, name, draws=args.draws,
                              n_generated=args.n_generated, seed=args.seed, jobs=args.jobs)

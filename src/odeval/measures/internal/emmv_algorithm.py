@@ -30,6 +30,8 @@ Algorithm evaluation:algo:EMMV and Remark "default parameters" (m = 50, d' = 5).
 from __future__ import annotations
 
 import copy
+import os
+import time
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -164,6 +166,11 @@ class EMMVResult:
         True when feature sub-sampling was used (``d > max_dim``).
     em_curve, mv_curve : ExcessMassResult, MassVolumeResult or None
         The curves when there is a single draw (no sub-sampling).
+    cpu_seconds : dict of str to float
+        CPU time (``time.process_time`` of the process that ran the draw) summed over the draws, per part:
+        ``"fit"`` (refitting the detector), ``"score_data"`` (scoring the evaluated objects), ``"uniform"``
+        (drawing the uniform sample), ``"score_uniform"`` (scoring it), ``"criteria"`` (EM and MV). Exact with
+        ``n_jobs=1`` and with process workers; it leaves out worker start-up and the parent's bookkeeping.
     """
 
     em: float
@@ -182,6 +189,7 @@ class EMMVResult:
     detector: str
     em_curve: ExcessMassResult | None = field(default=None, repr=False)
     mv_curve: MassVolumeResult | None = field(default=None, repr=False)
+    cpu_seconds: dict[str, float] = field(default_factory=dict, repr=False)
 
     @property
     def draws(self) -> int:
@@ -257,8 +265,10 @@ def emmv(detector: Any, X_train: Any, X_test: Any = None, *, draws: int = 50, fe
     t_max, alpha_min, alpha_max, integration
         See :func:`~odeval.measures.internal.excess_mass_volume.excess_mass` and ``mass_volume``.
     n_jobs : int, default 1
-        Draws evaluated in parallel by joblib (processes); the result does not depend on it (every draw has
-        its own seeds).
+        Draws evaluated in parallel by joblib worker processes (-1: one per core). The result is bit-identical
+        whatever ``n_jobs`` (every draw has its own seeds and runs the same sequential code; tested). The
+        detector itself scores sequentially: scikit-learn's threaded ``IsolationForest.score_samples`` (a
+        joblib threading context) adds the trees' depths in thread order, so its scores vary in the last bit.
     progress : callable(done, total), optional
         Called after each draw (the CLI's progress bar).
 
@@ -267,7 +277,7 @@ def emmv(detector: Any, X_train: Any, X_test: Any = None, *, draws: int = 50, fe
     EMMVResult
     """
     seed, draws, features, max_dim, n_generated = _check_settings(seed, draws, features, max_dim, n_generated)
-    n_jobs = _check_count(n_jobs, "n_jobs")
+    n_jobs = (os.cpu_count() or 1) if n_jobs == -1 else _check_count(n_jobs, "n_jobs")
     Xtr = check_data_matrix(X_train, name="X_train")
     if X_test is None:
         Xte, same = Xtr, True
@@ -318,13 +328,16 @@ def _draw_plan(d: int, m: int, features: int, subsampled: bool, seed: int) -> tu
 
 def _aggregate(outcomes, feats, *, subsampled, name, n_train, n_test, n_generated, seed, stacklevel=2,
                warn=True) -> EMMVResult:
-    """Average the per-draw (em, mv, reason) outcomes into an :class:`EMMVResult` (NaN draws counted, warned)."""
+    """Average the per-draw (em, mv, reason, cpu) outcomes into an :class:`EMMVResult` (NaN draws counted, warned)."""
     m = len(outcomes)
     em_draws = np.full(m, np.nan)
     mv_draws = np.full(m, np.nan)
     reasons: list[str] = []
     em_curve = mv_curve = None
-    for i, (em, mv, reason) in enumerate(outcomes):
+    cpu: dict[str, float] = {}
+    for i, (em, mv, reason, parts) in enumerate(outcomes):
+        for key, sec in parts.items():
+            cpu[key] = cpu.get(key, 0.0) + sec
         for r in (reason, None if em is None else em.reason, None if mv is None else mv.reason):
             if r is not None and r not in reasons:
                 reasons.append(r)
@@ -343,27 +356,46 @@ def _aggregate(outcomes, feats, *, subsampled, name, n_train, n_test, n_generate
     return EMMVResult(em=em_mean, mv=mv_mean, em_draws=em_draws, mv_draws=mv_draws, features=feats,
                       em_failed=em_failed, mv_failed=mv_failed, reasons=reasons, subsampled=subsampled,
                       n_train=n_train, n_test=n_test, n_generated=n_generated, seed=seed, detector=name,
-                      em_curve=em_curve, mv_curve=mv_curve)
+                      em_curve=em_curve, mv_curve=mv_curve, cpu_seconds=cpu)
 
 
 def _one_draw(i, f, useed, *, det, Xtr, Xte, same, lo, hi, n_generated, t_max, alpha_min, alpha_max, integration,
               name, subsampled):
-    """Refit on features ``f``, score the evaluated objects and a seeded uniform sample, EM and MV criteria."""
+    """Refit on features ``f``, score the evaluated objects and a seeded uniform sample, EM and MV criteria.
+
+    Returns ``(em, mv, reason, cpu)`` with ``cpu`` the process CPU seconds of each part of the draw.
+    """
     vol = float(np.prod(hi[f] - lo[f]))
     if not vol > 0 or not np.isfinite(vol):  # underflow/overflow of the product
-        return None, None, f"box volume {vol!r} in the drawn sub-space is not a positive finite number"
+        return None, None, f"box volume {vol!r} in the drawn sub-space is not a positive finite number", {}
+    cpu: dict[str, float] = {}
+    clock = time.process_time()
+
+    def lap(part: str) -> None:
+        nonlocal clock
+        now = time.process_time()
+        cpu[part] = now - clock
+        clock = now
+
     det = copy.deepcopy(det)  # every draw refits its own copy (thread-safe; the caller's object is untouched)
     try:
         det.fit(Xtr[:, f])
+        lap("fit")
         s_data = det.score_fitted() if same and hasattr(det, "score_fitted") else det.score(Xte[:, f])
-        s_unif = det.score(uniform_in_box(lo[f], hi[f], n_generated, useed))
+        lap("score_data")
+        U = uniform_in_box(lo[f], hi[f], n_generated, useed)
+        lap("uniform")
+        s_unif = det.score(U)
+        lap("score_uniform")
     except (ValueError, TypeError, AttributeError) as exc:
         where = f" on features {f.tolist()} (draw {i + 1})" if subsampled else ""
         raise ValueError(f"detector {name} could not be refitted/scored{where}: {exc}") from exc
+    del U
     em = excess_mass(s_data, s_unif, vol, t_max=t_max, integration=integration, warn=False)
     mv = mass_volume(s_data, s_unif, vol, alpha_min=alpha_min, alpha_max=alpha_max, integration=integration,
                      warn=False)
-    return em, mv, None
+    lap("criteria")
+    return em, mv, None, cpu
 
 
 def emmv_all_k(method: str, X: Any, ks: Any, *, draws: int = 50, features: int = 5, max_dim: int = MAX_DIM,
@@ -420,12 +452,13 @@ def emmv_all_k(method: str, X: Any, ks: Any, *, draws: int = 50, features: int =
     m = draws if subsampled else 1
     feats, draw_seeds = _draw_plan(d, m, features, subsampled, seed)
     k_max = max(ks_list)
-    per_k: list[list[tuple[Any, Any, str | None]]] = [[] for _ in ks_list]
+    per_k: list[list[tuple[Any, Any, str | None, dict[str, float]]]] = [[] for _ in ks_list]
     for f, useed in zip(feats, draw_seeds, strict=True):
         vol = float(np.prod(hi[f] - lo[f]))
         if not vol > 0 or not np.isfinite(vol):
             for out in per_k:
-                out.append((None, None, f"box volume {vol!r} in the drawn sub-space is not a positive finite number"))
+                out.append((None, None, f"box volume {vol!r} in the drawn sub-space is not a positive finite number",
+                            {}))
             continue
         graph = knn_graph(Xd[:, f], k_max)
         query = query_knn(graph, uniform_in_box(lo[f], hi[f], n_generated, useed), k_max)
@@ -435,7 +468,7 @@ def emmv_all_k(method: str, X: Any, ks: Any, *, draws: int = 50, features: int =
             em = excess_mass(s_data[j], s_unif[j], vol, t_max=t_max, integration=integration, warn=False)
             mv = mass_volume(s_data[j], s_unif[j], vol, alpha_min=alpha_min, alpha_max=alpha_max,
                              integration=integration, warn=False)
-            out.append((em, mv, None))
+            out.append((em, mv, None, {}))
         del graph, query, s_unif
     return [_aggregate(out, feats, subsampled=subsampled, name=f"{det.info.name}(k={k})", n_train=n, n_test=n,
                        n_generated=n_generated, seed=seed, stacklevel=3, warn=warn)
