@@ -141,6 +141,9 @@ def _as_detector(detector: Any, seed: int) -> Any:
         raise ValueError(f"{detector!r} alone cannot be refitted and score new points as EM/MV needs; pass its name "
                          f"(odeval methods with a novelty form: {', '.join(novelty_methods())}) or a "
                          "KNNQueryDetector / NoveltyDetector")
+    if type(detector).__name__ == "LocalOutlierFactor" and hasattr(detector, "fit"):
+        raise ValueError("LocalOutlierFactor(novelty=False) cannot score new points (the uniform sample of EM/MV); "
+                         "use LocalOutlierFactor(novelty=True) or the name 'lof'")
     raise ValueError(f"detector {detector!r} cannot be refitted: it needs fit(X) and score(X) (or score_samples / "
                      "decision_function)")
 
@@ -277,7 +280,7 @@ def emmv(detector: Any, X_train: Any, X_test: Any = None, *, draws: int = 50, fe
     EMMVResult
     """
     seed, draws, features, max_dim, n_generated = _check_settings(seed, draws, features, max_dim, n_generated)
-    n_jobs = (os.cpu_count() or 1) if n_jobs == -1 else _check_count(n_jobs, "n_jobs")
+    n_jobs = (os.cpu_count() or 1) if n_jobs == -1 else _check_count(n_jobs, "n_jobs (or -1: every core)")
     Xtr = check_data_matrix(X_train, name="X_train")
     if X_test is None:
         Xte, same = Xtr, True
@@ -391,11 +394,26 @@ def _one_draw(i, f, useed, *, det, Xtr, Xte, same, lo, hi, n_generated, t_max, a
         where = f" on features {f.tolist()} (draw {i + 1})" if subsampled else ""
         raise ValueError(f"detector {name} could not be refitted/scored{where}: {exc}") from exc
     del U
+    for what, s, n in (("the evaluated objects", s_data, Xte.shape[0]), ("the uniform sample", s_unif, n_generated)):
+        _check_draw_scores(s, n, f"detector {name}: scores of {what}"
+                           + (f" on features {f.tolist()} (draw {i + 1})" if subsampled else ""))
     em = excess_mass(s_data, s_unif, vol, t_max=t_max, integration=integration, warn=False)
     mv = mass_volume(s_data, s_unif, vol, alpha_min=alpha_min, alpha_max=alpha_max, integration=integration,
                      warn=False)
     lap("criteria")
     return em, mv, None, cpu
+
+
+def _check_draw_scores(s: Any, n: int, where: str) -> None:
+    """One score per object, all finite (a one-line error naming the detector and the draw otherwise)."""
+    a = np.asarray(s)
+    if a.ndim != 1 or a.shape[0] != n:
+        raise ValueError(f"{where}: expected {n} scores, got an array of shape {a.shape}")
+    if not np.issubdtype(a.dtype, np.number):
+        raise ValueError(f"{where}: scores are not numbers (dtype {a.dtype})")
+    bad = np.flatnonzero(~np.isfinite(a))
+    if bad.size:
+        raise ValueError(f"{where}: {bad.size} of {n} scores are NaN or infinite (first at position {bad[0]})")
 
 
 def emmv_all_k(method: str, X: Any, ks: Any, *, draws: int = 50, features: int = 5, max_dim: int = MAX_DIM,
