@@ -254,6 +254,30 @@ def test_parallel_draws_give_identical_results():
         np.testing.assert_array_equal(a.mv_draws, r.mv_draws)
 
 
+def test_draws_run_sequentially_inside_a_callers_joblib_context():
+    """scikit-learn's IsolationForest.score_samples is threaded under a caller's joblib context (last-bit
+    differences in the scores); emmv's draws pin n_jobs=1 inside."""
+    from joblib import parallel_config
+    from joblib.parallel import get_active_backend
+
+    seen = []
+
+    class Recorder:
+        name = "recorder"
+
+        def fit(self, X):
+            seen.append(get_active_backend()[1])
+            return self
+
+        def score(self, X):
+            seen.append(get_active_backend()[1])
+            return -np.abs(X).sum(1)
+
+    with parallel_config(backend="threading", n_jobs=2):
+        emmv(Recorder(), np.random.default_rng(0).normal(size=(40, 3)), n_generated=500)
+    assert seen == [1, 1, 1]
+
+
 def test_process_workers_give_bit_identical_results():
     """The default backend (joblib worker processes): 1 and 2 workers, same per-draw values to the bit."""
     X = np.random.default_rng(5).normal(size=(80, 12))

@@ -368,6 +368,8 @@ def _one_draw(i, f, useed, *, det, Xtr, Xte, same, lo, hi, n_generated, t_max, a
 
     Returns ``(em, mv, reason, cpu)`` with ``cpu`` the process CPU seconds of each part of the draw.
     """
+    from joblib import parallel_config
+
     vol = float(np.prod(hi[f] - lo[f]))
     if not vol > 0 or not np.isfinite(vol):  # underflow/overflow of the product
         return None, None, f"box volume {vol!r} in the drawn sub-space is not a positive finite number", {}
@@ -381,22 +383,24 @@ def _one_draw(i, f, useed, *, det, Xtr, Xte, same, lo, hi, n_generated, t_max, a
         clock = now
 
     det = copy.deepcopy(det)  # every draw refits its own copy (thread-safe; the caller's object is untouched)
-    try:
-        det.fit(Xtr[:, f])
-        lap("fit")
-        s_data = det.score_fitted() if same and hasattr(det, "score_fitted") else det.score(Xte[:, f])
-        lap("score_data")
-        U = uniform_in_box(lo[f], hi[f], n_generated, useed)
-        lap("uniform")
-        s_unif = det.score(U)
-        lap("score_uniform")
-    except (ValueError, TypeError, AttributeError) as exc:
-        where = f" on features {f.tolist()} (draw {i + 1})" if subsampled else ""
-        raise ValueError(f"detector {name} could not be refitted/scored{where}: {exc}") from exc
+    where = f" on features {f.tolist()} (draw {i + 1})" if subsampled else ""
+    # n_jobs=1: scikit-learn's IsolationForest.score_samples follows the caller's joblib context, and threaded it
+    # adds the trees' depths in thread order (last-bit differences). Inside a draw everything runs sequentially.
+    with parallel_config(n_jobs=1):
+        try:
+            det.fit(Xtr[:, f])
+            lap("fit")
+            s_data = det.score_fitted() if same and hasattr(det, "score_fitted") else det.score(Xte[:, f])
+            lap("score_data")
+            U = uniform_in_box(lo[f], hi[f], n_generated, useed)
+            lap("uniform")
+            s_unif = det.score(U)
+            lap("score_uniform")
+        except (ValueError, TypeError, AttributeError) as exc:
+            raise ValueError(f"detector {name} could not be refitted/scored{where}: {exc}") from exc
     del U
-    for what, s, n in (("the evaluated objects", s_data, Xte.shape[0]), ("the uniform sample", s_unif, n_generated)):
-        _check_draw_scores(s, n, f"detector {name}: scores of {what}"
-                           + (f" on features {f.tolist()} (draw {i + 1})" if subsampled else ""))
+    _check_draw_scores(s_data, Xte.shape[0], f"detector {name}: scores of the evaluated objects{where}")
+    _check_draw_scores(s_unif, n_generated, f"detector {name}: scores of the uniform sample{where}")
     em = excess_mass(s_data, s_unif, vol, t_max=t_max, integration=integration, warn=False)
     mv = mass_volume(s_data, s_unif, vol, alpha_min=alpha_min, alpha_max=alpha_max, integration=integration,
                      warn=False)
