@@ -62,6 +62,7 @@ OCSVM_MAX_TRAIN = 10_000  # the authors' ``ocsvm_max_train`` (EMMV_benchmarks): 
 
 SKLEARN_DETECTORS = ("iforest", "ocsvm", "lof")
 MAX_DIM = 8
+UNIFORM_CHUNK = 20_000  # emmv_all_k: uniform points queried and scored per block (bounds the query's memory)
 
 
 class KNNQueryDetector(NoveltyDetector):
@@ -429,8 +430,10 @@ def emmv_all_k(method: str, X: Any, ks: Any, *, draws: int = 50, features: int =
     uniform samples; tests check equality) but builds, per feature draw, one kNN graph of ``X`` and one query
     of the uniform sample for ``max(ks)`` and scores every k from them (the graph and query semantics make
     scores at k ≤ k_max independent of k_max). Cost per draw: one graph of N objects and one query of
-    ``n_generated`` points against them (O(n_generated · N · d') distance work, O(n_generated · max(ks))
-    memory), then every k; times m draws when ``d > max_dim``.
+    ``n_generated`` points against them (O(n_generated · N · d') distance work), then every k; times m draws
+    when ``d > max_dim``. Memory: the uniform points are queried and scored in blocks of ``UNIFORM_CHUNK``
+    (20,000) rows, O(20,000 · max(ks)) for the query plus O(n_generated · len(ks)) for the scores; the
+    result does not depend on the block size (each query row is scored on its own; tested).
 
     Parameters
     ----------
@@ -483,15 +486,18 @@ def emmv_all_k(method: str, X: Any, ks: Any, *, draws: int = 50, features: int =
                             {}))
             continue
         graph = knn_graph(Xd[:, f], k_max)
-        query = query_knn(graph, uniform_in_box(lo[f], hi[f], n_generated, useed), k_max)
         s_data = det.score_all_k(graph, ks_list)
-        s_unif = det.novelty_scores_all_k(graph, query, ks_list)
+        U = uniform_in_box(lo[f], hi[f], n_generated, useed)
+        s_unif = np.empty((len(ks_list), n_generated))
+        for a in range(0, n_generated, UNIFORM_CHUNK):  # novelty scores are per query row: blocks change nothing
+            b = min(a + UNIFORM_CHUNK, n_generated)
+            s_unif[:, a:b] = det.novelty_scores_all_k(graph, query_knn(graph, U[a:b], k_max), ks_list)
         for j, out in enumerate(per_k):
             em = excess_mass(s_data[j], s_unif[j], vol, t_max=t_max, integration=integration, warn=False)
             mv = mass_volume(s_data[j], s_unif[j], vol, alpha_min=alpha_min, alpha_max=alpha_max,
                              integration=integration, warn=False)
             out.append((em, mv, None, {}))
-        del graph, query, s_unif
+        del graph, U, s_unif
     return [_aggregate(out, feats, subsampled=subsampled, name=f"{det.info.name}(k={k})", n_train=n, n_test=n,
                        n_generated=n_generated, seed=seed, stacklevel=3, warn=warn)
             for k, out in zip(ks_list, per_k, strict=True)]
