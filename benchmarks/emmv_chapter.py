@@ -171,6 +171,17 @@ def agreement(table: dict[str, dict[str, tuple]]) -> dict[str, tuple[int, int]]:
     return {k: (v[0], v[1]) for k, v in counts.items()}
 
 
+def _rel_se(r: dict) -> str:
+    """Relative standard error of the mean over the feature draws, EM / MV (Monte Carlo spread of the draws)."""
+    if not r["subsampled"] or "em_draws" not in r:
+        return "–"
+    out = []
+    for key in ("em_draws", "mv_draws"):
+        v = np.array([x for x in r[key] if x is not None], dtype=float)
+        out.append(f"{np.std(v, ddof=1) / np.sqrt(v.size) / abs(v.mean()) * 100:.0f} %" if v.size > 1 else "–")
+    return " / ".join(out)
+
+
 def _fmt(x, kind):
     if x is None or (isinstance(x, float) and not np.isfinite(x)):
         return "NaN"
@@ -218,8 +229,8 @@ def render(cache: dict, draws: int, n_generated: int, prefix: tuple[int, int] = 
     lines.append("")
     for setting in SETTINGS:
         lines += [f"#### {setting.capitalize()} setting", "",
-                  "| data set (d used) | detector | ROC | PR | EM | MV | EM/MV failed draws | time |",
-                  "| --- | --- | --- | --- | --- | --- | --- | ---: |"]
+                  "| data set (d used) | detector | ROC | PR | EM | MV | EM/MV failed draws | EM/MV rel. s.e. | time |",
+                  "| --- | --- | --- | --- | --- | --- | --- | --- | ---: |"]
         ours: dict[str, dict[str, tuple]] = {}
         pub: dict[str, dict[str, tuple]] = {}
         for dataset in DATASETS:
@@ -228,7 +239,7 @@ def render(cache: dict, draws: int, n_generated: int, prefix: tuple[int, int] = 
                 p = PUBLISHED[setting][dataset][name]
                 pub.setdefault(dataset, {})[name] = p
                 if r is None:
-                    lines.append(f"| {dataset} | {LABEL[name]} | not run | | | | | |")
+                    lines.append(f"| {dataset} | {LABEL[name]} | not run | | | | | | |")
                     continue
                 vals = (r["roc"], r["pr"], r["em"] if r["em"] is not None else np.nan,
                         r["mv"] if r["mv"] is not None else np.nan)
@@ -239,7 +250,7 @@ def render(cache: dict, draws: int, n_generated: int, prefix: tuple[int, int] = 
                 if r["subsampled"] and r["draws"] < draws:
                     sub += " †"
                 lines.append(f"| {dataset} ({r['d']}, {sub}) | {LABEL[name]} | {' | '.join(cells)} | "
-                             f"{r['em_failed']}/{r['mv_failed']} | {r['seconds']:.0f} s |")
+                             f"{r['em_failed']}/{r['mv_failed']} | {_rel_se(r)} | {r['seconds']:.0f} s |")
         a_ours, a_pub = agreement(ours), agreement({d: pub[d] for d in ours})
         a_all = agreement(PUBLISHED[setting] | PUBLISHED_OTHER[setting])
         lines += ["", f"Pair agreement ({setting}; pairs of detectors on a data set ordered alike; published = the "
