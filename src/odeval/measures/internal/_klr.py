@@ -35,6 +35,7 @@ import numpy as np
 
 TOL = 1e-14
 MAXIT = 100
+REFRESH = 0.1
 
 
 @nb.njit(cache=True, nogil=True)
@@ -79,11 +80,11 @@ def _chol_solve(L: np.ndarray, rhs: np.ndarray) -> np.ndarray:
         for k in range(i):
             s -= L[i, k] * z[k]
         z[i] = s / L[i, i]
-    for i in range(n - 1, -1, -1):
-        s = z[i]
-        for k in range(i + 1, n):
-            s -= L[k, i] * z[k]
-        z[i] = s / L[i, i]
+    for i in range(n - 1, -1, -1):  # L' z = w by columns of L' = rows of L (contiguous)
+        z[i] /= L[i, i]
+        zi = z[i]
+        for k in range(i):
+            z[k] -= L[i, k] * zi
     return z
 
 
@@ -197,7 +198,7 @@ def newton_klr(K: np.ndarray, y: np.ndarray, c: np.ndarray, alpha: np.ndarray, b
                 break
             refresh = True
             continue
-        refresh = (dec > 0.1 * dec_prev) or t < 1.0
+        refresh = (dec > REFRESH * dec_prev) or t < 1.0
         dec_prev = dec
     return f, alpha, b, nfact
 
@@ -335,7 +336,8 @@ def _solve_node(D2, K, y, c, gamma, Fw, bw, Fout, tol, maxit):
 
 @nb.njit(cache=True, nogil=True)
 def _curve_points(D2, c, gammas, tol, maxit):
-    """p at increasing ``gammas`` (each problem warm-started from the previous one)."""
+    """p at increasing ``gammas``, solved from the largest down, each problem warm-started from the next larger
+    gamma (the largest from alpha = 0: at large gamma the kernel is near the identity and the problem easy)."""
     n = D2.shape[0]
     y = -np.ones(n)
     y[0] = 1.0
@@ -347,7 +349,7 @@ def _curve_points(D2, c, gammas, tol, maxit):
     p = np.empty(m)
     fits = 0
     facts = 0
-    for r in range(m):
+    for r in range(m - 1, -1, -1):
         b, p[r], it = _solve_node(D2, K, y, c, gammas[r], Fw, bw, Fn, tol, maxit)
         if gammas[r] > 0.0:
             fits += 1
@@ -362,10 +364,12 @@ def _curve_adaptive(D2, c, gamma_max, tol, max_depth, min_depth):
     """Normalised area (1/gamma_max) int_0^gamma_max p dgamma by adaptive Simpson quadrature (Sect. 3.5.1, Eq. 14).
 
     Nodes live on the dyadic grid gamma_max * i / 2^(max_depth + 2), so every node is solved once and reused by
-    every level. Intervals are refined depth-first, left to right; each new node is warm-started from the nearest
-    solved node below it (the interval's left end or its midpoint). An interval of width h (in units of
-    gamma_max) is accepted when depth >= min_depth and |S_2 - S_1| / 15 <= tol * h, or at depth max_depth.
-    Returns (area, fits, factorisations).
+    every level. Depth 0 is solved from gamma_max down (gamma_max from alpha = 0, each next node warm-started
+    from the one above it); then intervals are refined depth-first, left to right, each new quarter point
+    warm-started from the solved node just above it (the interval's midpoint or right end). (Warm starts from
+    below are poor near gamma = 0, where the optimum is a constant and carries no shape.) An interval of width h
+    (in units of gamma_max) is accepted when depth >= min_depth and |S_2 - S_1| / 15 <= tol * h, or at depth
+    max_depth. Returns (area, fits, factorisations).
     """
     n = D2.shape[0]
     y = -np.ones(n)
@@ -378,21 +382,21 @@ def _curve_adaptive(D2, c, gamma_max, tol, max_depth, min_depth):
     fits = 0
     facts = 0
     q = top // 4
-    prev = -1
-    for r in range(5):  # depth 0: gamma_max * (0, 1/4, 1/2, 3/4, 1), in increasing order
+    zero = np.zeros(n)
+    for r in range(4, -1, -1):  # depth 0: gamma_max * (1, 3/4, 1/2, 1/4, 0)
         i = r * q
-        bw = math.nan if prev < 0 else bs[prev]
-        bs[i], P[i], it = _solve_node(D2, K, y, c, gamma_max * (i / top), Fs[max(prev, 0)], bw, Fs[i], TOL,
-                                      MAXIT)
+        if r == 4:
+            bs[i], P[i], it = _solve_node(D2, K, y, c, gamma_max, zero, math.nan, Fs[i], TOL, MAXIT)
+        else:
+            bs[i], P[i], it = _solve_node(D2, K, y, c, gamma_max * (i / top), Fs[i + q], bs[i + q], Fs[i], TOL,
+                                          MAXIT)
         if i > 0:
             fits += 1
         facts += it
-        prev = i
     area = 0.0
     stack_a = np.empty(2 * max_depth + 4, dtype=np.int64)
     stack_b = np.empty(2 * max_depth + 4, dtype=np.int64)
     stack_d = np.empty(2 * max_depth + 4, dtype=np.int64)
-    sp = 0
     stack_a[0] = 0
     stack_b[0] = top
     stack_d[0] = 0
@@ -406,12 +410,12 @@ def _curve_adaptive(D2, c, gamma_max, tol, max_depth, min_depth):
         m = a + h // 2
         q1 = a + h // 4
         q3 = a + 3 * (h // 4)
-        if depth > 0:  # the quarter points are new; warm start from the left end and from the midpoint
-            bs[q1], P[q1], it = _solve_node(D2, K, y, c, gamma_max * (q1 / top), Fs[a], bs[a], Fs[q1], TOL,
+        if depth > 0:  # the quarter points are new; warm start from the solved node above each
+            bs[q1], P[q1], it = _solve_node(D2, K, y, c, gamma_max * (q1 / top), Fs[m], bs[m], Fs[q1], TOL,
                                             MAXIT)
             facts += it
             fits += 1
-            bs[q3], P[q3], it = _solve_node(D2, K, y, c, gamma_max * (q3 / top), Fs[m], bs[m], Fs[q3], TOL,
+            bs[q3], P[q3], it = _solve_node(D2, K, y, c, gamma_max * (q3 / top), Fs[b], bs[b], Fs[q3], TOL,
                                             MAXIT)
             facts += it
             fits += 1
