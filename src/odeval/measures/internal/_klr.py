@@ -32,6 +32,7 @@ import math
 
 import numba as nb
 import numpy as np
+from numba.np import linalg as _numba_linalg
 
 TOL = 1e-14
 MAXIT = 100
@@ -71,32 +72,57 @@ def rbf_kernel(X: np.ndarray, gamma: float) -> np.ndarray:
     return K
 
 
+# LAPACK's Cholesky (dpotrf), called in place through numba's own LAPACK binding (the one behind
+# np.linalg.cholesky in numba, which links SciPy's LAPACK), without its copy and allocation per call.
+_xxpotrf = _numba_linalg._LAPACK().numba_xxpotrf(nb.types.float64)
+_KIND = ord(_numba_linalg.get_blas_kind(nb.types.float64, "cholesky"))
+
+
 @nb.njit(cache=True, nogil=True)
-def _chol_solve(L: np.ndarray, rhs: np.ndarray) -> np.ndarray:
-    n = L.shape[0]
-    z = rhs.copy()
+def _cholesky_inplace(M: np.ndarray) -> bool:
+    """M (row-major, symmetric positive definite) := L in its lower triangle and L' in its upper triangle,
+    M = L L'. LAPACK sees the row-major buffer as its transpose (= M), so uplo 'U' writes L' in column-major order,
+    i.e. L in the row-major lower triangle (as numba's np.linalg.cholesky does); the upper triangle is then
+    filled with L' so that both triangular solves run along contiguous rows."""
+    n = M.shape[0]
+    if _xxpotrf(_KIND, 85, n, M.ctypes, n) != 0:  # 85 = ord('U')
+        return False
     for i in range(n):
-        s = z[i]
         for k in range(i):
-            s -= L[i, k] * z[k]
-        z[i] = s / L[i, i]
-    for i in range(n - 1, -1, -1):  # L' z = w by columns of L' = rows of L (contiguous)
+            M[k, i] = M[i, k]
+    return True
+
+
+@nb.njit(cache=True, nogil=True)
+def _chol_solve(L: np.ndarray, rhs: np.ndarray, z: np.ndarray) -> None:
+    """z = (L L')^-1 rhs for L from :func:`_cholesky_inplace` (L' in the upper triangle): both substitutions as
+    row updates (axpy along contiguous rows, vectorisable, the same bits at any vector width)."""
+    n = L.shape[0]
+    for i in range(n):
+        z[i] = rhs[i]
+    for k in range(n):  # L w = rhs, column k of L = row k of L' (upper triangle)
+        z[k] /= L[k, k]
+        zk = z[k]
+        for i in range(k + 1, n):
+            z[i] -= L[k, i] * zk
+    for i in range(n - 1, -1, -1):  # L' z = w, column i of L' = row i of L (lower triangle)
         z[i] /= L[i, i]
         zi = z[i]
         for k in range(i):
             z[k] -= L[i, k] * zi
-    return z
 
 
 @nb.njit(cache=True, nogil=True)
 def _matvec(K: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
-    """out = K x in plain loops (no BLAS call: no BLAS threads, the same bits in every worker)."""
+    """out = K x for symmetric K, as a sum of rows (axpy; no BLAS call: no BLAS threads, the same bits in every
+    worker and at any vector width)."""
     n = x.shape[0]
     for i in range(n):
-        s = 0.0
-        for k in range(n):
-            s += K[i, k] * x[k]
-        out[i] = s
+        out[i] = 0.0
+    for k in range(n):
+        xk = x[k]
+        for i in range(n):
+            out[i] += K[k, i] * xk
 
 
 @nb.njit(cache=True, nogil=True)
@@ -109,6 +135,13 @@ def _loss(f: np.ndarray, y: np.ndarray, c: np.ndarray) -> float:
 
 @nb.njit(cache=True, nogil=True)
 def newton_klr(K: np.ndarray, y: np.ndarray, c: np.ndarray, alpha: np.ndarray, b: float, tol: float, maxit: int):
+    """:func:`_newton` with its own work matrix."""
+    return _newton(K, y, c, alpha, b, tol, maxit, np.empty(K.shape))
+
+
+@nb.njit(cache=True, nogil=True)
+def _newton(K: np.ndarray, y: np.ndarray, c: np.ndarray, alpha: np.ndarray, b: float, tol: float, maxit: int,
+            M: np.ndarray):
     """Damped Newton from (alpha, b); returns (f, alpha, b, factorisations) at the optimum.
 
     The Cholesky factor of K + W^-1 is reused (chord steps: the exact gradient with the Hessian of an earlier
@@ -130,9 +163,9 @@ def newton_klr(K: np.ndarray, y: np.ndarray, c: np.ndarray, alpha: np.ndarray, b
     an = np.empty(n)
     g = np.empty(n)
     D = np.empty(n)
-    M = np.empty((n, n))
-    L = np.empty((n, n))
     v = np.empty(n)
+    u = np.empty(n)
+    rhs = np.empty(n)
     Kd = np.empty(n)
     vs = 1.0
     ones = np.ones(n)
@@ -151,16 +184,19 @@ def newton_klr(K: np.ndarray, y: np.ndarray, c: np.ndarray, alpha: np.ndarray, b
                 w = c[i] * s * (1.0 - s)
                 wmin = 1e-12 * c[i]
                 D[i] = 1.0 / (w if w > wmin else wmin)
-            for i in range(n):
-                for k in range(n):
+            for i in range(n):  # the lower triangle is what LAPACK reads (see _cholesky_inplace)
+                for k in range(i):
                     M[i, k] = K[i, k]
-                M[i, i] += D[i]
-            L = np.linalg.cholesky(M)
-            v = _chol_solve(L, ones)
+                M[i, i] = K[i, i] + D[i]
+            if not _cholesky_inplace(M):  # not positive definite: cannot happen for D > 0
+                break
+            _chol_solve(M, ones, v)
             vs = v.sum()
             nfact += 1
         ag = alpha + g
-        u = _chol_solve(L, -D * ag)
+        for i in range(n):
+            rhs[i] = -D[i] * ag[i]
+        _chol_solve(M, rhs, u)
         db = (u.sum() + alpha.sum()) / vs
         da = u - db * v
         _matvec(K, da, Kd)
@@ -313,7 +349,7 @@ def _train_sqdist(X: np.ndarray, rows: np.ndarray) -> np.ndarray:
 
 
 @nb.njit(cache=True, nogil=True)
-def _solve_node(D2, K, y, c, gamma, Fw, bw, Fout, tol, maxit):
+def _solve_node(D2, K, M, y, c, gamma, Fw, bw, Fout, tol, maxit):
     """Solve the problem at ``gamma`` warm-started from decision values Fw and bias bw (bw = NaN: the gamma = 0
     optimum, which is closed-form); writes the decision values into Fout, returns (b, p, factorisations)."""
     n = y.shape[0]
@@ -329,7 +365,7 @@ def _solve_node(D2, K, y, c, gamma, Fw, bw, Fout, tol, maxit):
         return b, _sigmoid(b), 0
     _kernel_from_sqdist(D2, gamma, K)
     a0, bs = _start(c, y, Fw, bw)
-    f, _, b, it = newton_klr(K, y, c, a0, bs, tol, maxit)
+    f, _, b, it = _newton(K, y, c, a0, bs, tol, maxit, M)
     Fout[:] = f
     return b, _sigmoid(f[0]), it
 
@@ -342,6 +378,7 @@ def _curve_points(D2, c, gammas, tol, maxit):
     y = -np.ones(n)
     y[0] = 1.0
     K = np.empty((n, n))
+    M = np.empty((n, n))
     Fw = np.zeros(n)
     Fn = np.empty(n)
     bw = math.nan
@@ -350,7 +387,7 @@ def _curve_points(D2, c, gammas, tol, maxit):
     fits = 0
     facts = 0
     for r in range(m - 1, -1, -1):
-        b, p[r], it = _solve_node(D2, K, y, c, gammas[r], Fw, bw, Fn, tol, maxit)
+        b, p[r], it = _solve_node(D2, K, M, y, c, gammas[r], Fw, bw, Fn, tol, maxit)
         if gammas[r] > 0.0:
             fits += 1
         facts += it
@@ -375,6 +412,7 @@ def _curve_adaptive(D2, c, gamma_max, tol, max_depth, min_depth):
     y = -np.ones(n)
     y[0] = 1.0
     K = np.empty((n, n))
+    M = np.empty((n, n))
     top = 1 << (max_depth + 2)
     P = np.empty(top + 1)
     Fs = np.empty((top + 1, n))
@@ -386,9 +424,9 @@ def _curve_adaptive(D2, c, gamma_max, tol, max_depth, min_depth):
     for r in range(4, -1, -1):  # depth 0: gamma_max * (1, 3/4, 1/2, 1/4, 0)
         i = r * q
         if r == 4:
-            bs[i], P[i], it = _solve_node(D2, K, y, c, gamma_max, zero, math.nan, Fs[i], TOL, MAXIT)
+            bs[i], P[i], it = _solve_node(D2, K, M, y, c, gamma_max, zero, math.nan, Fs[i], TOL, MAXIT)
         else:
-            bs[i], P[i], it = _solve_node(D2, K, y, c, gamma_max * (i / top), Fs[i + q], bs[i + q], Fs[i], TOL,
+            bs[i], P[i], it = _solve_node(D2, K, M, y, c, gamma_max * (i / top), Fs[i + q], bs[i + q], Fs[i], TOL,
                                           MAXIT)
         if i > 0:
             fits += 1
@@ -411,11 +449,11 @@ def _curve_adaptive(D2, c, gamma_max, tol, max_depth, min_depth):
         q1 = a + h // 4
         q3 = a + 3 * (h // 4)
         if depth > 0:  # the quarter points are new; warm start from the solved node above each
-            bs[q1], P[q1], it = _solve_node(D2, K, y, c, gamma_max * (q1 / top), Fs[m], bs[m], Fs[q1], TOL,
+            bs[q1], P[q1], it = _solve_node(D2, K, M, y, c, gamma_max * (q1 / top), Fs[m], bs[m], Fs[q1], TOL,
                                             MAXIT)
             facts += it
             fits += 1
-            bs[q3], P[q3], it = _solve_node(D2, K, y, c, gamma_max * (q3 / top), Fs[b], bs[b], Fs[q3], TOL,
+            bs[q3], P[q3], it = _solve_node(D2, K, M, y, c, gamma_max * (q3 / top), Fs[b], bs[b], Fs[q3], TOL,
                                             MAXIT)
             facts += it
             fits += 1
