@@ -259,6 +259,66 @@ def _start(c: np.ndarray, y: np.ndarray, f0: np.ndarray, b0: float):
 
 
 @nb.njit(cache=True, nogil=True)
+def _t_of_b(ci: float, yb: float, t: float) -> float:
+    """Root t in (0, c) of t = c sigmoid(-(t + y b)) (one object of the K = I problem), safeguarded Newton."""
+    lo = 0.0
+    hi = ci
+    for _ in range(60):
+        s = _sigmoid(-(t + yb))
+        phi = t - ci * s
+        if phi > 0.0:
+            hi = t
+        else:
+            lo = t
+        step = phi / (1.0 + ci * s * (1.0 - s))
+        tn = t - step
+        if not (lo < tn < hi):
+            tn = 0.5 * (lo + hi)
+        if abs(tn - t) <= 1e-12 * (1.0 + t):
+            return tn
+        t = tn
+    return t
+
+
+@nb.njit(cache=True, nogil=True)
+def _identity_start(c: np.ndarray, y: np.ndarray):
+    """The optimum for K = I (the limit gamma -> infinity): the problem decouples into f_i = alpha_i + b with
+    alpha_i = c_i y_i sigmoid(-y_i f_i) and sum_i alpha_i = 0, solved by safeguarded Newton on b (inner roots per
+    object). A much better start than alpha = 0 when no solved gamma is at hand and gamma is not small."""
+    n = y.shape[0]
+    t = np.empty(n)
+    for i in range(n):
+        t[i] = 0.5 * c[i]
+    blo = -60.0
+    bhi = 60.0
+    b = 0.0
+    for _ in range(100):
+        g = 0.0
+        dg = 0.0
+        for i in range(n):
+            t[i] = _t_of_b(c[i], y[i] * b, t[i])
+            s = _sigmoid(-(t[i] + y[i] * b))
+            w = c[i] * s * (1.0 - s)
+            g += y[i] * t[i]
+            dg -= w / (1.0 + w)
+        if g > 0.0:  # sum y t decreases in b
+            blo = b
+        else:
+            bhi = b
+        bn = b - g / dg if dg < 0.0 else 0.5 * (blo + bhi)
+        if not (blo < bn < bhi):
+            bn = 0.5 * (blo + bhi)
+        if abs(bn - b) <= 1e-10 * (1.0 + abs(b)):
+            b = bn
+            break
+        b = bn
+    alpha = np.empty(n)
+    for i in range(n):
+        alpha[i] = y[i] * _t_of_b(c[i], y[i] * b, t[i])
+    return alpha, b
+
+
+@nb.njit(cache=True, nogil=True)
 def _kernel_from_sqdist(D2: np.ndarray, gamma: float, K: np.ndarray) -> None:
     n = D2.shape[0]
     for i in range(n):
@@ -364,7 +424,10 @@ def _solve_node(D2, K, M, y, c, gamma, Fw, bw, Fout, tol, maxit):
             Fout[i] = b
         return b, _sigmoid(b), 0
     _kernel_from_sqdist(D2, gamma, K)
-    a0, bs = _start(c, y, Fw, bw)
+    if math.isnan(bw):  # no solved gamma at hand: start from the K = I optimum
+        a0, bs = _identity_start(c, y)
+    else:
+        a0, bs = _start(c, y, Fw, bw)
     f, _, b, it = _newton(K, y, c, a0, bs, tol, maxit, M)
     Fout[:] = f
     return b, _sigmoid(f[0]), it
