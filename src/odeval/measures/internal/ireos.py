@@ -26,6 +26,7 @@ ACM TKDD 14(4), 47, 2020. Sect. 3.2-3.5, Eq. 1, 9-14, Algorithm 1, Appendix A (E
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -138,11 +139,14 @@ def _work(payload: tuple) -> tuple[np.ndarray, int, int]:
     solver's only LAPACK call is the Cholesky factorisation; one thread gives the same bits everywhere and no
     spinning BLAS threads on a loaded machine)."""
     global _BLAS_LIMITED
-    X, train, costs, mode, gammas, gamma_max, tol, max_depth, min_depth, limit_blas = payload
+    X, train, costs, mode, gammas, gamma_max, tol, max_depth, min_depth, limit_blas, caller = payload
     if limit_blas and not _BLAS_LIMITED:
         from threadpoolctl import threadpool_limits
 
-        threadpool_limits(limits=1)
+        if os.getpid() == caller:  # a map callable running in the caller's process: limit for this call only
+            with threadpool_limits(limits=1):
+                return _klr.curves_batch(X, train, costs, mode, gammas, gamma_max, tol, max_depth, min_depth)
+        threadpool_limits(limits=1)  # a worker process: once, for good
         _BLAS_LIMITED = True
     return _klr.curves_batch(X, train, costs, mode, gammas, gamma_max, tol, max_depth, min_depth)
 
@@ -200,7 +204,7 @@ class _Runner:
 
     def map(self, payloads: list[tuple], done: Callable[[tuple], None]) -> list[tuple]:
         """Results of :func:`_work` on every payload, in order; ``done`` is called with each result in order."""
-        payloads = [(*p, self.remote) for p in payloads]
+        payloads = [(*p, self.remote, os.getpid()) for p in payloads]
         out: list[tuple] = []
         if self.kind == "threads":
             from threadpoolctl import threadpool_limits
