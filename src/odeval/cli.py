@@ -922,13 +922,17 @@ def emmv_cmd(dataset: str, detector: str, k: int, setting: str, split: bool, dra
               help="Error tolerance of the adaptive quadrature (Eq. 14).")
 @click.option("--gamma-max", type=float, default=None, help="Upper kernel width [default: searched, Sect. 3.4].")
 @click.option("--C", "cost", type=click.FloatRange(min=0, min_open=True), default=100.0, show_default=True)
-@click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True, help="Classifier threads.")
+@click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Classifier workers (threads; local processes with --processes).")
+@click.option("--processes", is_flag=True, help="Run the classifiers in --jobs local processes.")
+@click.option("--scheduler", default=None, metavar="ADDRESS",
+              help="Run the classifiers on a Dask cluster (tcp://host:port), as `study run --scheduler`.")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (one JSON object).")
 def ireos_cmd(dataset: str, scores_src: str, columns: tuple[str, ...], store_dataset: str | None,
               candidates: int | None, mcl: str, adjust: bool, pvalue: bool, knn: int | None, quadrature: str,
-              n_gamma: int, tol: float, gamma_max: float | None, cost: float, jobs: int, seed: int,
-              as_json: bool) -> None:
+              n_gamma: int, tol: float, gamma_max: float | None, cost: float, jobs: int, processes: bool,
+              scheduler: str | None, seed: int, as_json: bool) -> None:
     """IREOS of candidate outlier scorings of DATASET, without labels (Marques et al. 2020; docs/ireos.md).
 
     Prints one row per scoring: the index, and with --adjust / --pvalue the chance-adjusted index and the
@@ -982,7 +986,8 @@ def ireos_cmd(dataset: str, scores_src: str, columns: tuple[str, ...], store_dat
         mcl_value: object = int(mcl) if mcl.isdigit() else mcl
         res = _with_progress(lambda progress: ireos(
             X, list(matrix), m_cl=mcl_value, C=cost, gamma_max=gamma_max, quadrature=quadrature, n_gamma=n_gamma,
-            tol=tol, knn=knn, adjust=adjust, p_values=pvalue, seed=seed, n_jobs=jobs, progress=progress),
+            tol=tol, knn=knn, adjust=adjust, p_values=pvalue, seed=seed, n_jobs=jobs, progress=progress,
+            executor=scheduler or ("processes" if processes else None)),
             quiet=as_json)
     except (ValueError, OSError) as exc:
         raise click.ClickException(str(exc).splitlines()[0]) from None
