@@ -303,6 +303,9 @@ def study_run(study_file: str, store: str | None, workers: int | None, scheduler
     click.echo(f"study {spec.name!r} ({spec.study_hash}): {summary.total_units} units, "
                f"{summary.already_done} already in the store, {summary.ok} computed, {len(summary.failed)} failed, "
                f"{summary.wall_s:.1f}s → {store_path}")
+    if summary.variant_tasks_total:
+        click.echo(f"  per-variant tasks: {summary.variant_tasks_total}, {summary.variant_tasks_done} already in the "
+                   f"store, {summary.variant_tasks_ok} computed (failures listed with the units)")
     for f in summary.failed:
         click.echo(f"  FAILED {f['dataset']} {f['method']} {f['params']}: {f['error']}", err=True)
     if summary.failed:
@@ -337,6 +340,12 @@ def study_check(study_file: str) -> None:
         for m in spec.methods:
             if (why := emmv_not_applicable(m)) is not None:
                 click.echo(f"    {m.name}: no {'/'.join(x.upper() for x in spec.internal)} ({why})")
+    if spec.variant_step is not None:  # odeval.bench.variant_step: one task per variant and kind
+        step = spec.variant_step
+        if step.ireos is not None:
+            click.echo(f"  per variant: IREOS of every candidate, one gamma_max per variant {step.ireos}")
+        if step.selectors is not None:
+            click.echo(f"  per variant: selectors {list(step.selectors)}, candidates {step.selection_candidates}")
 
 
 @main.command()

@@ -20,6 +20,7 @@ internal = ["ireos"]
 [study]
 name = "variant"
 k = "2..6"
+keep_scores = true
 
 [internal_options]
 knn = "exact"
@@ -103,7 +104,7 @@ def test_a_second_study_reuses_the_variant_tasks_and_unit_ids_do_not_change(vari
     # IREOS and [selection] are per variant: the units (and their ids) are those of the plain study
     plain = variant_study.with_name("plain.toml")
     text = variant_study.read_text().split("[[datasets]]")[1]
-    plain.write_text('[study]\nname = "variant"\nk = "2..6"\n[[datasets]]' + text)
+    plain.write_text('[study]\nname = "variant"\nk = "2..6"\nkeep_scores = true\n[[datasets]]' + text)
     third = run_study(load_study(plain), store, workers=1, progress="none")
     assert third.already_done == 4 and third.computed == 0 and third.variant_tasks_total == 0
 
@@ -118,8 +119,8 @@ def test_candidates_10_and_bad_keys(variant_study, tmp_path):
     run_study(spec, store, workers=1, progress="none")
     _, cands, _, picks = stored(store)
     assert len(cands) == 4
-    knn10 = picks.set_index("selector").loc["default-knn10"]
-    assert pd.isna(knn10.candidate) or cands.name.iloc[int(knn10.candidate)] == "kNN-010" or True
+    knn10 = picks.set_index("selector").loc["default-knn10"]  # k = 10 is not among k = 2..8: no pick, a note
+    assert knn10.choice == "" and "not among the candidates" in knn10.note and np.isnan(knn10.roc_auc)
     for bad, msg in (({"internal": ["ireos"], "internal_options": {"mcl": "big"}}, "mcl must be"),
                      ({"internal_options": {"knn": 5}, "internal": ["em"]}, "IREOS option"),
                      ({"selection": {"selectors": ["nope"]}}, "unknown selector"),
@@ -134,9 +135,20 @@ def test_select_audit_and_report_use_the_stored_picks(variant_study, tmp_path):
     res = CliRunner().invoke(main, ["select-audit", str(store), "--json"])
     assert res.exit_code == 0, res.output
     out = json.loads(res.output)
-    assert out["source"] == "stored" and {r["selector"] for r in out["summary"]} == set(SELECTORS)
+    # the stored IREOS values give the "ireos" pick without a second IREOS computation
+    assert out["source"] == "stored" and {r["selector"] for r in out["summary"]} == set(SELECTORS) | {"ireos"}
+    _, cands, values, _ = stored(store)
+    adj = values[(values.dataset == "va") & (values.measure == "ireos_adjusted")]
+    best = cands[(cands.task_id == adj.task_id.iloc[0]) & (cands.candidate == adj.candidate.iloc[adj.value.argmax()])]
+    pick = [p for p in out["picks"] if p["dataset"] == "va" and p["selector"] == "ireos" and p["measure"] == "roc_auc"]
+    assert pick[0]["choice"] == best.name.iloc[0] and pick[0]["value"] == pytest.approx(best.roc_auc.iloc[0])
     res = CliRunner().invoke(main, ["select-audit", str(store), "--selectors", "mc-kendall"])
     assert res.exit_code != 0 and "not stored" in res.output and "--compute-missing" in res.output
+    res = CliRunner().invoke(main, ["select-audit", str(store), "--selectors", "mc-kendall,hits", "--compute-missing",
+                                    "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output)
+    assert out["source"] == "stored+computed" and {r["selector"] for r in out["summary"]} == {"mc-kendall", "hits"}
 
     from odeval.report import report_from_store
 

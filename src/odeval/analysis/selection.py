@@ -171,7 +171,10 @@ def stored_picks(store: str | Path, *, candidates: str | int = "all", seed: int 
     as :func:`evaluate_selections` judges picks computed now.
 
     Only finished 'selection' tasks with these ``candidates`` and ``seed`` (of ``study_hash`` when given) are
-    read; when several tasks of a variant ran a selector, the most recent one is used.
+    read; when several tasks of a variant ran a selector, the most recent one is used. When a variant also has
+    IREOS values of the same candidates (``internal = ["ireos"]``) and its selection task did not run the
+    ``ireos`` selector, the ``ireos`` pick is the candidate with the largest stored adjusted index (the raw index
+    without adjustment), so IREOS joins the audit without being computed twice.
 
     Returns
     -------
@@ -195,6 +198,11 @@ def stored_picks(store: str | Path, *, candidates: str | int = "all", seed: int 
         cands = rs.variant_table("variant_candidates", task_ids=ids) if ids else pd.DataFrame()
         picks = rs.variant_table("selection_picks", task_ids=ids) if ids else pd.DataFrame()
         facts = {d: rs.variant_facts(d) for d in (tasks["dataset"].unique() if ids else [])}
+        itasks = rs.variant_tasks(study_hash=study_hash, kind="ireos", status="ok") if ids else pd.DataFrame()
+        itasks = itasks[itasks["candidates"].astype(str) == str(candidates)] if len(itasks) else itasks
+        ivalues = rs.variant_table("variant_values", task_ids=list(itasks["task_id"])) if len(itasks) else None
+        inames = (rs.variant_table("variant_candidates", task_ids=list(itasks["task_id"])).groupby("task_id")["name"]
+                  .agg(tuple).to_dict() if len(itasks) else {})
     all_picks, all_cands, chosen = [], [], {}
     for dataset, group in (tasks.groupby("dataset", sort=True) if ids else []):
         order = list(group["task_id"])  # oldest first: later tasks override a selector
@@ -210,14 +218,36 @@ def stored_picks(store: str | Path, *, candidates: str | int = "all", seed: int 
             judged.append((row.selector, row.selector_kind,
                            "expected (random)" if row.selector_kind == "expected" else row.choice,
                            value, row.note or ""))
+        if "ireos" not in set(sub["selector"]) and ivalues is not None:
+            pick = _stored_ireos_pick(ivalues, itasks[itasks["dataset"] == dataset], c, inames)
+            if pick is not None:
+                judged.append(("ireos", "pick", pick[0], {m: float(pick[1][m]) for m in measures}, pick[2]))
         base = facts.get(dataset, {}).get("base_dataset") or dataset
         all_picks.append(pick_rows(str(dataset), str(base), quality, judged, measures))
         all_cands.append(pd.DataFrame({"dataset": dataset, "candidate": list(c["name"]),
                                        **{m: quality[m] for m in measures}}))
-        chosen[str(dataset)] = tuple(sub["selector"])
+        chosen[str(dataset)] = tuple(j[0] for j in judged)
     if not all_picks:
         return pd.DataFrame(), pd.DataFrame(), {}
     return pd.concat(all_picks, ignore_index=True), pd.concat(all_cands, ignore_index=True), chosen
+
+
+def _stored_ireos_pick(values: pd.DataFrame, tasks: pd.DataFrame, cands: pd.DataFrame,
+                       names: Mapping[str, tuple[str, ...]]) -> tuple[str, pd.Series, str] | None:
+    """(choice, candidate row, note) of the largest stored IREOS of the variant's latest IREOS task whose
+    candidates are ``cands`` (the same names in the same order); None when there is none."""
+    for task_id in reversed(list(tasks.sort_values("finished", kind="stable")["task_id"])):
+        if tuple(names.get(task_id, ())) != tuple(cands.sort_values("candidate")["name"]):
+            continue
+        v = values[values["task_id"] == task_id]
+        measure = "ireos_adjusted" if (v["measure"] == "ireos_adjusted").any() else "ireos"
+        v = v[v["measure"] == measure].sort_values("candidate")
+        if len(v) != len(cands) or not np.isfinite(v["value"].to_numpy(float)).any():
+            continue
+        best = int(v["candidate"].iloc[int(np.nanargmax(v["value"].to_numpy(float)))])
+        row = cands.set_index("candidate").loc[best]
+        return str(row["name"]), row, f"from the study's stored {measure} (internal = ['ireos'])"
+    return None
 
 
 def _load_data(dataset: str, provenance: str | None, n: int) -> np.ndarray:
