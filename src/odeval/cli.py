@@ -1045,7 +1045,7 @@ def select_audit_cmd(store: str, candidates: str, selectors: tuple[str, ...], on
     if keep:
         missing = sorted(set(keep) - set(audit.picks["dataset"]))
         if missing:
-            raise click.ClickException(f"{store}: no picks or kept scores of variant(s) {', '.join(missing)}")
+            raise click.ClickException(f"{store}: no stored picks or kept scores of variant(s) {', '.join(missing)}")
     for message in messages:
         click.echo(f"warning: {message}", err=True)
     if report_dir is not None:

@@ -142,6 +142,9 @@ def test_select_audit_and_report_use_the_stored_picks(variant_study, tmp_path):
     best = cands[(cands.task_id == adj.task_id.iloc[0]) & (cands.candidate == adj.candidate.iloc[adj.value.argmax()])]
     pick = [p for p in out["picks"] if p["dataset"] == "va" and p["selector"] == "ireos" and p["measure"] == "roc_auc"]
     assert pick[0]["choice"] == best.name.iloc[0] and pick[0]["value"] == pytest.approx(best.roc_auc.iloc[0])
+    res = CliRunner().invoke(main, ["select-audit", str(store), "--per-variant"])
+    assert res.exit_code == 0 and "picks: stored\n" in res.output and "model-selection audit: 2 variants" \
+        in res.output, res.output
     res = CliRunner().invoke(main, ["select-audit", str(store), "--selectors", "mc-kendall"])
     assert res.exit_code != 0 and "not stored" in res.output and "--compute-missing" in res.output
     res = CliRunner().invoke(main, ["select-audit", str(store), "--selectors", "mc-kendall,hits", "--compute-missing",

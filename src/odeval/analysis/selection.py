@@ -594,7 +594,11 @@ def audit_store(store: str | Path, selectors: Sequence[str] | None = None, *, ca
         picks, cands = picks[picks["dataset"].isin(keep)], cands[cands["dataset"].isin(keep)]
         have = {d: s for d, s in have.items() if d in keep}
     if not have:  # nothing stored: compute everything from the kept scores (needs keep_scores = true)
-        names = [n for n in stored_variants(store) if datasets is None or n in set(datasets)]
+        every = stored_variants(store)
+        unknown = sorted(set(datasets or ()) - set(every))
+        if unknown:
+            raise ValueError(f"{store}: no kept scores of variant(s) {', '.join(unknown)}")
+        names = [n for n in every if datasets is None or n in set(datasets)]
         wanted = tuple(selectors) if selectors else default_selectors()
         with_data = any(get_selector(s).needs_data for s in wanted)
         loaders = [(n, lambda n=n: candidates_from_store(store, n, candidates=candidates, measure="roc_auc",
