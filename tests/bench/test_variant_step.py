@@ -42,13 +42,37 @@ name = "LOF"
 """
 
 
-@pytest.fixture
-def variant_study(tmp_path: Path, npz_dataset, study_file) -> Path:
+def _variant_study(tmp_path: Path) -> Path:
+    from tests.bench.conftest import make_npz, write_study
+
     data = tmp_path / "data"
     data.mkdir()
-    npz_dataset(data / "va.npz", 40, 4, 2, seed=1)
-    npz_dataset(data / "vb.npz", 50, 3, 3, seed=2)
-    return study_file(tmp_path / "study.toml", BODY.replace("{selectors}", json.dumps(SELECTORS)))
+    make_npz(data / "va.npz", 40, 4, 2, seed=1)
+    make_npz(data / "vb.npz", 50, 3, 3, seed=2)
+    return write_study(tmp_path / "study.toml", BODY.replace("{selectors}", json.dumps(SELECTORS)))
+
+
+@pytest.fixture
+def variant_study(tmp_path: Path) -> Path:
+    return _variant_study(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def ran(tmp_path_factory) -> tuple[Path, Path, object, object, str, str]:
+    """The study run once serially, then again: (study file, store, first summary, second summary, logs)."""
+    import contextlib
+    import io
+
+    tmp = tmp_path_factory.mktemp("variant")
+    study, store = _variant_study(tmp), tmp / "r.duckdb"
+    logs = []
+    summaries = []
+    for _ in range(2):
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            summaries.append(run_study(load_study(study), store, workers=1, progress="log"))
+        logs.append(err.getvalue())
+    return study, store, summaries[0], summaries[1], logs[0], logs[1]
 
 
 def stored(store: Path) -> tuple[pd.DataFrame, ...]:
@@ -59,12 +83,12 @@ def stored(store: Path) -> tuple[pd.DataFrame, ...]:
                 rs.variant_table("selection_picks"))
 
 
-def test_run_twice_skips_and_values_are_ireos_with_one_gamma_max(variant_study, tmp_path, capsys):
-    store = tmp_path / "r.duckdb"
-    summary = run_study(load_study(variant_study), store, workers=1, progress="log")
+def test_run_twice_skips_and_values_are_ireos_with_one_gamma_max(ran):
+    study, store, summary, again, log, log_again = ran
+    tmp_path = study.parent
     assert summary.ok == 4 and not summary.failed
     assert summary.variant_tasks_total == 4 and summary.variant_tasks_ok == 4
-    assert "[ireos] candidates all ok" in capsys.readouterr().err
+    assert "[ireos] candidates all ok" in log
     tasks, cands, values, picks = stored(store)
     assert sorted(tasks.kind) == ["ireos", "ireos", "selection", "selection"] and set(tasks.status) == {"ok"}
     assert (tasks.n_candidates == 10).all()  # 2 methods × k = 2..6
@@ -87,14 +111,16 @@ def test_run_twice_skips_and_values_are_ireos_with_one_gamma_max(variant_study, 
     assert details["gamma_max"] == pytest.approx(ref.gamma_max, rel=1e-12) and details["knn"] is None
     assert cand["roc_auc"].between(0, 1).all()
 
-    again = run_study(load_study(variant_study), store, workers=1, progress="log")
     assert again.computed == 0 and again.variant_tasks_done == 4 and again.variant_tasks_ok == 0
-    assert "resuming: 8 of 8 units are already in the store" in capsys.readouterr().err
+    assert "resuming: 8 of 8 units are already in the store" in log_again
 
 
-def test_a_second_study_reuses_the_variant_tasks_and_unit_ids_do_not_change(variant_study, tmp_path):
+def test_a_second_study_reuses_the_variant_tasks_and_unit_ids_do_not_change(ran, tmp_path):
+    import shutil
+
+    variant_study = ran[0]
     store = tmp_path / "r.duckdb"
-    run_study(load_study(variant_study), store, workers=1, progress="none")
+    shutil.copy(ran[1], store)
     other = variant_study.with_name("other.toml")
     other.write_text(variant_study.read_text().replace('name = "variant"', 'name = "other"'))
     second = run_study(load_study(other), store, workers=1, progress="none")
@@ -102,14 +128,14 @@ def test_a_second_study_reuses_the_variant_tasks_and_unit_ids_do_not_change(vari
     with ResultStore(store, read_only=True) as rs:
         assert len(rs.variant_tasks(study_hash=load_study(other).study_hash)) == 4
     # IREOS and [selection] are per variant: the units (and their ids) are those of the plain study
-    plain = variant_study.with_name("plain.toml")
+    plain = variant_study.with_name("plain.toml")  # the study folder (its data/ glob)
     text = variant_study.read_text().split("[[datasets]]")[1]
     plain.write_text('[study]\nname = "variant"\nk = "2..6"\nkeep_scores = true\n[[datasets]]' + text)
     third = run_study(load_study(plain), store, workers=1, progress="none")
     assert third.already_done == 4 and third.computed == 0 and third.variant_tasks_total == 0
 
 
-def test_candidates_10_and_bad_keys(variant_study, tmp_path):
+def test_candidates_10_and_bad_keys(variant_study, tmp_path):  # variant_study writes tmp_path/data
     raw = {"study": {"k": "2..8"}, "datasets": [{"glob": str(tmp_path / "data" / "va.npz")}],
            "methods": [{"name": "kNN"}, {"name": "LOF"}],
            "selection": {"selectors": ["mc-spearman", "default-knn10"], "candidates": 4}}
@@ -129,9 +155,8 @@ def test_candidates_10_and_bad_keys(variant_study, tmp_path):
             study_from_dict({**raw, **bad}, source="t")
 
 
-def test_select_audit_and_report_use_the_stored_picks(variant_study, tmp_path):
-    store = tmp_path / "r.duckdb"
-    run_study(load_study(variant_study), store, workers=1, progress="none")
+def test_select_audit_and_report_use_the_stored_picks(ran, tmp_path):
+    store = ran[1]
     res = CliRunner().invoke(main, ["select-audit", str(store), "--json"])
     assert res.exit_code == 0, res.output
     out = json.loads(res.output)
