@@ -32,10 +32,14 @@ DEFAULT = ["Glass_withoutdupl_norm", "WBC_withoutdupl_norm_v01", "Pima_withoutdu
            "Shuttle_withoutdupl_norm_v01", "Waveform_withoutdupl_norm_v01", "Annthyroid_withoutdupl_norm_05_v01"]
 
 
-def timed(fn):
+def timed(fn, label: str = ""):
     c0, w0 = time.process_time(), time.perf_counter()
     out = fn()
-    return out, time.process_time() - c0, time.perf_counter() - w0
+    c, w = time.process_time() - c0, time.perf_counter() - w0
+    if label:  # printed as soon as measured (the long IREOS runs may be stopped)
+        fits = f", {out.n_fits} classifiers" if hasattr(out, "n_fits") else ""
+        print(f"    {label}: {c:.1f} s CPU, {w:.1f} s wall{fits}", flush=True)
+    return out, c, w
 
 
 def n_objects(path: Path) -> int:
@@ -56,24 +60,27 @@ def measure(path: Path, kmax: int, ireos_max_n: int, ireos10_max_n: int, kendall
     ref = catalogue.variant_from_path(path)
     ks = parse_k_range(f"1..{kmax}")
     methods = [MethodSpec(m, {}, ks) for m in METHODS]
-    prep, c_prep, w_prep = timed(lambda: prepare_variant(ref, methods, "euclidean", keep_data=True))
-    (S, meta), c_sc, w_sc = timed(lambda: candidate_scorings(prep, [(m, "") for m in methods]))
+    prep, c_prep, w_prep = timed(lambda: prepare_variant(ref, methods, "euclidean", keep_data=True),
+                                 f"{path.stem}: prepare")
+    (S, meta), c_sc, w_sc = timed(lambda: candidate_scorings(prep, [(m, "") for m in methods]), "rescore")
     q, c_q, w_q = timed(lambda: evaluate_many(prep.labels, S))
     names = [m["name"] for m in meta]
     fast = [s for s in default_selectors() if s != "mc-kendall"]
-    _, c_cons, w_cons = timed(lambda: run_selectors(S, names, fast, seed=0))
+    _, c_cons, w_cons = timed(lambda: run_selectors(S, names, fast, seed=0),
+                              f"consensus (R={S.shape[0]}, N={S.shape[1]})")
     row = {"variant": path.stem, "N": S.shape[1], "d": prep.X.shape[1], "R": S.shape[0],
            "prepare": (c_prep, w_prep), "rescore": (c_sc + c_q, w_sc + w_q), "consensus": (c_cons, w_cons)}
     if S.shape[1] <= kendall_max_n:
-        _, c_k, w_k = timed(lambda: run_selectors(S, names, ["mc-kendall"], seed=0))
+        _, c_k, w_k = timed(lambda: run_selectors(S, names, ["mc-kendall"], seed=0), "mc-kendall")
         row["mc-kendall"] = (c_k, w_k)
     knn = 250 if S.shape[1] > 251 else None
     ten = paper_candidates(q["roc_auc"], 10)
     if S.shape[1] <= ireos10_max_n:
-        r10, c10, w10 = timed(lambda: ireos(prep.X, list(S[ten]), knn=knn, adjust=True, n_jobs=1))
+        r10, c10, w10 = timed(lambda: ireos(prep.X, list(S[ten]), knn=knn, adjust=True, n_jobs=1),
+                              "IREOS 10 candidates")
         row["ireos10"] = (c10, w10, r10.n_fits)
     if S.shape[1] <= ireos_max_n:
-        ra, ca, wa = timed(lambda: ireos(prep.X, list(S), knn=knn, adjust=True, n_jobs=1))
+        ra, ca, wa = timed(lambda: ireos(prep.X, list(S), knn=knn, adjust=True, n_jobs=1), "IREOS all candidates")
         row["ireos_all"] = (ca, wa, ra.n_fits)
     return row
 
@@ -101,9 +108,10 @@ def main() -> None:
               f"{f('ireos10')}  IREOS all {f('ireos_all')}", flush=True)
 
     sizes = np.array([n_objects(p) for p in files.values()], dtype=float)
-    big = [r for r in rows if r["N"] > 251]
-    per_obj = {k: np.median([r[k][0] / r["N"] for r in big if k in r]) for k in
-               ("prepare", "rescore", "consensus", "ireos10", "ireos_all") if any(k in r for r in big)}
+    big = [r for r in rows if r["N"] > 251] or rows
+    per_obj = {k: np.median([r[k][0] / r["N"] for r in (big if k in ("prepare", "rescore", "consensus") else rows)
+                             if k in r]) for k in ("prepare", "rescore", "consensus", "ireos10", "ireos_all")
+               if any(k in r for r in rows)}
     total_n = sizes.sum()
     est = {k: v * total_n for k, v in per_obj.items()}
     print(f"\ncollection: {sizes.size} variants, sum N = {total_n:.0f}, max N = {sizes.max():.0f}")

@@ -17,6 +17,9 @@ from odeval.cli import main
 SELECTORS = ["mc-spearman", "hits", "ensemble", "random", "default-knn10", "default-lof20"]
 BODY = """
 internal = ["ireos"]
+datasets = [{glob = "data/*.npz"}]
+methods = [{name = "kNN"}, {name = "LOF"}]
+
 [study]
 name = "variant"
 k = "2..6"
@@ -30,15 +33,6 @@ n_gamma = 12
 [selection]
 selectors = {selectors}
 candidates = "all"
-
-[[datasets]]
-glob = "data/*.npz"
-
-[[methods]]
-name = "kNN"
-
-[[methods]]
-name = "LOF"
 """
 
 
@@ -129,8 +123,8 @@ def test_a_second_study_reuses_the_variant_tasks_and_unit_ids_do_not_change(ran,
         assert len(rs.variant_tasks(study_hash=load_study(other).study_hash)) == 4
     # IREOS and [selection] are per variant: the units (and their ids) are those of the plain study
     plain = variant_study.with_name("plain.toml")  # the study folder (its data/ glob)
-    text = variant_study.read_text().split("[[datasets]]")[1]
-    plain.write_text('[study]\nname = "variant"\nk = "2..6"\nkeep_scores = true\n[[datasets]]' + text)
+    plain.write_text('datasets = [{glob = "data/*.npz"}]\nmethods = [{name = "kNN"}, {name = "LOF"}]\n'
+                     '[study]\nname = "variant"\nk = "2..6"\nkeep_scores = true\n')
     third = run_study(load_study(plain), store, workers=1, progress="none")
     assert third.already_done == 4 and third.computed == 0 and third.variant_tasks_total == 0
 
@@ -222,11 +216,9 @@ def test_killed_and_resumed(variant_study, tmp_path):
 
 @pytest.mark.slow
 def test_dask_local_cluster_runs_the_variant_step(variant_study, tmp_path):
-    distributed = pytest.importorskip("distributed")
-    run_study(load_study(variant_study), tmp_path / "local.duckdb", workers=1, progress="none")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cl:
-        summary = run_study(load_study(variant_study), tmp_path / "dask.duckdb", scheduler=cl.scheduler_address,
-                            progress="none")
+    from tests.bench.conftest import local_and_dask
+
+    local, dask, summary = local_and_dask(variant_study, tmp_path)
     assert summary.variant_tasks_ok == 4 and not summary.failed
-    for a, b in zip(stored(tmp_path / "local.duckdb"), stored(tmp_path / "dask.duckdb"), strict=True):
+    for a, b in zip(stored(local), stored(dask), strict=True):
         pd.testing.assert_frame_equal(a, b)
