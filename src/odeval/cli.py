@@ -307,6 +307,9 @@ def study_run(study_file: str, store: str | None, workers: int | None, scheduler
                f"{summary.wall_s:.1f}s → {store_path}")
     if summary.replaced:
         click.echo(f"  {summary.replaced} unit(s) of an older scoring version of their method were replaced")
+    if summary.variant_tasks_total:
+        click.echo(f"  per-variant tasks: {summary.variant_tasks_total}, {summary.variant_tasks_done} already in the "
+                   f"store, {summary.variant_tasks_ok} computed (failures listed with the units)")
     for f in summary.failed:
         click.echo(f"  FAILED {f['dataset']} {f['method']} {f['params']}: {f['error']}", err=True)
     if summary.failed:
@@ -355,6 +358,12 @@ def study_check(study_file: str) -> None:
         for m in spec.methods:
             if (why := emmv_not_applicable(m)) is not None:
                 click.echo(f"    {m.name}: no {'/'.join(x.upper() for x in spec.internal)} ({why})")
+    if spec.variant_step is not None:  # odeval.bench.variant_step: one task per variant and kind
+        step = spec.variant_step
+        if step.ireos is not None:
+            click.echo(f"  per variant: IREOS of every candidate, one gamma_max per variant {step.ireos}")
+        if step.selectors is not None:
+            click.echo(f"  per variant: selectors {list(step.selectors)}, candidates {step.selection_candidates}")
 
 
 @main.command()
@@ -1038,62 +1047,57 @@ def _with_progress(run, *, quiet: bool):
 @click.option("--per-variant", is_flag=True, help="Also print the pick of every selector on every variant.")
 @click.option("--report", "report_dir", type=click.Path(file_okay=False), default=None,
               help="Also write an HTML page with the tables and figures (IREOS Fig. 9 style) to this folder.")
+@click.option("--compute-missing", is_flag=True,
+              help="With picks stored by a study ([selection]): compute the selectors / variants not stored from "
+                   "the kept score vectors.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (one JSON object).")
 def select_audit_cmd(store: str, candidates: str, selectors: tuple[str, ...], only: tuple[str, ...], measure: str,
-                     blocks: str, seed: int, per_variant: bool, report_dir: str | None, as_json: bool) -> None:
-    """Audit label-free model selection on a study STORE that kept its score vectors.
+                     blocks: str, seed: int, per_variant: bool, report_dir: str | None, compute_missing: bool,
+                     as_json: bool) -> None:
+    """Audit label-free model selection on a study STORE.
 
     Every selector (model centrality, HITS, SELECT, ensembles, fixed defaults, random) picks a candidate of each
     variant without labels; the labels then judge the pick against the candidates (min / mean / max,
-    percentile), with Wilcoxon tests against the baselines and Friedman + Nemenyi across selectors.
-    See docs/model-selection.md.
+    percentile), with Wilcoxon tests against the baselines and Friedman + Nemenyi across selectors. Uses the
+    picks a study stored (its [selection] table) when there are any, else computes them from the kept score
+    vectors. See docs/model-selection.md.
     """
     import json
-    from functools import partial
 
-    from odeval.analysis.selection import audit_selection, candidates_from_store, format_audit, stored_variants
-    from odeval.compare.selection import default_selectors, get_selector
+    from odeval.analysis.selection import audit_store, format_audit
+    from odeval.compare.selection import get_selector
 
     if candidates != "all" and not (candidates.isdigit() and int(candidates) > 0):
         raise click.BadParameter(f"use 'all' or a positive integer, got {candidates!r}", param_hint="--candidates")
     wanted = [s.strip() for item in selectors for s in item.split(",") if s.strip()] or None
+    keep = [d.strip() for item in only for d in item.split(",") if d.strip()] or None
     try:
         for s in wanted or []:
             get_selector(s)
-        names = stored_variants(store)
-    except (ValueError, FileNotFoundError) as exc:
-        raise click.ClickException(str(exc)) from None
-    keep = [d.strip() for item in only for d in item.split(",") if d.strip()]
-    if keep:
-        missing = sorted(set(keep) - set(names))
-        if missing:
-            raise click.ClickException(f"{store}: no kept scores of variant(s) {', '.join(missing)}")
-        names = [n for n in names if n in keep]
-    mode: str | int = "all" if candidates == "all" else int(candidates)
-    with_data = any(get_selector(s).needs_data for s in (wanted or default_selectors()))
-    loaders = [(n, partial(candidates_from_store, store, n, candidates=mode, with_data=with_data)) for n in names]
-    try:
-        if as_json:
-            audit = audit_selection(loaders, wanted, measure=measure, seed=seed, blocks=blocks,
-                                    candidates_mode=str(candidates))
-        else:
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-            with Progress(TextColumn("[bold]variants"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                          TextColumn("{task.fields[current]}"), transient=True) as prog:
-                task = prog.add_task("variants", total=len(loaders), current="")
-                audit = audit_selection(loaders, wanted, measure=measure, seed=seed, blocks=blocks,
-                                        candidates_mode=str(candidates),
-                                        progress=lambda d: prog.update(task, advance=1, current=d))
+        with Progress(TextColumn("[bold]variants"), BarColumn(), TimeElapsedColumn(),
+                      TextColumn("{task.fields[current]}"), transient=True, disable=as_json) as prog:
+            task = prog.add_task("variants", total=None, current="")
+            audit, source, messages = audit_store(
+                store, wanted, candidates=candidates, measure=measure, seed=seed, blocks=blocks, datasets=keep,
+                compute_missing=compute_missing, progress=lambda d: prog.update(task, advance=1, current=d))
     except (ValueError, FileNotFoundError) as exc:
-        raise click.ClickException(str(exc)) from None
+        raise click.ClickException(str(exc).splitlines()[0]) from None
+    if keep:
+        missing = sorted(set(keep) - set(audit.picks["dataset"]))
+        if missing:
+            raise click.ClickException(f"{store}: no stored picks or kept scores of variant(s) {', '.join(missing)}")
+    for message in messages:
+        click.echo(f"warning: {message}", err=True)
     if report_dir is not None:
         from odeval.report.selection import write_selection_report
 
         index = write_selection_report(audit, report_dir)
     if as_json:
-        click.echo(json.dumps(audit.to_dict(), indent=2, allow_nan=False))
+        click.echo(json.dumps(audit.to_dict() | {"source": source}, indent=2, allow_nan=False))
     else:
+        click.echo(f"picks: {source}")
         click.echo(format_audit(audit, per_variant=per_variant))
         if report_dir is not None:
             click.echo(f"report written to {index}")

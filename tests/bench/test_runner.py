@@ -96,13 +96,11 @@ def test_same_results_with_two_worker_processes(toy_study, tmp_path):
 
 @pytest.mark.slow
 def test_dask_local_cluster_gives_the_same_store(toy_study, tmp_path):
-    distributed = pytest.importorskip("distributed")
-    run_study(load_study(toy_study), tmp_path / "local.duckdb", workers=1, progress="none")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cl:
-        summary = run_study(load_study(toy_study), tmp_path / "dask.duckdb", scheduler=cl.scheduler_address,
-                            progress="none")
+    from tests.bench.conftest import local_and_dask
+
+    local, dask, summary = local_and_dask(toy_study, tmp_path)
     assert summary.ok == 6
-    for a, b in zip(comparable(tmp_path / "local.duckdb"), comparable(tmp_path / "dask.duckdb"), strict=True):
+    for a, b in zip(comparable(local), comparable(dask), strict=True):
         pd.testing.assert_frame_equal(a, b)
 
 

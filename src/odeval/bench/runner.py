@@ -34,6 +34,7 @@ from odeval import __version__
 from odeval._krange import parse_k_range
 from odeval.bench.config import MethodSpec, Study
 from odeval.bench.store import ResultStore, StoreInUseError, UnitResult, is_interrupt
+from odeval.bench.variant_step import failed_variant_tasks, plan_variant_tasks, run_variant_job, task_display
 from odeval.data.catalogue import Variant
 
 __all__ = ["Prepared", "Progress", "RunSummary", "StudyInterrupted", "make_progress", "plan_study", "prepare_variant",
@@ -55,6 +56,8 @@ class VariantPlan:
     ref: Variant
     file_sha256: str
     units: list[tuple[str, MethodSpec]]  # (unit_id, method) still to compute
+    variant_tasks: list[Any] = field(default_factory=list)  # variant_step.VariantTask still to compute
+    all_methods: list[tuple[MethodSpec, str]] = field(default_factory=list)  # (method, unit_id), every method
 
 
 @dataclass
@@ -67,6 +70,9 @@ class RunSummary:
     failed: list[dict[str, str]] = field(default_factory=list)
     wall_s: float = 0.0
     replaced: int = 0  # units of an older scoring version removed from the store (recomputed now)
+    variant_tasks_total: int = 0  # per-variant tasks (odeval.bench.variant_step): all of the study
+    variant_tasks_done: int = 0  # already in the store
+    variant_tasks_ok: int = 0
 
     @property
     def computed(self) -> int:
@@ -105,23 +111,26 @@ def unit_id(file_sha256: str, ref: Variant, method: MethodSpec, study: Study, ve
 
 
 def plan_study(study: Study, store: ResultStore, *, retry_failed: bool = False,
-               all_units: list[str] | None = None, outdated: list[str] | None = None
-               ) -> tuple[list[VariantPlan], int]:
-    """Units still to compute, grouped by dataset variant, and the number already in the store.
+               all_units: list[str] | None = None, outdated: list[str] | None = None,
+               all_variant_tasks: list[str] | None = None) -> tuple[list[VariantPlan], int]:
+    """Units and per-variant tasks still to compute, grouped by dataset variant, and the number of units
+    already in the store.
 
-    ``all_units``, when given, receives the id of every unit of the study (done or not); ``outdated`` the ids
-    of the store's units that computed a unit of the study with an older scoring version of its method (they
-    are replaced, see :func:`run_study`).
+    ``all_units`` / ``all_variant_tasks``, when given, receive the id of every unit / per-variant task of the
+    study (done or not); ``outdated`` the ids of the store's units that computed a unit of the study with an
+    older scoring version of its method (they are replaced, see :func:`run_study`).
     """
     done = store.finished_units(include_errors=not retry_failed)
     present = store.finished_units() if retry_failed else done
+    vdone = store.finished_variant_tasks(include_errors=not retry_failed) if study.variant_step else set()
     plans, already = [], 0
     for ref in study.datasets:
         sha = _file_sha256(ref.path)
-        todo = []
+        todo, every = [], []
         for m in study.methods:
             current = scoring_version(m)
             uid = unit_id(sha, ref, m, study, current)
+            every.append((m, uid))
             if all_units is not None:
                 all_units.append(uid)
             if outdated is not None:
@@ -131,8 +140,12 @@ def plan_study(study: Study, store: ResultStore, *, retry_failed: bool = False,
                 already += 1
             else:
                 todo.append((uid, m))
-        if todo:
-            plans.append(VariantPlan(ref=ref, file_sha256=sha, units=todo))
+        vtasks = plan_variant_tasks(study, sha, ref)
+        if all_variant_tasks is not None:
+            all_variant_tasks.extend(t.task_id for t in vtasks)
+        vtodo = [t for t in vtasks if t.task_id not in vdone]
+        if todo or vtodo:
+            plans.append(VariantPlan(ref=ref, file_sha256=sha, units=todo, variant_tasks=vtodo, all_methods=every))
     return plans, already
 
 
@@ -428,12 +441,17 @@ def run_study(study: Study, store_path: str | Path, *, workers: int | None = Non
         try:
             all_units: list[str] = []
             outdated: list[str] = []
+            all_tasks: list[str] = []
             plans, summary.already_done = plan_study(study, store, retry_failed=retry_failed, all_units=all_units,
-                                                     outdated=outdated)
+                                                     outdated=outdated, all_variant_tasks=all_tasks)
             summary.replaced = store.drop_units(outdated)
             store.register_study(study.study_hash, study.name, study.source, study.definition, __version__,
                                  all_units)
-            with make_progress(progress, summary.total_units, summary.already_done) as report, \
+            store.link_variant_tasks(study.study_hash, all_tasks)
+            summary.variant_tasks_total = len(all_tasks)
+            summary.variant_tasks_done = len(all_tasks) - sum(len(p.variant_tasks) for p in plans)
+            with make_progress(progress, summary.total_units + summary.variant_tasks_total,
+                               summary.already_done + summary.variant_tasks_done) as report, \
                     _executor(workers, scheduler) as ex:
                 try:
                     _drive(study, plans, store, ex, max(2, 2 * workers), summary, report)
@@ -485,8 +503,10 @@ def _drive(study: Study, plans: list[VariantPlan], store: ResultStore, ex: Any, 
         nonlocal active
         while queue and active < max_active:
             plan = queue.popleft()
-            fut = ex.submit(prepare_variant, plan.ref, [m for _, m in plan.units], study.metric,
-                            bool(study.internal))
+            # a per-variant task rescores every method of the study and may need the data (IREOS)
+            methods = [m for m, _ in plan.all_methods] if plan.variant_tasks else [m for _, m in plan.units]
+            fut = ex.submit(prepare_variant, plan.ref, methods, study.metric,
+                            bool(study.internal) or bool(plan.variant_tasks))
             inflight[fut] = ("prepare", plan)
             active += 1
             report.started(plan.ref.name)
@@ -499,6 +519,16 @@ def _drive(study: Study, plans: list[VariantPlan], store: ResultStore, ex: Any, 
             summary.failed.append({"dataset": res.dataset["name"], "method": res.method, "params": res.params,
                                    "error": res.error or ""})
         report.finished(res)
+
+    def record_variant(results: list[Any]) -> None:
+        for res in results:
+            store.write_variant_task(res, study_hash=study.study_hash, version=__version__)
+            if res.status == "ok":
+                summary.variant_tasks_ok += 1
+            else:
+                summary.failed.append({"dataset": res.dataset, "method": f"[{res.kind}]",
+                                       "params": f"candidates {res.candidates_mode}", "error": res.error or ""})
+            report.finished(task_display(res))
 
     remaining_units: dict[str, int] = {}
     admit()
@@ -513,13 +543,28 @@ def _drive(study: Study, plans: list[VariantPlan], store: ResultStore, ex: Any, 
                     msg = f"preparing {plan.ref.path} failed: {type(exc).__name__}: {exc}"
                     for uid, m in plan.units:
                         record(_failed_unit(uid, plan.ref, m, study.metric, msg), plan)
+                    record_variant(failed_variant_tasks(plan, study.metric, msg))
                     report.done_with(plan.ref.name)
                     continue
-                remaining_units[plan.ref.name] = len(plan.units)
+                remaining_units[plan.ref.name] = len(plan.units) + (1 if plan.variant_tasks else 0)
                 for uid, m in plan.units:
                     ufut = ex.submit(run_unit, prepared, uid, m, study.metric, study.measures, study.keep_scores,
                                      study.internal, study.internal_options)
                     inflight[ufut] = ("unit", plan, uid, m)
+                if plan.variant_tasks:
+                    vfut = ex.submit(run_variant_job, prepared, plan.ref.name, plan.file_sha256, plan.all_methods,
+                                     study.metric, plan.variant_tasks)
+                    inflight[vfut] = ("variant", plan)
+            elif kind == "variant":
+                try:
+                    results = fut.result()
+                except Exception as exc:  # a worker died (e.g. out of memory)
+                    results = failed_variant_tasks(plan, study.metric, f"worker failed: {type(exc).__name__}: {exc}")
+                record_variant(results)
+                remaining_units[plan.ref.name] -= 1
+                if remaining_units[plan.ref.name] == 0:
+                    active -= 1
+                    report.done_with(plan.ref.name)
             else:
                 uid, m = rest
                 try:
