@@ -116,6 +116,9 @@ def run_elki(X: np.ndarray, y: np.ndarray, k_max: int, timeout: float) -> dict[s
         m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", proc.stderr)
         if m:
             res["peak_rss_mb"] = int(m.group(1)) / 1024.0
+        cpu = [re.search(rf"{w} time \(seconds\): ([0-9.]+)", proc.stderr) for w in ("User", "System")]
+        if all(cpu):
+            res["cpu"] = sum(float(c.group(1)) for c in cpu)
         return res
 
 

@@ -6,6 +6,7 @@ Run from the repository root::
     .venv/bin/python benchmarks/study.py --limit 10       # only the first 10 variants (quick look)
     .venv/bin/python benchmarks/study.py --skip-elki
     .venv/bin/python benchmarks/study.py --conformant [--skip-elki]   # the ELKI-batch-tool configuration
+    .venv/bin/python benchmarks/study.py --conformant --workers 1 --elki-from-fixtures   # ELKI's recorded times
 
 The grid is every ``*withoutdupl_norm*`` ARFF file in ``../shared/datasets/dami``, the 12 methods of Campos et
 al., k = 1..100, all measures, into a fresh DuckDB store, on all local cores. It prints units/s, total wall
@@ -78,29 +79,94 @@ def run_grid(files: list[Path], k_max: int, workers: int | None,
     return wall, summary.computed
 
 
-def run_conformant(files: list[Path], k_max: int, workers: int | None, skip_elki: bool) -> None:
-    """Defaults vs the ELKI-batch-tool configuration (vs ELKI) on one variant of each base dataset."""
+def _timed_grid(files: list[Path], k_max: int, workers: int | None, methods: list[dict]) -> tuple[float, float]:
+    """(wall, CPU) seconds of one run_grid call; CPU = this process plus finished worker processes."""
+    c0 = time.process_time() + resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime
+    wall, _ = run_grid(files, k_max, workers, methods)
+    c1 = time.process_time() + resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime
+    return wall, c1 - c0
+
+
+def fixture_elki_seconds() -> dict[str, float]:
+    """ELKI's ComputeKNNOutlierScores wall seconds per source file, as recorded by
+    tests/fixtures/elki_cks/make_cks_fixtures.py (``elki_cks_seconds``; with ``-verbose``, load as it was)."""
+    import json
+
+    out = {}
+    for f in (ROOT / "tests" / "fixtures" / "elki_cks").glob("*.json"):
+        meta = json.loads(f.read_text())
+        if "elki_cks_seconds" in meta:
+            out[Path(meta["source"]).stem] = float(meta["elki_cks_seconds"])
+    return out
+
+
+def run_conformant(files: list[Path], k_max: int, workers: int | None, skip_elki: bool,
+                   elki_from_fixtures: bool = False) -> None:
+    """Defaults vs the ELKI-batch-tool configuration (vs ELKI) on one variant of each base dataset, and the
+    two targets of issue 16 (conformant ≥ 10× faster than ELKI's batch tool in total and on every variant;
+    no variant more than 5× the default configuration's time)."""
     from odeval.bench.demo import CAMPOS_CKS_METHODS, CAMPOS_METHODS
     from odeval.data import load_dataset
 
     subset = elki_subset(files, n=len({f.parent.name for f in files}))
+    recorded = fixture_elki_seconds() if elki_from_fixtures else {}
+    # compile/load every numba kernel of both configurations before timing (not counted)
+    smallest = min(subset, key=lambda f: f.stat().st_size)
+    for conf in (CAMPOS_METHODS, CAMPOS_CKS_METHODS):
+        run_grid([smallest], k_max, workers, [dict(m) for m in conf])
     rows = []
     for f in subset:
-        t_def, _ = run_grid([f], k_max, workers, [dict(m) for m in CAMPOS_METHODS])
-        t_cks, _ = run_grid([f], k_max, workers, [dict(m) for m in CAMPOS_CKS_METHODS])
-        t_elki = float("nan")
-        if not skip_elki:
+        t_def, c_def = _timed_grid([f], k_max, workers, [dict(m) for m in CAMPOS_METHODS])
+        t_cks, c_cks = _timed_grid([f], k_max, workers, [dict(m) for m in CAMPOS_CKS_METHODS])
+        t_elki = c_elki = float("nan")
+        if elki_from_fixtures:
+            t_elki = recorded.get(f.stem, float("nan"))
+        elif not skip_elki:
             from detectors import run_elki
 
             ds = load_dataset(f)
             res = run_elki(ds.numeric_matrix(), ds.y, min(k_max, ds.n_objects - 1), timeout=4 * 3600)
             t_elki = res["total"] if res else float("nan")
-        rows.append((f.stem, t_def, t_cks, t_elki))
-        print(f"  {f.stem}: default {t_def:.1f}s, ELKI-batch-tool configuration {t_cks:.1f}s "
-              f"({t_cks / t_def:.1f}x the default), ELKI {t_elki:.1f}s ({t_elki / t_cks:.1f}x)", flush=True)
-    tot = [sum(r[i] for r in rows) for i in (1, 2, 3)]
-    print(f"total: default {tot[0]:.1f}s, conformant {tot[1]:.1f}s ({tot[1] / tot[0]:.1f}x), "
-          f"ELKI {tot[2]:.1f}s ({tot[2] / tot[1]:.1f}x the conformant configuration)")
+            c_elki = res.get("cpu", float("nan")) if res else float("nan")
+        rows.append((f.stem, t_def, t_cks, t_elki, c_def, c_cks, c_elki))
+        print(f"  {f.stem}: default {t_def:.2f}s wall / {c_def:.2f}s CPU, conformant {t_cks:.2f}s / {c_cks:.2f}s "
+              f"({t_cks / t_def:.1f}x the default), ELKI {t_elki:.1f}s / {c_elki:.1f}s CPU "
+              f"({t_elki / t_cks:.1f}x the conformant)", flush=True)
+    tot = [sum(r[i] for r in rows) for i in (1, 2, 4, 5)]
+    with_elki = [r for r in rows if r[3] == r[3]]
+    e_tot, c_tot = sum(r[3] for r in with_elki), sum(r[2] for r in with_elki)
+    print(f"total: default {tot[0]:.1f}s wall / {tot[2]:.1f}s CPU, conformant {tot[1]:.1f}s / {tot[3]:.1f}s "
+          f"({tot[1] / tot[0]:.1f}x); on the {len(with_elki)} variants with an ELKI time: ELKI {e_tot:.1f}s, "
+          f"conformant {c_tot:.1f}s" + (f" ({e_tot / c_tot:.1f}x)" if c_tot else ""))
+    src = ("ELKI seconds recorded by make_cks_fixtures.py (-verbose, load as it was then)" if elki_from_fixtures
+           else "ELKI run now" if not skip_elki else "ELKI skipped")
+    try:
+        load = "load average {:.1f} {:.1f} {:.1f}".format(*os.getloadavg())
+    except OSError:
+        load = "load average unknown"
+    print(f"({src}; {load} at the end)")
+
+    def target(label: str, col_c: int, col_e: int) -> None:
+        have = [r for r in rows if r[col_e] == r[col_e]]
+        if not have:
+            print(f"TARGET conformant >= 10x faster than ELKI's batch tool ({label}): no ELKI times")
+            return
+        worst = min(have, key=lambda r: r[col_e] / r[col_c])
+        tot_ratio = sum(r[col_e] for r in have) / sum(r[col_c] for r in have)
+        ok = tot_ratio >= 10 and worst[col_e] / worst[col_c] >= 10 and len(have) == len(rows)
+        print(f"TARGET conformant >= 10x faster than ELKI's batch tool, total and every variant ({label}): total "
+              f"{tot_ratio:.1f}x, lowest {worst[col_e] / worst[col_c]:.1f}x ({worst[0]}), {len(have)} of {len(rows)} "
+              f"variants with an ELKI time: {'MET' if ok else 'NOT MET'}")
+
+    if not skip_elki or elki_from_fixtures:
+        target("wall", 2, 3)
+        if not elki_from_fixtures:
+            target("CPU", 5, 6)
+    for label, d, c in (("wall", 1, 2), ("CPU", 4, 5)):
+        worst = max(rows, key=lambda r: r[c] / r[d])
+        print(f"TARGET no variant > 5x the default configuration ({label}): highest {worst[c] / worst[d]:.1f}x "
+              f"({worst[0]}), total {sum(r[c] for r in rows) / sum(r[d] for r in rows):.1f}x: "
+              f"{'MET' if worst[c] / worst[d] <= 5 else 'NOT MET'}")
 
 
 def main() -> None:
@@ -112,13 +178,16 @@ def main() -> None:
     ap.add_argument("--skip-grid", action="store_true", help="only the ELKI subset and odeval on the same subset")
     ap.add_argument("--conformant", action="store_true",
                     help="defaults vs the ELKI-batch-tool configuration (vs ELKI) on one variant per base dataset")
+    ap.add_argument("--elki-from-fixtures", action="store_true",
+                    help="with --conformant: take ELKI's times from tests/fixtures/elki_cks/*.json instead of "
+                         "running it")
     args = ap.parse_args()
 
     files = grid_files()
     if not files:
         raise SystemExit(f"no withoutdupl_norm files under {SHARED / 'dami'}")
     if args.conformant:
-        run_conformant(files, args.kmax, args.workers, args.skip_elki)
+        run_conformant(files, args.kmax, args.workers, args.skip_elki, args.elki_from_fixtures)
         return
     if args.limit:
         files = files[: args.limit]

@@ -66,6 +66,18 @@ def check_scores(scores: Any, *, name: str = "scores") -> np.ndarray:
     return arr
 
 
+def check_returned_scores(scores: Any, n_objects: int, *, where: str) -> np.ndarray:
+    """Scores an external detector returned for ``n_objects`` objects, flattened to float64: one per object and
+    all finite, else a one-line ``ValueError`` starting with ``where`` (the detector and its method)."""
+    s = np.asarray(scores, dtype=np.float64).reshape(-1)
+    if s.shape[0] != n_objects:
+        raise ValueError(f"{where} returned {s.shape[0]} scores for {n_objects} objects")
+    bad = ~np.isfinite(s)
+    if bad.any():
+        raise ValueError(f"{where} returned NaN/inf scores {_describe_bad_positions(bad)}")
+    return s
+
+
 def check_labels_scores(labels: Any, scores: Any) -> tuple[np.ndarray, np.ndarray]:
     """Validate a (labels, scores) pair of equal length; see :func:`check_labels`, :func:`check_scores`."""
     y = check_labels(labels)

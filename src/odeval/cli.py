@@ -280,8 +280,10 @@ def study() -> None:
               help="Run on a Dask distributed cluster (needs the 'dask' extra).")
 @click.option("--quiet", "-q", is_flag=True, help="No live display: one log line per unit on stderr.")
 @click.option("--retry-failed", is_flag=True, help="Recompute units that ended with an error before.")
+@click.option("--wait", type=click.FloatRange(min=0), default=0.0, metavar="SECONDS",
+              help="Wait up to SECONDS for a store another process is using [default: fail at once].")
 def study_run(study_file: str, store: str | None, workers: int | None, scheduler: str | None, quiet: bool,
-              retry_failed: bool) -> None:
+              retry_failed: bool, wait: float) -> None:
     """Run STUDY_FILE (TOML), computing only what the store does not hold yet.
 
     The whole file is validated first; every problem is reported before any work starts. Exit code 0 when
@@ -298,11 +300,16 @@ def study_run(study_file: str, store: str | None, workers: int | None, scheduler
         raise SystemExit(2) from None
     store_path = Path(store) if store else Path(study_file).resolve().parent / "results.duckdb"
     summary = _run_study_cli(spec, store_path, workers=workers, scheduler=scheduler, quiet=quiet,
-                             retry_failed=retry_failed,
+                             retry_failed=retry_failed, wait=wait,
                              resume=["odeval", "study", "run", study_file, "--store", str(store_path)])
     click.echo(f"study {spec.name!r} ({spec.study_hash}): {summary.total_units} units, "
                f"{summary.already_done} already in the store, {summary.ok} computed, {len(summary.failed)} failed, "
                f"{summary.wall_s:.1f}s → {store_path}")
+    if summary.replaced:
+        click.echo(f"  {summary.replaced} unit(s) of an older scoring version of their method were replaced")
+    if summary.variant_tasks_total:
+        click.echo(f"  per-variant tasks: {summary.variant_tasks_total}, {summary.variant_tasks_done} already in the "
+                   f"store, {summary.variant_tasks_ok} computed (failures listed with the units)")
     for f in summary.failed:
         click.echo(f"  FAILED {f['dataset']} {f['method']} {f['params']}: {f['error']}", err=True)
     if summary.failed:
@@ -329,7 +336,21 @@ def study_check(study_file: str) -> None:
         click.echo(f"  {m.name} {m.params} k={runs} ({runs.count()} values)")
         for ks, reason in skipped.items():
             click.echo(f"    skipped k={ks}: {reason}")
-    click.echo("  (on a dataset variant of N objects, k ≥ N is skipped too and recorded in units.skipped)")
+    from odeval._krange import format_ks
+    from odeval.bench.config import study_k_plans
+    from odeval.detectors.scoring import skipped_lines
+
+    click.echo("  per dataset variant (the k that will run; skipped k as the runner records them in units.skipped):")
+    for v in study_k_plans(spec):
+        if v.error is not None:
+            click.echo(f"  {v.ref.name}: cannot be read: {v.error}")
+            continue
+        click.echo(f"  {v.ref.name} (N={v.n_objects}, kNN graph k={v.graph_k}):")
+        for m, plan in v.plans:
+            click.echo(f"    {m.name} {m.params} k={format_ks(plan.ks) or 'none'} ({len(plan.ks)} values)"
+                       + ("" if plan.ks else ": nothing to compute, the unit will fail"))
+            for line in skipped_lines(m.name, plan.skipped):
+                click.echo(f"      {line}")
     if spec.internal:
         from odeval.bench.config import emmv_not_applicable
 
@@ -337,6 +358,12 @@ def study_check(study_file: str) -> None:
         for m in spec.methods:
             if (why := emmv_not_applicable(m)) is not None:
                 click.echo(f"    {m.name}: no {'/'.join(x.upper() for x in spec.internal)} ({why})")
+    if spec.variant_step is not None:  # odeval.bench.variant_step: one task per variant and kind
+        step = spec.variant_step
+        if step.ireos is not None:
+            click.echo(f"  per variant: IREOS of every candidate, one gamma_max per variant {step.ireos}")
+        if step.selectors is not None:
+            click.echo(f"  per variant: selectors {list(step.selectors)}, candidates {step.selection_candidates}")
 
 
 @main.command()
@@ -904,13 +931,17 @@ def emmv_cmd(dataset: str, detector: str, k: int, setting: str, split: bool, dra
               help="Error tolerance of the adaptive quadrature (Eq. 14).")
 @click.option("--gamma-max", type=float, default=None, help="Upper kernel width [default: searched, Sect. 3.4].")
 @click.option("--C", "cost", type=click.FloatRange(min=0, min_open=True), default=100.0, show_default=True)
-@click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True, help="Classifier threads.")
+@click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Classifier workers (threads; local processes with --processes).")
+@click.option("--processes", is_flag=True, help="Run the classifiers in --jobs local processes.")
+@click.option("--scheduler", default=None, metavar="ADDRESS",
+              help="Run the classifiers on a Dask cluster (tcp://host:port), as `study run --scheduler`.")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (one JSON object).")
 def ireos_cmd(dataset: str, scores_src: str, columns: tuple[str, ...], store_dataset: str | None,
               candidates: int | None, mcl: str, adjust: bool, pvalue: bool, knn: int | None, quadrature: str,
-              n_gamma: int, tol: float, gamma_max: float | None, cost: float, jobs: int, seed: int,
-              as_json: bool) -> None:
+              n_gamma: int, tol: float, gamma_max: float | None, cost: float, jobs: int, processes: bool,
+              scheduler: str | None, seed: int, as_json: bool) -> None:
     """IREOS of candidate outlier scorings of DATASET, without labels (Marques et al. 2020; docs/ireos.md).
 
     Prints one row per scoring: the index, and with --adjust / --pvalue the chance-adjusted index and the
@@ -964,7 +995,8 @@ def ireos_cmd(dataset: str, scores_src: str, columns: tuple[str, ...], store_dat
         mcl_value: object = int(mcl) if mcl.isdigit() else mcl
         res = _with_progress(lambda progress: ireos(
             X, list(matrix), m_cl=mcl_value, C=cost, gamma_max=gamma_max, quadrature=quadrature, n_gamma=n_gamma,
-            tol=tol, knn=knn, adjust=adjust, p_values=pvalue, seed=seed, n_jobs=jobs, progress=progress),
+            tol=tol, knn=knn, adjust=adjust, p_values=pvalue, seed=seed, n_jobs=jobs, progress=progress,
+            executor=scheduler or ("processes" if processes else None)),
             quiet=as_json)
     except (ValueError, OSError) as exc:
         raise click.ClickException(str(exc).splitlines()[0]) from None
@@ -1015,62 +1047,57 @@ def _with_progress(run, *, quiet: bool):
 @click.option("--per-variant", is_flag=True, help="Also print the pick of every selector on every variant.")
 @click.option("--report", "report_dir", type=click.Path(file_okay=False), default=None,
               help="Also write an HTML page with the tables and figures (IREOS Fig. 9 style) to this folder.")
+@click.option("--compute-missing", is_flag=True,
+              help="With picks stored by a study ([selection]): compute the selectors / variants not stored from "
+                   "the kept score vectors.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (one JSON object).")
 def select_audit_cmd(store: str, candidates: str, selectors: tuple[str, ...], only: tuple[str, ...], measure: str,
-                     blocks: str, seed: int, per_variant: bool, report_dir: str | None, as_json: bool) -> None:
-    """Audit label-free model selection on a study STORE that kept its score vectors.
+                     blocks: str, seed: int, per_variant: bool, report_dir: str | None, compute_missing: bool,
+                     as_json: bool) -> None:
+    """Audit label-free model selection on a study STORE.
 
     Every selector (model centrality, HITS, SELECT, ensembles, fixed defaults, random) picks a candidate of each
     variant without labels; the labels then judge the pick against the candidates (min / mean / max,
-    percentile), with Wilcoxon tests against the baselines and Friedman + Nemenyi across selectors.
-    See docs/model-selection.md.
+    percentile), with Wilcoxon tests against the baselines and Friedman + Nemenyi across selectors. Uses the
+    picks a study stored (its [selection] table) when there are any, else computes them from the kept score
+    vectors. See docs/model-selection.md.
     """
     import json
-    from functools import partial
 
-    from odeval.analysis.selection import audit_selection, candidates_from_store, format_audit, stored_variants
-    from odeval.compare.selection import default_selectors, get_selector
+    from odeval.analysis.selection import audit_store, format_audit
+    from odeval.compare.selection import get_selector
 
     if candidates != "all" and not (candidates.isdigit() and int(candidates) > 0):
         raise click.BadParameter(f"use 'all' or a positive integer, got {candidates!r}", param_hint="--candidates")
     wanted = [s.strip() for item in selectors for s in item.split(",") if s.strip()] or None
+    keep = [d.strip() for item in only for d in item.split(",") if d.strip()] or None
     try:
         for s in wanted or []:
             get_selector(s)
-        names = stored_variants(store)
-    except (ValueError, FileNotFoundError) as exc:
-        raise click.ClickException(str(exc)) from None
-    keep = [d.strip() for item in only for d in item.split(",") if d.strip()]
-    if keep:
-        missing = sorted(set(keep) - set(names))
-        if missing:
-            raise click.ClickException(f"{store}: no kept scores of variant(s) {', '.join(missing)}")
-        names = [n for n in names if n in keep]
-    mode: str | int = "all" if candidates == "all" else int(candidates)
-    with_data = any(get_selector(s).needs_data for s in (wanted or default_selectors()))
-    loaders = [(n, partial(candidates_from_store, store, n, candidates=mode, with_data=with_data)) for n in names]
-    try:
-        if as_json:
-            audit = audit_selection(loaders, wanted, measure=measure, seed=seed, blocks=blocks,
-                                    candidates_mode=str(candidates))
-        else:
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-            with Progress(TextColumn("[bold]variants"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                          TextColumn("{task.fields[current]}"), transient=True) as prog:
-                task = prog.add_task("variants", total=len(loaders), current="")
-                audit = audit_selection(loaders, wanted, measure=measure, seed=seed, blocks=blocks,
-                                        candidates_mode=str(candidates),
-                                        progress=lambda d: prog.update(task, advance=1, current=d))
+        with Progress(TextColumn("[bold]variants"), BarColumn(), TimeElapsedColumn(),
+                      TextColumn("{task.fields[current]}"), transient=True, disable=as_json) as prog:
+            task = prog.add_task("variants", total=None, current="")
+            audit, source, messages = audit_store(
+                store, wanted, candidates=candidates, measure=measure, seed=seed, blocks=blocks, datasets=keep,
+                compute_missing=compute_missing, progress=lambda d: prog.update(task, advance=1, current=d))
     except (ValueError, FileNotFoundError) as exc:
-        raise click.ClickException(str(exc)) from None
+        raise click.ClickException(str(exc).splitlines()[0]) from None
+    if keep:
+        missing = sorted(set(keep) - set(audit.picks["dataset"]))
+        if missing:
+            raise click.ClickException(f"{store}: no stored picks or kept scores of variant(s) {', '.join(missing)}")
+    for message in messages:
+        click.echo(f"warning: {message}", err=True)
     if report_dir is not None:
         from odeval.report.selection import write_selection_report
 
         index = write_selection_report(audit, report_dir)
     if as_json:
-        click.echo(json.dumps(audit.to_dict(), indent=2, allow_nan=False))
+        click.echo(json.dumps(audit.to_dict() | {"source": source}, indent=2, allow_nan=False))
     else:
+        click.echo(f"picks: {source}")
         click.echo(format_audit(audit, per_variant=per_variant))
         if report_dir is not None:
             click.echo(f"report written to {index}")
@@ -1124,7 +1151,7 @@ def _os_error(exc: OSError, verb: str = "cannot write") -> str:
 
 
 def _run_study_cli(spec, store_path: Path, *, workers: int | None, scheduler: str | None, quiet: bool,
-                   retry_failed: bool, resume: list[str]):
+                   retry_failed: bool, resume: list[str], wait: float = 0.0):
     """Run a study for ``study run`` and ``demo``: one-line store errors; Ctrl-C says what is saved and how to
     resume (exit code 130)."""
     import shlex
@@ -1135,7 +1162,7 @@ def _run_study_cli(spec, store_path: Path, *, workers: int | None, scheduler: st
 
     try:
         return run_study(spec, store_path, workers=workers, scheduler=scheduler,
-                         progress="log" if quiet else "rich", retry_failed=retry_failed)
+                         progress="log" if quiet else "rich", retry_failed=retry_failed, wait=wait)
     except StoreError as exc:
         raise click.ClickException(str(exc)) from None
     except StudyInterrupted as exc:

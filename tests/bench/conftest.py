@@ -24,6 +24,19 @@ def write_study(path: Path, body: str) -> Path:
     return path
 
 
+def local_and_dask(study: Path, tmp_path: Path):
+    """Run ``study`` in this process and on a Dask LocalCluster (two worker processes) into two new stores:
+    (local store, Dask store, the Dask run's summary); skips without the dask extra."""
+    distributed = pytest.importorskip("distributed")
+    from odeval.bench import load_study, run_study
+
+    run_study(load_study(study), tmp_path / "local.duckdb", workers=1, progress="none")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cl:
+        summary = run_study(load_study(study), tmp_path / "dask.duckdb", scheduler=cl.scheduler_address,
+                            progress="none")
+    return tmp_path / "local.duckdb", tmp_path / "dask.duckdb", summary
+
+
 @pytest.fixture
 def npz_dataset():
     return make_npz

@@ -79,3 +79,27 @@ k = "30..40"
     skipped = json.loads(units[units.method == "LDOF"].iloc[0].skipped)
     assert skipped == {"1": "LDOF is defined for k ≥ 2",
                        "23..1000000000": "k ≥ N = 23 objects (k counts neighbours other than the query point)"}
+    # `study check` reported, for the variant, exactly what the runner recorded (the same words)
+    assert "small (N=23, kNN graph k=22):" in res.output
+    assert "LDOF {'variant': 'paper'} k=2..22 (21 values)" in res.output
+    assert "LDOF: skipped k=23..1000000000 (k ≥ N = 23 objects" in res.output
+    assert "LOF {'variant': 'paper'} k=none (0 values): nothing to compute" in res.output
+    from odeval.bench.config import study_k_plans
+
+    (variant,) = list(study_k_plans(study))
+    for m, plan in variant.plans:
+        unit = units[units.method == m.name].iloc[0]
+        assert json.loads(unit.skipped) == plan.skipped, m.name
+        assert sorted(runs[runs.method == m.name].k) == plan.ks, m.name
+
+
+def test_study_check_names_an_unreadable_variant(tmp_path, study_file):
+    from click.testing import CliRunner
+
+    from odeval.cli import main
+
+    (tmp_path / "broken.npz").write_bytes(b"not a zip file")
+    path = study_file(tmp_path / "s.toml", '[[datasets]]\npath = "broken.npz"\n\n[[methods]]\nname = "kNN"\n')
+    res = CliRunner().invoke(main, ["study", "check", str(path)])
+    assert res.exit_code == 0, res.output
+    assert "broken: cannot be read:" in res.output

@@ -68,8 +68,8 @@ def test_unit_ids_change_only_when_internal_is_requested(tmp_path):
 
 
 def test_bad_internal_entries_are_study_errors():
-    with pytest.raises(StudyError, match=r"unknown measure.*ireos"):
-        study_from_dict(_raw(internal=["em", "ireos"]), source="t")
+    with pytest.raises(StudyError, match=r"unknown measure.*bogus"):
+        study_from_dict(_raw(internal=["em", "bogus"]), source="t")
     with pytest.raises(StudyError, match="internal_options: unknown key 'bogus'"):
         study_from_dict(_raw(internal=["em"], internal_options={"bogus": 1}), source="t")
     with pytest.raises(StudyError, match="draws must be an integer"):

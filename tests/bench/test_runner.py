@@ -96,13 +96,11 @@ def test_same_results_with_two_worker_processes(toy_study, tmp_path):
 
 @pytest.mark.slow
 def test_dask_local_cluster_gives_the_same_store(toy_study, tmp_path):
-    distributed = pytest.importorskip("distributed")
-    run_study(load_study(toy_study), tmp_path / "local.duckdb", workers=1, progress="none")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cl:
-        summary = run_study(load_study(toy_study), tmp_path / "dask.duckdb", scheduler=cl.scheduler_address,
-                            progress="none")
+    from tests.bench.conftest import local_and_dask
+
+    local, dask, summary = local_and_dask(toy_study, tmp_path)
     assert summary.ok == 6
-    for a, b in zip(comparable(tmp_path / "local.duckdb"), comparable(tmp_path / "dask.duckdb"), strict=True):
+    for a, b in zip(comparable(local), comparable(dask), strict=True):
         pd.testing.assert_frame_equal(a, b)
 
 
@@ -114,3 +112,43 @@ def test_unit_error_names_where_it_was_raised(tmp_path, npz_dataset):
     res = run_unit(prepared, "uid", MethodSpec("LOF", {}, (2,)), "euclidean", MEASURES, False)
     assert res.status == "error" and res.ks == []
     assert res.error.startswith("AttributeError") and "raised in" in res.error
+
+
+def test_scoring_version_is_part_of_the_unit_id_and_outdated_units_are_recomputed(toy_study, tmp_path,
+                                                                                   monkeypatch):
+    """A method whose scoring definition changed (MethodInfo.scoring_version) gets new unit ids; the units an
+    older version computed are removed from the store and computed again, never mixed with the new ones."""
+    import dataclasses
+
+    from odeval.bench.runner import _file_sha256, scoring_version, unit_id
+    from odeval.detectors.ldof import LDOF
+
+    study = load_study(toy_study)
+    ref, ldof = study.datasets[0], study.methods[2]
+    assert ldof.name == "LDOF" and scoring_version(ldof) == 2
+    sha = _file_sha256(ref.path)
+    ids = {v: unit_id(sha, ref, ldof, study, v) for v in (1, 2, 3)}
+    assert len(set(ids.values())) == 3 and unit_id(sha, ref, ldof, study) == ids[2]
+    knn = study.methods[0]
+    assert scoring_version(knn) == 1  # version 1 keeps the ids of stores written before versions existed
+
+    store = tmp_path / "r.duckdb"
+    with monkeypatch.context() as mp:  # a store written by the older LDOF definition (workers=1: this process)
+        mp.setattr(LDOF, "info", dataclasses.replace(LDOF.info, scoring_version=1))
+        old = run_study(study, store, workers=1, progress="none")
+    assert old.ok == 6 and old.replaced == 0
+    with ResultStore(store, read_only=True) as rs:
+        old_units = rs.units()
+    old_ldof = set(old_units[old_units.method == "LDOF"].unit_id)
+    assert ids[1] in old_ldof
+
+    new = run_study(study, store, workers=1, progress="none")
+    assert new.replaced == 2 and new.already_done == 4 and new.ok == 2  # only LDOF, on both variants
+    with ResultStore(store, read_only=True) as rs:
+        units, runs, ranks = rs.units(), rs.runs(study_hash=study.study_hash), rs.outlier_ranks()
+        linked = rs.study_unit_ids(study.study_hash)
+    assert not old_ldof & (set(units.unit_id) | set(runs.unit_id) | set(ranks.unit_id) | linked)
+    assert ids[2] in set(units.unit_id) and len(units) == 6 and len(linked) == 6
+    assert len(runs[runs.method == "LDOF"]) == 2 * 7  # k = 2..8 per variant, once each
+    again = run_study(study, store, workers=1, progress="none")
+    assert again.replaced == 0 and again.already_done == 6

@@ -176,3 +176,41 @@ def test_a_store_in_use_and_ctrl_c(long_study, tmp_path):
     assert "Traceback" not in err
     done = _assert_consistent(store, n_k=40)
     assert 1 <= done < 80
+
+
+def _hold_store(store: Path, seconds: float) -> subprocess.Popen:
+    """Another process holding the store's lock for ``seconds`` (prints "ready" once it holds it)."""
+    env = dict(os.environ, PYTHONPATH=str(SRC))
+    code = ("import sys, time; from odeval.bench.store import ResultStore; s = ResultStore(sys.argv[1]); "
+            "print('ready', flush=True); time.sleep(float(sys.argv[2])); s.close()")
+    proc = subprocess.Popen([sys.executable, "-c", code, str(store), str(seconds)], env=env, stdout=subprocess.PIPE,
+                            text=True)
+    assert proc.stdout.readline().strip() == "ready"
+    return proc
+
+
+def test_study_run_wait_waits_for_the_store_or_fails_naming_the_lock(toy_study, tmp_path):
+    store = tmp_path / "r.duckdb"
+    runner = CliRunner()
+    holder = _hold_store(store, 4)
+    try:
+        t0 = time.monotonic()
+        res = runner.invoke(main, ["study", "run", str(toy_study), "--store", str(store), "-q", "--workers", "1",
+                                   "--wait", "120"])
+        waited = time.monotonic() - t0
+    finally:
+        holder.kill()
+        holder.wait()
+    assert res.exit_code == 0, res.output
+    assert f"results store {store} is in use by PID {holder.pid}; waiting up to 120 s for it" in res.output
+    assert "6 computed" in res.output and waited > 1
+
+    holder = _hold_store(store, 60)
+    try:
+        res = runner.invoke(main, ["study", "run", str(toy_study), "--store", str(store), "-q", "--wait", "1"])
+    finally:
+        holder.kill()
+        holder.wait()
+    assert res.exit_code == 1
+    last = res.output.strip().splitlines()[-1]
+    assert f"is in use by PID {holder.pid}" in last and last.endswith("(waited 1 s)") and "Traceback" not in res.output

@@ -84,3 +84,20 @@ def test_no_evaluable_candidate_is_a_clear_error():
     X = _data()
     with warnings.catch_warnings(), pytest.raises(ValueError, match="none of the 2 candidates can be evaluated by EM"):
         run_selector("em", np.zeros((2, X.shape[0])), ["ODIN-005", "FastABOD-010"], X=X)
+
+
+def test_emmv_all_k_uniform_blocks_change_nothing(monkeypatch):
+    """The uniform sample is queried and scored in blocks; every novelty method gives the same bits for any block."""
+    from odeval.detectors import novelty_methods
+    from odeval.measures.internal import emmv_algorithm
+
+    X = np.random.default_rng(7).normal(size=(50, 4))
+    whole = {m: emmv_all_k(m, X, [3, 7], n_generated=1500, seed=1) for m in novelty_methods()}
+    monkeypatch.setattr(emmv_algorithm, "UNIFORM_CHUNK", 400)
+    for m in novelty_methods():
+        blocks = emmv_all_k(m, X, [3, 7], n_generated=1500, seed=1)
+        for a, b in zip(whole[m], blocks, strict=True):
+            assert a.em_curve is not None
+            np.testing.assert_array_equal(a.em_curve.em, b.em_curve.em)
+            np.testing.assert_array_equal(a.mv_curve.mv, b.mv_curve.mv)
+            assert (a.em, a.mv) == (b.em, b.mv) or (np.isnan(a.em) and np.isnan(b.em))

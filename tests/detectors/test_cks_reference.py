@@ -4,8 +4,8 @@
 Fixtures: ``tests/fixtures/elki_cks/<name>.csv.gz`` (the tool's evaluation rows: method, k, the 8 measures)
 for one variant of each DAMI base dataset, k = 1..min(100, N−1), made by ``make_cks_fixtures.py`` there.
 Every (method, k) row is recomputed the way the study runner evaluates (``finite_for_ranking`` + ``evaluate``)
-and compared to 1e-9. The cells that the JVM's ``Math.exp`` decides (last-bit rounding of mathematically tied
-scores; STATUS.md in the fixture folder) are listed in ``KNOWN`` and must stay exactly those.
+and compared to 1e-9. The cells that the JVM's ``Math.exp`` decides (last-bit rounding of LDF scores;
+STATUS.md in the fixture folder) are listed in ``KNOWN`` and must stay exactly those.
 """
 
 from __future__ import annotations
@@ -30,14 +30,11 @@ ELKI_NAME = {"kNN": "KNN", "kNNW": "KNNW"}  # ELKI's row labels where they diffe
 MEASURES = ["roc_auc", "average_precision", "r_precision", "max_f1", "adjusted_roc_auc",
             "adjusted_average_precision", "adjusted_r_precision", "adjusted_max_f1"]
 BIG = {"annthyroid", "pendigits", "waveform", "wilt", "shuttle"}  # ≥ 1,000 objects: slow marker
-#: (dataset, ELKI method, k) cells that differ, all from the JVM's Math.exp rounding (see STATUS.md)
-KNOWN: set[tuple[str, str, int]] = {
-    (n, "KDEOS", 2) for n in ("parkinson", "hepatitis", "lymphography", "heartdisease", "glass", "wbc",
-                              "arrhythmia", "ionosphere", "wdbc", "pima", "shuttle", "waveform", "wilt",
-                              "annthyroid", "pendigits")
-} | {("arrhythmia", "LDF", 11)} | {
-    # Annthyroid LDF: differences of 2e-5..1.2e-4 in the measures, attributed to the pinned-at-1/c cause of
-    # STATUS.md but not verified object by object (the fixture was generated at the end of a session).
+#: (dataset, ELKI method, k) cells that differ: LDF scores whose last bit the JVM's ``java.lang.Math.exp``
+#: decides (HotSpot's intrinsic, neither glibc's exp nor fdlibm). Verified object by object with
+#: tests/fixtures/elki_cks/jvm_exp_check.py: fed the JVM's exp values, every object of these cells is ELKI's
+#: score bit for bit (STATUS.md there).
+KNOWN: set[tuple[str, str, int]] = {("arrhythmia", "LDF", 11)} | {
     ("annthyroid", "LDF", k) for k in (24, 44, 46, 48, 53, 55, 66, 69, 71, 72, 76)
 }
 

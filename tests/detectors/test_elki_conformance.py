@@ -72,16 +72,9 @@ NAN_AS: dict[str, float] = {"FastABOD": np.inf}
 #: Cases whose raw scores agree with ELKI to 1e-9 but whose *evaluation* differs, because last-bit rounding
 #: differences split or merge ELKI's exact ties (diagnosed in tests/fixtures/elki_detectors/STATUS.md). strict
 #: xfail: when an implementation reproduces ELKI's ties the case XPASSes and must be removed from this list.
-_KDEOS2 = "KDEOS k=2: scores are Φ(±1/√2) up to rounding; last-bit differences regroup ELKI's ties"
-KNOWN_TIE_DIFFERENCES: dict[tuple[str, str, int], str] = {
-    ("glass", "KDEOS", 2): _KDEOS2,
-    ("lattice", "KDEOS", 2): _KDEOS2,
-    ("lymphography_idf", "KDEOS", 2): _KDEOS2,
-    ("synthetic_dup", "KDEOS", 2): _KDEOS2,
-    ("wbc_v01", "KDEOS", 2): _KDEOS2,
-    ("synthetic_dup", "KDEOS", 3): "KDEOS k=3: last-bit differences regroup ELKI's ties",
-    ("lattice", "KDEOS", 3): "KDEOS k=3: last-bit differences (the JVM's Math.exp) regroup ELKI's ties",
-}
+#: (Empty since ELKI's own erfc split (odeval.detectors._erf) was reproduced: the KDEOS k = 2 and k = 3 cases
+#: listed here before all pass.)
+KNOWN_TIE_DIFFERENCES: dict[tuple[str, str, int], str] = {}
 
 DATASETS = sorted(p.stem for p in FIXTURES.glob("*.npz"))
 

@@ -128,6 +128,64 @@ def test_bad_input_is_one_clear_line(kwargs, match):
     assert "\n" not in str(exc.value)
 
 
+class _NaNScores:
+    name = "nan-scorer"
+
+    def fit(self, X):
+        return self
+
+    def score(self, X):
+        return np.full(len(X), np.nan)
+
+
+class _ShortScores(_NaNScores):
+    name = "short-scorer"
+
+    def score(self, X):
+        return np.zeros(3)
+
+
+@pytest.mark.parametrize(("detector", "match"), [
+    (_NaNScores(), r"nan-scorer: scores of the evaluated objects on features \[.*\] \(draw 1\): 30 of 30 scores "
+                   "are NaN"),
+    (_ShortScores(), r"short-scorer: scores of the evaluated objects .*expected 30 scores, got an array of shape"),
+])
+def test_bad_scores_of_a_detector_name_the_detector_and_draw(detector, match):
+    X = np.random.default_rng(0).normal(size=(30, 10))
+    with pytest.raises(ValueError, match=match) as exc:
+        emmv(detector, X, draws=2, features=2, **FAST)
+    assert "\n" not in str(exc.value)
+
+
+def test_non_refittable_and_bad_settings_are_one_line():
+    from sklearn.neighbors import LocalOutlierFactor
+
+    from odeval.measures.internal import emmv_all_k
+
+    X = np.random.default_rng(0).normal(size=(30, 10))
+    cases = [
+        (lambda: emmv(LocalOutlierFactor(), X, **FAST), r"novelty=False\) cannot score new points"),
+        (lambda: emmv("iforest", X, n_jobs=0, **FAST), r"n_jobs \(or -1: every core\)"),
+        (lambda: emmv_all_k("kNN", X, [3], features=11, **FAST), "exceeds the number of attributes"),
+        (lambda: emmv_all_k("kNN", X, [3], draws=0, **FAST), r"draws \(m\)"),
+        (lambda: emmv_all_k("kNN", np.c_[X, np.ones(30)], [3], **FAST), "constant"),
+        (lambda: emmv_all_k("kNN", np.where(X > 2, np.inf, X), [3], **FAST), "NaN or infinite"),
+    ]
+    for call, match in cases:
+        with pytest.raises(ValueError, match=match) as exc:
+            call()
+        assert "\n" not in str(exc.value)
+
+
+def test_pyod_detector_is_refitted_per_draw():
+    pyod_knn = pytest.importorskip("pyod.models.knn")
+    X = np.random.default_rng(0).normal(size=(60, 10))
+    a = emmv(pyod_knn.KNN(n_neighbors=5), X, draws=2, features=3, seed=1, **FAST)
+    b = emmv(pyod_knn.KNN(n_neighbors=5), X, draws=2, features=3, seed=1, **FAST)
+    assert np.isfinite(a.em) and np.isfinite(a.mv) and a.draws == 2
+    np.testing.assert_array_equal(a.em_draws, b.em_draws)
+
+
 def test_constant_feature_and_nan_in_training_data():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(30, 4))
@@ -190,8 +248,46 @@ def test_parallel_draws_give_identical_results():
 
     with parallel_config(backend="threading"):  # processes (the default) start slowly; same code path otherwise
         b = emmv("iforest", X, draws=2, features=3, n_generated=500, n_jobs=2)
+        c = emmv("iforest", X, draws=2, features=3, n_generated=500, n_jobs=-1)  # -1: one worker per core
+    for r in (b, c):
+        np.testing.assert_array_equal(a.em_draws, r.em_draws)
+        np.testing.assert_array_equal(a.mv_draws, r.mv_draws)
+
+
+def test_draws_run_sequentially_inside_a_callers_joblib_context():
+    """scikit-learn's IsolationForest.score_samples is threaded under a caller's joblib context (last-bit
+    differences in the scores); emmv's draws pin n_jobs=1 inside."""
+    from joblib import parallel_config
+    from joblib.parallel import get_active_backend
+
+    seen = []
+
+    class Recorder:
+        name = "recorder"
+
+        def fit(self, X):
+            seen.append(get_active_backend()[1])
+            return self
+
+        def score(self, X):
+            seen.append(get_active_backend()[1])
+            return -np.abs(X).sum(1)
+
+    with parallel_config(backend="threading", n_jobs=2):
+        emmv(Recorder(), np.random.default_rng(0).normal(size=(40, 3)), n_generated=500)
+    assert seen == [1, 1, 1]
+
+
+def test_process_workers_give_bit_identical_results():
+    """The default backend (joblib worker processes): 1 and 2 workers, same per-draw values to the bit."""
+    X = np.random.default_rng(5).normal(size=(80, 12))
+    a = emmv("iforest", X, draws=3, features=3, n_generated=2000, seed=2, n_jobs=1)
+    b = emmv("iforest", X, draws=3, features=3, n_generated=2000, seed=2, n_jobs=2)
     np.testing.assert_array_equal(a.em_draws, b.em_draws)
     np.testing.assert_array_equal(a.mv_draws, b.mv_draws)
+    assert a.em == b.em and a.mv == b.mv
+    assert set(a.cpu_seconds) == {"fit", "score_data", "uniform", "score_uniform", "criteria"}
+    assert all(v >= 0 for v in a.cpu_seconds.values())
 
 
 @pytest.mark.slow

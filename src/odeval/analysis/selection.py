@@ -34,7 +34,14 @@ import pandas as pd
 from scipy import stats as sps
 
 from odeval.analysis.stats import average_ranks, friedman_test, nemenyi_critical_difference, nemenyi_test
-from odeval.compare.selection import Selection, default_selectors, get_selector, run_selector
+from odeval.compare.selection import (
+    DEFAULT_CANDIDATES,
+    Selection,
+    default_selectors,
+    get_selector,
+    paper_candidates,
+    run_selectors,
+)
 from odeval.measures import evaluate_many, finite_for_ranking
 
 __all__ = [
@@ -43,16 +50,19 @@ __all__ = [
     "CandidateSet",
     "SelectionAudit",
     "audit_selection",
+    "audit_store",
     "audit_variant",
     "candidates_from_store",
     "evaluate_selections",
     "format_audit",
     "friedman_line",
     "paper_candidates",
+    "pick_rows",
     "selection_friedman",
     "selection_summary",
     "selection_tests",
     "selection_verdicts",
+    "stored_picks",
     "stored_variants",
 ]
 
@@ -60,8 +70,6 @@ __all__ = [
 AUDIT_MEASURES: tuple[str, ...] = ("roc_auc", "average_precision", "adjusted_average_precision")
 #: Selectors every other selector is tested against (one-sided Wilcoxon signed-rank).
 BASELINES: tuple[str, ...] = ("random", "default-knn10", "default-lof20")
-#: Candidates of the fixed-default selectors, read from the store even when not among the candidates.
-DEFAULT_CANDIDATES: tuple[tuple[str, int], ...] = (("kNN", 10), ("LOF", 20))
 
 
 @dataclass(frozen=True)
@@ -99,39 +107,6 @@ class CandidateSet:
             raise ValueError(f"{self.dataset}: {len(self.names)} names for {S.shape[0]} candidates")
         if np.asarray(self.labels).shape != (S.shape[1],):
             raise ValueError(f"{self.dataset}: {np.asarray(self.labels).shape} labels for {S.shape[1]} objects")
-
-
-def paper_candidates(quality: Any, n: int = 10) -> np.ndarray:
-    """The ``n`` candidates of Marques et al. (2020, §4.2): the best and the worst by ``quality`` (ROC AUC),
-    the others as evenly spaced in quality as possible.
-
-    Targets t_0 = min, t_1 = max, then the n − 2 interior points of ``linspace(min, max, n)``; each target
-    takes the not yet chosen candidate closest in quality (ties: the lower index). NaN qualities are never
-    chosen.
-
-    Returns
-    -------
-    ndarray of int64
-        Chosen row indices, sorted ascending (all finite rows when there are at most ``n``).
-    """
-    q = np.asarray(quality, dtype=np.float64)
-    if n < 1:
-        raise ValueError(f"the number of candidates must be >= 1, got {n}")
-    finite = np.flatnonzero(np.isfinite(q))
-    if finite.size <= n:
-        return finite.astype(np.int64)
-    lo, hi = q[finite].min(), q[finite].max()
-    grid = np.linspace(lo, hi, n)
-    targets = [grid[0], grid[-1], *grid[1:-1]] if n > 1 else [hi]
-    free = np.zeros(q.size, dtype=bool)
-    free[finite] = True
-    chosen = []
-    for t in targets:
-        idx = np.flatnonzero(free)
-        j = int(idx[np.argmin(np.abs(q[idx] - t))])
-        chosen.append(j)
-        free[j] = False
-    return np.sort(np.array(chosen, dtype=np.int64))
 
 
 # ------------------------------------------------------------------------------------------------ store glue
@@ -189,6 +164,92 @@ def candidates_from_store(store: str | Path, dataset: str, *, candidates: str | 
                         {names[i]: S[i] for i in range(R, S.shape[0])}, X)
 
 
+def stored_picks(store: str | Path, *, candidates: str | int = "all", seed: int = 0,
+                 study_hash: str | None = None, measures: Sequence[str] = AUDIT_MEASURES
+                 ) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, tuple[str, ...]]]:
+    """The picks a study's per-variant step stored (``[selection]``, :mod:`odeval.bench.variant_step`), judged
+    as :func:`evaluate_selections` judges picks computed now.
+
+    Only finished 'selection' tasks with these ``candidates`` and ``seed`` (of ``study_hash`` when given) are
+    read; when several tasks of a variant ran a selector, the most recent one is used. When a variant also has
+    IREOS values of the same candidates (``internal = ["ireos"]``) and its selection task did not run the
+    ``ireos`` selector, the ``ireos`` pick is the candidate with the largest stored adjusted index (the raw index
+    without adjustment), so IREOS joins the audit without being computed twice.
+
+    Returns
+    -------
+    picks, candidates : DataFrame
+        As :func:`evaluate_selections`, over all stored variants (empty frames when none is stored).
+    selectors : dict
+        Variant → the selectors stored for it.
+    """
+    import json
+
+    from odeval.bench.store import ResultStore
+
+    with ResultStore(store, read_only=True) as rs:
+        tasks = rs.variant_tasks(study_hash=study_hash, kind="selection", status="ok")
+        if len(tasks):
+            opts = [json.loads(o) for o in tasks["options"]]
+            keep = (tasks["candidates"].astype(str) == str(candidates)).to_numpy() & \
+                np.array([int(o.get("seed", 0)) == int(seed) for o in opts], dtype=bool)
+            tasks = tasks[keep].sort_values("finished", kind="stable")
+        ids = list(tasks["task_id"]) if len(tasks) else []
+        cands = rs.variant_table("variant_candidates", task_ids=ids) if ids else pd.DataFrame()
+        picks = rs.variant_table("selection_picks", task_ids=ids) if ids else pd.DataFrame()
+        facts = {d: rs.variant_facts(d) for d in (tasks["dataset"].unique() if ids else [])}
+        itasks = rs.variant_tasks(study_hash=study_hash, kind="ireos", status="ok") if ids else pd.DataFrame()
+        itasks = itasks[itasks["candidates"].astype(str) == str(candidates)] if len(itasks) else itasks
+        ivalues = rs.variant_table("variant_values", task_ids=list(itasks["task_id"])) if len(itasks) else None
+        inames = (rs.variant_table("variant_candidates", task_ids=list(itasks["task_id"])).groupby("task_id")["name"]
+                  .agg(tuple).to_dict() if len(itasks) else {})
+    all_picks, all_cands, chosen = [], [], {}
+    for dataset, group in (tasks.groupby("dataset", sort=True) if ids else []):
+        order = list(group["task_id"])  # oldest first: later tasks override a selector
+        latest = order[-1]
+        sub = picks[picks["task_id"].isin(order)].copy()
+        sub["_age"] = sub["task_id"].map({t: i for i, t in enumerate(order)})
+        sub = sub.sort_values("_age", kind="stable").drop_duplicates("selector", keep="last")
+        c = cands[cands["task_id"] == latest].sort_values("candidate")
+        quality = {m: c[m].to_numpy(np.float64) for m in measures}
+        judged = []
+        for row in sub.itertuples(index=False):
+            value = None if row.choice == "" else {m: float(getattr(row, m)) for m in measures}
+            judged.append((row.selector, row.selector_kind,
+                           "expected (random)" if row.selector_kind == "expected" else row.choice,
+                           value, row.note or ""))
+        if "ireos" not in set(sub["selector"]) and ivalues is not None:
+            pick = _stored_ireos_pick(ivalues, itasks[itasks["dataset"] == dataset], c, inames)
+            if pick is not None:
+                judged.append(("ireos", "pick", pick[0], {m: float(pick[1][m]) for m in measures}, pick[2]))
+        base = facts.get(dataset, {}).get("base_dataset") or dataset
+        all_picks.append(pick_rows(str(dataset), str(base), quality, judged, measures))
+        all_cands.append(pd.DataFrame({"dataset": dataset, "candidate": list(c["name"]),
+                                       **{m: quality[m] for m in measures}}))
+        chosen[str(dataset)] = tuple(j[0] for j in judged)
+    if not all_picks:
+        return pd.DataFrame(), pd.DataFrame(), {}
+    return pd.concat(all_picks, ignore_index=True), pd.concat(all_cands, ignore_index=True), chosen
+
+
+def _stored_ireos_pick(values: pd.DataFrame, tasks: pd.DataFrame, cands: pd.DataFrame,
+                       names: Mapping[str, tuple[str, ...]]) -> tuple[str, pd.Series, str] | None:
+    """(choice, candidate row, note) of the largest stored IREOS of the variant's latest IREOS task whose
+    candidates are ``cands`` (the same names in the same order); None when there is none."""
+    for task_id in reversed(list(tasks.sort_values("finished", kind="stable")["task_id"])):
+        if tuple(names.get(task_id, ())) != tuple(cands.sort_values("candidate")["name"]):
+            continue
+        v = values[values["task_id"] == task_id]
+        measure = "ireos_adjusted" if (v["measure"] == "ireos_adjusted").any() else "ireos"
+        v = v[v["measure"] == measure].sort_values("candidate")
+        if len(v) != len(cands) or not np.isfinite(v["value"].to_numpy(float)).any():
+            continue
+        best = int(v["candidate"].iloc[int(np.nanargmax(v["value"].to_numpy(float)))])
+        row = cands.set_index("candidate").loc[best]
+        return str(row["name"]), row, f"from the study's stored {measure} (internal = ['ireos'])"
+    return None
+
+
 def _load_data(dataset: str, provenance: str | None, n: int) -> np.ndarray:
     """X of a stored variant, from the file named in its provenance (``source``, ``sha256``)."""
     import hashlib
@@ -236,37 +297,50 @@ def evaluate_selections(cset: CandidateSet, selections: Mapping[str, Selection],
     quality = evaluate_many(cset.labels, S)
     cand = pd.DataFrame({"dataset": cset.dataset, "candidate": list(cset.names),
                          **{m: quality[m] for m in measures}})
-    rows = []
+    judged = []
     for name, sel in selections.items():
         info = get_selector(name)
-        vec = None
-        choice, note = "", sel.note
+        value: dict[str, float] | None = None
+        choice = ""
         if info.kind == "expected":
             choice = "expected (random)"
         elif sel.index is not None:
             choice = cset.names[sel.index]
+            value = {m: float(quality[m][sel.index]) for m in measures}
         elif sel.scores is not None:
-            vec = finite_for_ranking(sel.scores)
+            own = evaluate_many(cset.labels, finite_for_ranking(sel.scores)[None, :])
             choice = sel.note.split(":")[0] if sel.note.startswith("reference") else f"ensemble of {len(sel.members)}"
-        own = evaluate_many(cset.labels, vec[None, :]) if vec is not None else None
+            value = {m: float(own[m][0]) for m in measures}
+        judged.append((name, info.kind, choice, value, sel.note))
+    return pick_rows(cset.dataset, cset.base_dataset, quality, judged, measures), cand
+
+
+def pick_rows(dataset: str, base_dataset: str, quality: Mapping[str, np.ndarray],
+              judged: Sequence[tuple[str, str, str, Mapping[str, float] | None, str]],
+              measures: Sequence[str] = AUDIT_MEASURES) -> pd.DataFrame:
+    """The ``picks`` frame of :func:`evaluate_selections` from judged picks of one variant.
+
+    ``quality``: measure → (R,) quality of the candidates; ``judged``: (selector, kind, choice, the pick's
+    quality per measure or None when it could not choose, note). A selector of kind ``expected`` (random) gets
+    the mean over the candidates and percentile 50 whatever it picked.
+    """
+    rows = []
+    for name, kind, choice, value, note in judged:
         for m in measures:
-            q = quality[m]
-            if info.kind == "expected":
+            q = np.asarray(quality[m], dtype=np.float64)
+            if kind == "expected":
                 v, pct = float(q.mean()), 50.0  # the mean mid-rank percentile is exactly 50
-            elif sel.index is not None:
-                v = float(q[sel.index])
-                pct = _percentile(q, v)
-            elif own is not None:
-                v = float(own[m][0])
+            elif value is not None and np.isfinite(value[m]):
+                v = float(value[m])
                 pct = _percentile(q, v)
             else:
                 v, pct = math.nan, math.nan
-            rows.append({"dataset": cset.dataset, "base_dataset": cset.base_dataset or cset.dataset,
-                         "n_candidates": int(S.shape[0]), "selector": name, "choice": choice, "measure": m,
+            rows.append({"dataset": dataset, "base_dataset": base_dataset or dataset,
+                         "n_candidates": int(q.size), "selector": name, "choice": choice, "measure": m,
                          "value": v, "cand_min": float(q.min()), "cand_mean": float(q.mean()),
                          "cand_max": float(q.max()), "percentile": pct,
                          "is_best": bool(np.isfinite(v) and v >= q.max() - 1e-12), "note": note})
-    return pd.DataFrame(rows), cand
+    return pd.DataFrame(rows)
 
 
 def audit_variant(cset: CandidateSet, selectors: Sequence[str] | None = None, *, seed: int = 0,
@@ -277,22 +351,8 @@ def audit_variant(cset: CandidateSet, selectors: Sequence[str] | None = None, *,
     on that reference scoring, with a note.
     """
     names = list(selectors) if selectors is not None else list(default_selectors())
-    selections: dict[str, Selection] = {}
-    for name in names:
-        info = get_selector(name)
-        try:
-            sel = run_selector(info.name, cset.scores, cset.names, X=cset.X if info.needs_data else None, seed=seed)
-        except ValueError as exc:  # e.g. em/mv with no novelty-capable candidate: NaN with the reason, not an abort
-            selections[info.name] = Selection(info.name, None, note=f"could not choose: {exc}")
-            continue
-        if sel.index is None and sel.scores is None:
-            for ref_name, vec in cset.references.items():
-                alt = run_selector(info.name, vec[None, :], [ref_name], seed=seed)
-                if alt.index == 0:
-                    sel = Selection(sel.selector, None, scores=vec, members=(),
-                                    note=f"reference {ref_name}: not among the candidates, judged on its stored scores")
-                    break
-        selections[info.name] = sel
+    selections = run_selectors(cset.scores, cset.names, names, X=cset.X, seed=seed,
+                               references=dict(cset.references))
     return evaluate_selections(cset, selections, measures)
 
 
@@ -457,7 +517,8 @@ def _clean(v: Any) -> Any:
 def audit_selection(candidate_sets: Iterable[CandidateSet | tuple[str, Callable[[], CandidateSet]]],
                     selectors: Sequence[str] | None = None, *, measure: str = "roc_auc", seed: int = 0,
                     blocks: str = "dataset", alpha: float = 0.05, candidates_mode: str = "all",
-                    progress: Callable[[str], None] | None = None) -> SelectionAudit:
+                    progress: Callable[[str], None] | None = None,
+                    stored: tuple[pd.DataFrame, pd.DataFrame] | None = None) -> SelectionAudit:
     """The whole meta-evaluation over many variants.
 
     Parameters
@@ -468,11 +529,16 @@ def audit_selection(candidate_sets: Iterable[CandidateSet | tuple[str, Callable[
     selectors : names (default: :func:`odeval.compare.selection.default_selectors`, all but em / mv).
     measure : the measure of the summary, tests and verdicts (all of :data:`AUDIT_MEASURES` are in ``picks``).
     progress : called with the variant name after each variant.
+    stored : (picks, candidates) frames already judged (e.g. :func:`stored_picks`), audited together with the
+        candidate sets (which should then be the variants or selectors missing from them).
     """
     names = tuple(get_selector(s).name for s in (selectors or default_selectors()))
     if measure not in AUDIT_MEASURES:
         raise ValueError(f"unknown audit measure {measure!r}; use one of {', '.join(AUDIT_MEASURES)}")
     all_picks, all_cands, failed = [], [], []
+    if stored is not None and len(stored[0]):
+        all_picks.append(stored[0][stored[0]["selector"].isin(names)])
+        all_cands.append(stored[1])
     for item in candidate_sets:
         if isinstance(item, CandidateSet):
             cset = item
@@ -493,13 +559,93 @@ def audit_selection(candidate_sets: Iterable[CandidateSet | tuple[str, Callable[
     if not all_picks:
         raise ValueError("no candidate set to audit" + (f": {failed[0][0]}: {failed[0][1]}" if failed else ""))
     picks = pd.concat(all_picks, ignore_index=True)
-    cands = pd.concat(all_cands, ignore_index=True)
+    cands = pd.concat(all_cands, ignore_index=True).drop_duplicates(["dataset", "candidate"], ignore_index=True)
     summary = selection_summary(picks, measure)
     tests = selection_tests(picks, measure)
     friedman = selection_friedman(picks, measure, blocks=blocks, alpha=alpha)
     verdicts = selection_verdicts(summary, tests, measure, alpha)
     return SelectionAudit(picks, cands, measure, summary, tests, friedman, verdicts, names, str(candidates_mode),
                           seed, failed)
+
+
+def audit_store(store: str | Path, selectors: Sequence[str] | None = None, *, candidates: str | int = "all",
+                measure: str = "roc_auc", seed: int = 0, blocks: str = "dataset", alpha: float = 0.05,
+                datasets: Sequence[str] | None = None, compute_missing: bool = False, study_hash: str | None = None,
+                progress: Callable[[str], None] | None = None) -> tuple[SelectionAudit, str, list[str]]:
+    """The meta-evaluation of a results store: from the picks its studies stored (``[selection]``) when there
+    are any, else computed now from the kept score vectors.
+
+    With stored picks, ``selectors`` defaults to the stored ones; a requested selector stored for no variant is
+    an error unless ``compute_missing``, which computes the missing (variant, selector) pairs from the kept
+    score vectors (and the variants with kept scores but no stored picks). Variants missing some selector
+    without ``compute_missing`` are reported in the messages.
+
+    Returns
+    -------
+    audit : SelectionAudit
+    source : "stored", "computed" or "stored+computed"
+    messages : list of str
+        What was not stored and not computed.
+    """
+    mode = str(candidates)
+    picks, cands, have = stored_picks(store, candidates=mode, seed=seed, study_hash=study_hash)
+    if datasets is not None and have:
+        keep = set(datasets)
+        picks, cands = picks[picks["dataset"].isin(keep)], cands[cands["dataset"].isin(keep)]
+        have = {d: s for d, s in have.items() if d in keep}
+    if not have:  # nothing stored: compute everything from the kept scores (needs keep_scores = true)
+        every = stored_variants(store)
+        unknown = sorted(set(datasets or ()) - set(every))
+        if unknown:
+            raise ValueError(f"{store}: no kept scores of variant(s) {', '.join(unknown)}")
+        names = [n for n in every if datasets is None or n in set(datasets)]
+        wanted = tuple(selectors) if selectors else default_selectors()
+        with_data = any(get_selector(s).needs_data for s in wanted)
+        loaders = [(n, lambda n=n: candidates_from_store(store, n, candidates=candidates, measure="roc_auc",
+                                                         with_data=with_data)) for n in names]
+        audit = audit_selection(loaders, wanted, measure=measure, seed=seed, blocks=blocks, alpha=alpha,
+                                candidates_mode=mode, progress=progress)
+        return audit, "computed", []
+    stored_sel = tuple(dict.fromkeys(s for sels in have.values() for s in sels))
+    wanted = tuple(get_selector(s).name for s in selectors) if selectors else stored_sel
+    messages: list[str] = []
+    missing = {d: tuple(s for s in wanted if s not in sels) for d, sels in have.items()}
+    missing = {d: m for d, m in missing.items() if m}
+    absent = [s for s in wanted if s not in stored_sel]
+    source = "stored"
+    if compute_missing:
+        from odeval.bench.ensembles import NoStoredScoresError
+
+        try:
+            extra_variants = [n for n in stored_variants(store) if n not in have
+                              and (datasets is None or n in set(datasets))]
+        except NoStoredScoresError:
+            extra_variants = []
+        missing.update({n: wanted for n in extra_variants})
+        more_p, more_c = [picks], [cands]
+        for d, sels in missing.items():
+            try:
+                cset = candidates_from_store(store, d, candidates=candidates, measure="roc_auc",
+                                             with_data=any(get_selector(s).needs_data for s in sels))
+            except ValueError as exc:
+                messages.append(f"{d}: {', '.join(sels)} not stored and not computable: {exc}")
+                continue
+            p, c = audit_variant(cset, sels, seed=seed)
+            more_p.append(p)
+            more_c.append(c)
+            source = "stored+computed"
+            if progress is not None:
+                progress(d)
+        picks, cands = pd.concat(more_p, ignore_index=True), pd.concat(more_c, ignore_index=True)
+    elif absent:
+        raise ValueError(f"{store}: selector(s) {', '.join(absent)} not stored for candidates {mode}, seed {seed} "
+                         f"(stored: {', '.join(stored_sel)}): add them to the study's [selection] and run it again, "
+                         "or use --compute-missing (needs kept score vectors)")
+    else:
+        messages += [f"{d}: {', '.join(m)} not stored (--compute-missing computes them)" for d, m in missing.items()]
+    audit = audit_selection([], wanted, measure=measure, seed=seed, blocks=blocks, alpha=alpha,
+                            candidates_mode=mode, stored=(picks, cands))
+    return audit, source, messages
 
 
 def friedman_line(fr: Mapping[str, Any]) -> str:

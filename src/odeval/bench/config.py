@@ -33,6 +33,17 @@ Optional label-free (internal) measures, computed per unit for every computed k 
     draws = 10                  # n_generated = 100000, seed = the study's seed
     n_generated = 2000
 
+Per-variant label-free work over *all* candidates (every method × k of the study on that variant, or the ten
+candidates of Marques et al. 2020 §4.2), run by :mod:`odeval.bench.variant_step` once per variant::
+
+    internal = ["ireos"]        # IREOS of every candidate with one gamma_max per variant (options below)
+    [internal_options]          # IREOS keys: mcl = 1 | "sqrt5" | n, knn = 250 | "exact", adjust = true,
+    knn = 250                   # quadrature = "adaptive" | "fixed", n_gamma, tol, C, gamma_max,
+                                # candidates = "all" | 10
+    [selection]                 # the label-free selectors of odeval.compare.selection, their picks stored
+    selectors = ["mc-spearman", "hits", "ensemble", "random", "default-knn10"]   # default: the default set
+    candidates = "all"          # or 10
+
 :func:`load_study` checks every entry and raises one :class:`StudyError` listing *all* problems found
 (unknown method, bad parameter, missing dataset, bad k range), so a study never fails half-way for a typo.
 """
@@ -43,21 +54,51 @@ import glob as _glob
 import hashlib
 import json
 import tomllib
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from odeval._krange import KRange, parse_k_range
 from odeval.data.catalogue import Variant
 
-__all__ = ["INTERNAL_MEASURES", "MethodSpec", "Study", "StudyError", "emmv_not_applicable", "load_study",
-           "method_k_plans", "parse_k_range", "study_from_dict"]
+if TYPE_CHECKING:
+    from odeval.detectors.scoring import KPlan
+
+__all__ = ["INTERNAL_MEASURES", "MethodSpec", "Study", "StudyError", "VariantStep", "emmv_not_applicable",
+           "load_study", "method_k_plans", "parse_k_range", "study_from_dict", "study_k_plans", "variant_k_plans"]
 
 
-
-INTERNAL_MEASURES = ("em", "mv")
-"""Label-free measures a study can request with ``internal = [...]`` (IREOS is not available per study yet)."""
+INTERNAL_MEASURES = ("em", "mv", "ireos")
+"""Label-free measures a study can request with ``internal = [...]``: EM/MV per unit and k, IREOS per variant
+(one gamma_max over all candidates of the variant, :mod:`odeval.bench.variant_step`)."""
+UNIT_MEASURES = ("em", "mv")
+"""The internal measures computed per unit (the others are per variant)."""
 INTERNAL_OPTIONS = ("draws", "features", "max_dim", "n_generated", "seed")
+IREOS_OPTIONS: dict[str, Any] = {"mcl": 1, "knn": 250, "adjust": True, "quadrature": "adaptive", "n_gamma": 100,
+                                 "tol": 1e-3, "C": 100.0, "gamma_max": None, "candidates": "all"}
+"""IREOS keys of ``[internal_options]`` with their defaults (:func:`odeval.measures.internal.ireos`; ``knn``:
+the kNN-subset approximation of Marques et al. 2020 §3.5.3, "exact" for none; exact anyway when N <= knn + 1)."""
+SELECTION_KEYS = ("selectors", "candidates")
+
+
+@dataclass(frozen=True)
+class VariantStep:
+    """What a study computes once per dataset variant over all its candidates (:mod:`odeval.bench.variant_step`).
+
+    ``ireos``: the IREOS options (keys of :data:`IREOS_OPTIONS`, ``candidates`` included) or None;
+    ``selectors``: the label-free selectors to run (:mod:`odeval.compare.selection`) or None;
+    ``selection_candidates``: "all" or the number of paper candidates; ``seed``: the study's seed.
+    """
+
+    ireos: dict[str, Any] | None = None
+    selectors: tuple[str, ...] | None = None
+    selection_candidates: str = "all"
+    seed: int = 0
+
+    def key(self) -> dict[str, Any]:
+        return {"ireos": self.ireos, "selectors": list(self.selectors) if self.selectors is not None else None,
+                "selection_candidates": self.selection_candidates, "seed": self.seed}
 
 
 class StudyError(ValueError):
@@ -98,6 +139,7 @@ class Study:
     definition: dict[str, Any]
     internal: tuple[str, ...] = ()
     internal_options: dict[str, int] = field(default_factory=dict)
+    variant_step: VariantStep | None = None
 
     @property
     def internal_key(self) -> dict[str, Any] | None:
@@ -110,7 +152,9 @@ class Study:
     @property
     def study_hash(self) -> str:
         """SHA-256 (16 hex digits) of the normalised definition: same study, same hash."""
-        extra = {"internal": self.internal_key} if self.internal else {}
+        extra: dict[str, Any] = {"internal": self.internal_key} if self.internal else {}
+        if self.variant_step is not None:  # absent: the hash of studies without a per-variant step is unchanged
+            extra["variant_step"] = self.variant_step.key()
         payload = json.dumps(
             {
                 **extra,
@@ -143,6 +187,44 @@ def method_k_plans(study: Study) -> list[tuple[MethodSpec, KRange, dict[str, str
         skipped = plan_ks(det, rng.capped(det.info.min_k) or rng, rng.max + 1).skipped
         out.append((m, rng.above(det.info.min_k), skipped))
     return out
+
+
+def variant_k_plans(methods: Sequence[MethodSpec], n_objects: int) -> tuple[int, list[tuple[MethodSpec, KPlan]]]:
+    """What the runner does on a dataset variant of ``n_objects`` objects: the k of the kNN graph it builds and,
+    per method, the :class:`~odeval.detectors.scoring.KPlan` (k that will run; skipped k with the reason the
+    runner records in ``units.skipped``) — :func:`odeval.detectors.scoring.plan_ks`, the one owner of these rules.
+    (Only k whose scores turn out NaN can still be skipped at run time.)"""
+    from odeval.detectors import get_detector
+    from odeval.detectors.scoring import plan_ks, required_graph_k
+
+    dets = [(m, get_detector(m.name, **m.params)) for m in methods]
+    graph_k = max(required_graph_k(det, m.ks, n_objects) for m, det in dets)
+    return graph_k, [(m, plan_ks(det, m.ks, n_objects, graph_k)) for m, det in dets]
+
+
+@dataclass
+class VariantKPlan:
+    """:func:`variant_k_plans` for one dataset variant of a study (``error``: why its file cannot be read)."""
+
+    ref: Variant
+    n_objects: int | None
+    graph_k: int | None = None
+    plans: list[tuple[MethodSpec, KPlan]] = field(default_factory=list)
+    error: str | None = None
+
+
+def study_k_plans(study: Study) -> Iterator[VariantKPlan]:
+    """Per dataset variant of ``study``: its N (the file is read) and the k each method will run and skip."""
+    from odeval.data import load_dataset
+
+    for ref in study.datasets:
+        try:
+            n = int(load_dataset(ref.path).X.shape[0])
+        except (OSError, ValueError) as exc:
+            yield VariantKPlan(ref, None, error=str(exc).splitlines()[0])
+            continue
+        graph_k, plans = variant_k_plans(study.methods, n)
+        yield VariantKPlan(ref, n, graph_k, plans)
 
 
 def emmv_not_applicable(method: MethodSpec) -> str | None:
@@ -178,7 +260,7 @@ def study_from_dict(raw: dict[str, Any], *, base_dir: str | Path = ".", source: 
 
     problems: list[str] = []
     base_dir = Path(base_dir)
-    unknown_top = set(raw) - {"study", "datasets", "methods", "internal", "internal_options"}
+    unknown_top = set(raw) - {"study", "datasets", "methods", "internal", "internal_options", "selection"}
     if unknown_top:
         problems.append(f"unknown top-level key(s) {sorted(unknown_top)}; expected [study], [[datasets]], [[methods]]")
     meta = raw.get("study", {})
@@ -186,7 +268,7 @@ def study_from_dict(raw: dict[str, Any], *, base_dir: str | Path = ".", source: 
         problems.append("[study] must be a table")
         meta = {}
     known_meta = {"name", "k", "metric", "measures", "keep_scores", "seed", "data_dir", "internal",
-                  "internal_options"}
+                  "internal_options", "selection"}
     if set(meta) - known_meta:
         problems.append(f"[study]: unknown key(s) {sorted(set(meta) - known_meta)}; known: {sorted(known_meta)}")
 
@@ -222,7 +304,8 @@ def study_from_dict(raw: dict[str, Any], *, base_dir: str | Path = ".", source: 
         problems.append(f"[study].seed must be an integer, got {seed!r}")
         seed = 0
 
-    internal, internal_options = _parse_internal(raw, meta, seed, problems)
+    internal, internal_options, ireos_options = _parse_internal(raw, meta, seed, problems)
+    variant_step = _parse_variant_step(raw, meta, seed, ireos_options, problems)
 
     # --- methods ------------------------------------------------------------------------------
     methods: list[MethodSpec] = []
@@ -311,34 +394,50 @@ def study_from_dict(raw: dict[str, Any], *, base_dir: str | Path = ".", source: 
         definition=raw,
         internal=internal,
         internal_options=internal_options,
+        variant_step=variant_step,
     )
 
 
-def _parse_internal(raw: dict[str, Any], meta: dict[str, Any], seed: int,
-                    problems: list[str]) -> tuple[tuple[str, ...], dict[str, int]]:
-    """``internal`` and ``internal_options`` (top level or in [study]); problems are appended, not raised."""
-    for key in ("internal", "internal_options"):
+def _parse_internal(raw: dict[str, Any], meta: dict[str, Any], seed: int, problems: list[str]
+                    ) -> tuple[tuple[str, ...], dict[str, int], dict[str, Any] | None]:
+    """``internal`` and ``internal_options`` (top level or in [study]): the per-unit measures (EM/MV) with their
+    options, and the IREOS options (None without IREOS). Problems are appended, not raised."""
+    for key in ("internal", "internal_options", "selection"):
         if key in raw and key in meta:
             problems.append(f"{key} is given both at the top level and in [study]; give it once")
     names = raw.get("internal", meta.get("internal", []))
     opts = raw.get("internal_options", meta.get("internal_options", {}))
-    internal: tuple[str, ...] = ()
+    wanted: set[str] = set()
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
         problems.append(f"internal must be a list of names from {list(INTERNAL_MEASURES)}, got {names!r}")
     else:
         bad = [n for n in names if n.lower() not in INTERNAL_MEASURES]
         if bad:
             problems.append(f"internal: unknown measure(s) {bad}; known: {list(INTERNAL_MEASURES)}")
-        internal = tuple(m for m in INTERNAL_MEASURES if m in {n.lower() for n in names})
+        wanted = {n.lower() for n in names}
+    internal = tuple(m for m in UNIT_MEASURES if m in wanted)
     options: dict[str, int] = {}
+    ireos_opts: dict[str, Any] = {}
     if not isinstance(opts, dict):
         problems.append(f"internal_options must be a table, got {opts!r}")
         opts = {}
-    if opts and not internal:
+    if opts and not wanted:
         problems.append("internal_options given without internal = [...]")
     for key, value in opts.items():
-        if key not in INTERNAL_OPTIONS:
-            problems.append(f"internal_options: unknown key {key!r}; known: {list(INTERNAL_OPTIONS)}")
+        if key in IREOS_OPTIONS:
+            if "ireos" not in wanted:
+                problems.append(f"internal_options.{key} is an IREOS option but internal does not ask for 'ireos'")
+            else:
+                why = _check_ireos_option(key, value)
+                if why:
+                    problems.append(f"internal_options.{key} {why}, got {value!r}")
+                else:
+                    ireos_opts[key] = value
+        elif key not in INTERNAL_OPTIONS:
+            problems.append(f"internal_options: unknown key {key!r}; known: {list(INTERNAL_OPTIONS)} (EM/MV), "
+                            f"{list(IREOS_OPTIONS)} (IREOS)")
+        elif key != "seed" and not internal:
+            problems.append(f"internal_options.{key} is an EM/MV option but internal asks for neither 'em' nor 'mv'")
         elif isinstance(value, bool) or not isinstance(value, int) or (key != "seed" and value < 1):
             problems.append(f"internal_options.{key} must be an integer{'' if key == 'seed' else ' ≥ 1'}, "
                             f"got {value!r}")
@@ -346,7 +445,75 @@ def _parse_internal(raw: dict[str, Any], meta: dict[str, Any], seed: int,
             options[key] = value
     if internal:
         options.setdefault("seed", seed)
-    return internal, options
+    if "ireos" not in wanted:
+        return internal, options if internal else {}, None
+    ireos = dict(IREOS_OPTIONS) | ireos_opts
+    ireos["seed"] = opts.get("seed", seed) if isinstance(opts.get("seed", seed), int) else seed
+    ireos["candidates"] = str(ireos["candidates"])
+    if ireos["knn"] == "exact":
+        ireos["knn"] = None
+    return internal, options if internal else {}, ireos
+
+
+def _check_ireos_option(key: str, value: Any) -> str | None:
+    """Why an IREOS option value is bad (None when it is fine)."""
+    def positive_int(v: Any) -> bool:
+        return isinstance(v, int) and not isinstance(v, bool) and v >= 1
+
+    if key == "mcl":
+        return None if positive_int(value) or value == "sqrt5" else "must be 1, a larger integer or 'sqrt5'"
+    if key == "knn":
+        return None if positive_int(value) or value == "exact" else "must be a positive integer or 'exact'"
+    if key == "adjust":
+        return None if isinstance(value, bool) else "must be true or false"
+    if key == "quadrature":
+        return None if value in ("adaptive", "fixed") else "must be 'adaptive' or 'fixed'"
+    if key == "n_gamma":
+        return None if positive_int(value) and value >= 2 else "must be an integer ≥ 2"
+    if key in ("tol", "C", "gamma_max"):
+        ok = isinstance(value, int | float) and not isinstance(value, bool) and value > 0
+        return None if ok else "must be a positive number"
+    if key == "candidates":
+        return None if value == "all" or positive_int(value) else "must be 'all' or a positive integer"
+    return "is unknown"  # pragma: no cover - keys come from IREOS_OPTIONS
+
+
+def _parse_variant_step(raw: dict[str, Any], meta: dict[str, Any], seed: int, ireos: dict[str, Any] | None,
+                        problems: list[str]) -> VariantStep | None:
+    """The per-variant step: IREOS (from ``internal``) and the ``[selection]`` table; None when neither."""
+    sel = raw.get("selection", meta.get("selection"))
+    selectors: tuple[str, ...] | None = None
+    candidates = "all"
+    if sel is not None:
+        if not isinstance(sel, dict):
+            problems.append(f"[selection] must be a table, got {sel!r}")
+            sel = {}
+        extra = set(sel) - set(SELECTION_KEYS)
+        if extra:
+            problems.append(f"[selection]: unknown key(s) {sorted(extra)}; known: {list(SELECTION_KEYS)}")
+        from odeval.compare.selection import default_selectors, get_selector
+
+        names = sel.get("selectors", "default")
+        if names == "default":
+            selectors = default_selectors()
+        elif isinstance(names, list) and names and all(isinstance(n, str) for n in names):
+            found = []
+            for n in names:
+                try:
+                    found.append(get_selector(n).name)
+                except ValueError as exc:
+                    problems.append(f"[selection].selectors: {exc}")
+            selectors = tuple(dict.fromkeys(found))
+        else:
+            problems.append(f"[selection].selectors must be 'default' or a non-empty list of names, got {names!r}")
+        cand = sel.get("candidates", "all")
+        if _check_ireos_option("candidates", cand):
+            problems.append(f"[selection].candidates must be 'all' or a positive integer, got {cand!r}")
+        else:
+            candidates = str(cand)
+    if ireos is None and selectors is None:
+        return None
+    return VariantStep(ireos=ireos, selectors=selectors, selection_candidates=candidates, seed=seed)
 
 
 def _resolve_datasets(entry: dict[str, Any], base_dir: Path, data_dir: str | None) -> list[Variant]:

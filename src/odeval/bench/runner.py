@@ -33,11 +33,12 @@ import numpy as np
 from odeval import __version__
 from odeval._krange import parse_k_range
 from odeval.bench.config import MethodSpec, Study
-from odeval.bench.store import ResultStore, UnitResult, is_interrupt
+from odeval.bench.store import ResultStore, StoreInUseError, UnitResult, is_interrupt
+from odeval.bench.variant_step import failed_variant_tasks, plan_variant_tasks, run_variant_job, task_display
 from odeval.data.catalogue import Variant
 
 __all__ = ["Prepared", "Progress", "RunSummary", "StudyInterrupted", "make_progress", "plan_study", "prepare_variant",
-           "run_study", "run_unit", "unit_id", "worker_init"]
+           "run_study", "run_unit", "scoring_version", "unit_id", "worker_init"]
 
 
 @dataclass
@@ -55,6 +56,8 @@ class VariantPlan:
     ref: Variant
     file_sha256: str
     units: list[tuple[str, MethodSpec]]  # (unit_id, method) still to compute
+    variant_tasks: list[Any] = field(default_factory=list)  # variant_step.VariantTask still to compute
+    all_methods: list[tuple[MethodSpec, str]] = field(default_factory=list)  # (method, unit_id), every method
 
 
 @dataclass
@@ -66,6 +69,10 @@ class RunSummary:
     ok: int = 0
     failed: list[dict[str, str]] = field(default_factory=list)
     wall_s: float = 0.0
+    replaced: int = 0  # units of an older scoring version removed from the store (recomputed now)
+    variant_tasks_total: int = 0  # per-variant tasks (odeval.bench.variant_step): all of the study
+    variant_tasks_done: int = 0  # already in the store
+    variant_tasks_ok: int = 0
 
     @property
     def computed(self) -> int:
@@ -80,45 +87,73 @@ def _file_sha256(path: str) -> str:
     return h.hexdigest()
 
 
-def unit_id(file_sha256: str, ref: Variant, method: MethodSpec, study: Study) -> str:
-    """Content hash identifying a unit: same inputs ⇒ same id, in any study that contains them."""
+def scoring_version(method: MethodSpec) -> int:
+    """The method's :attr:`~odeval.detectors.MethodInfo.scoring_version` (1 unless its definition changed)."""
+    from odeval.detectors import get_detector
+
+    return int(get_detector(method.name, **method.params).info.scoring_version)
+
+
+def unit_id(file_sha256: str, ref: Variant, method: MethodSpec, study: Study, version: int | None = None) -> str:
+    """Content hash identifying a unit: same inputs ⇒ same id, in any study that contains them.
+
+    The method's scoring version (``version``, default: the current one, :func:`scoring_version`) is part of
+    the id from version 2 on, so a changed scoring definition gives new ids and is recomputed; version 1
+    leaves the id as it was before versions existed.
+    """
+    version = scoring_version(method) if version is None else version
     payload = json.dumps([file_sha256, ref.name, method.name, method.params_json,
                           parse_k_range(method.ks).canonical(), study.metric,
                           list(study.measures), study.keep_scores]
-                         + ([study.internal_key] if study.internal else []), sort_keys=True)
+                         + ([study.internal_key] if study.internal else [])
+                         + ([{"scoring_version": version}] if version > 1 else []), sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()[:24]
 
 
 def plan_study(study: Study, store: ResultStore, *, retry_failed: bool = False,
-               all_units: list[str] | None = None) -> tuple[list[VariantPlan], int]:
-    """Units still to compute, grouped by dataset variant, and the number already in the store.
+               all_units: list[str] | None = None, outdated: list[str] | None = None,
+               all_variant_tasks: list[str] | None = None) -> tuple[list[VariantPlan], int]:
+    """Units and per-variant tasks still to compute, grouped by dataset variant, and the number of units
+    already in the store.
 
-    ``all_units``, when given, receives the id of every unit of the study (done or not).
+    ``all_units`` / ``all_variant_tasks``, when given, receive the id of every unit / per-variant task of the
+    study (done or not); ``outdated`` the ids of the store's units that computed a unit of the study with an
+    older scoring version of its method (they are replaced, see :func:`run_study`).
     """
     done = store.finished_units(include_errors=not retry_failed)
+    present = store.finished_units() if retry_failed else done
+    vdone = store.finished_variant_tasks(include_errors=not retry_failed) if study.variant_step else set()
     plans, already = [], 0
     for ref in study.datasets:
         sha = _file_sha256(ref.path)
-        todo = []
+        todo, every = [], []
         for m in study.methods:
-            uid = unit_id(sha, ref, m, study)
+            current = scoring_version(m)
+            uid = unit_id(sha, ref, m, study, current)
+            every.append((m, uid))
             if all_units is not None:
                 all_units.append(uid)
+            if outdated is not None:
+                outdated.extend(old for v in range(1, current)
+                                if (old := unit_id(sha, ref, m, study, v)) in present)
             if uid in done:
                 already += 1
             else:
                 todo.append((uid, m))
-        if todo:
-            plans.append(VariantPlan(ref=ref, file_sha256=sha, units=todo))
+        vtasks = plan_variant_tasks(study, sha, ref)
+        if all_variant_tasks is not None:
+            all_variant_tasks.extend(t.task_id for t in vtasks)
+        vtodo = [t for t in vtasks if t.task_id not in vdone]
+        if todo or vtodo:
+            plans.append(VariantPlan(ref=ref, file_sha256=sha, units=todo, variant_tasks=vtodo, all_methods=every))
     return plans, already
 
 
 # --- the two kinds of task (module level: they are pickled to worker processes) ----------------
 def prepare_variant(ref: Variant, methods: list[MethodSpec], metric: str, keep_data: bool = False) -> Prepared:
     """Load a dataset variant and build its kNN graph for the largest k its methods need."""
+    from odeval.bench.config import variant_k_plans
     from odeval.data import load_dataset
-    from odeval.detectors import get_detector
-    from odeval.detectors.scoring import required_graph_k
     from odeval.neighbors import knn_graph
 
     ds = load_dataset(ref.path)
@@ -126,7 +161,7 @@ def prepare_variant(ref: Variant, methods: list[MethodSpec], metric: str, keep_d
         raise ValueError(f"dataset {ref.path} has no outlier labels; external measures need them")
     X = ds.numeric_matrix()
     n = X.shape[0]
-    need = max(required_graph_k(get_detector(m.name, **m.params), m.ks, n) for m in methods)
+    need, _ = variant_k_plans(methods, n)
     graph = knn_graph(X, need, metric=metric)
     facts = {
         "name": ref.name, "base_dataset": ref.base_dataset, "normalized": ref.normalized,
@@ -357,11 +392,13 @@ class StudyInterrupted(KeyboardInterrupt):
 
 
 def run_study(study: Study, store_path: str | Path, *, workers: int | None = None, scheduler: str | None = None,
-              progress: str = "rich", retry_failed: bool = False) -> RunSummary:
+              progress: str = "rich", retry_failed: bool = False, wait: float = 0.0) -> RunSummary:
     """Compute every unit of ``study`` missing from the store at ``store_path``.
 
     Every unit of the study — computed now or by an earlier study — is linked to the study in the store
-    (``study_units``), so reading the study shows all of them.
+    (``study_units``), so reading the study shows all of them. Units that computed a unit of the study with an
+    older scoring version of its method (:attr:`odeval.detectors.MethodInfo.scoring_version`) are removed from
+    the store first and computed again (``RunSummary.replaced``): a store never mixes two definitions.
 
     Parameters
     ----------
@@ -379,6 +416,9 @@ def run_study(study: Study, store_path: str | Path, *, workers: int | None = Non
         nothing. Unless "none", a resumed run first says how many units it skips.
     retry_failed : bool
         Recompute units that previously ended with an error.
+    wait : float
+        Seconds to wait for the store while another process holds it (default 0: fail at once). Unless
+        ``progress`` is "none", the wait is announced on stderr with the PID holding the store.
 
     Raises
     ------
@@ -391,13 +431,27 @@ def run_study(study: Study, store_path: str | Path, *, workers: int | None = Non
     workers = workers or os.cpu_count() or 1
     t0 = time.perf_counter()
     summary = RunSummary(total_units=len(study.datasets) * len(study.methods), already_done=0)
-    with ResultStore(store_path) as store, _sigint_seen() as sigint:
+    def waiting(exc: StoreInUseError) -> None:
+        if progress != "none":
+            who = f"PID {exc.pid}" if exc.pid is not None else "another process"
+            print(f"results store {store_path} is in use by {who}; waiting up to {wait:g} s for it",
+                  file=sys.stderr, flush=True)
+
+    with ResultStore.open_waiting(store_path, wait=wait, on_wait=waiting) as store, _sigint_seen() as sigint:
         try:
             all_units: list[str] = []
-            plans, summary.already_done = plan_study(study, store, retry_failed=retry_failed, all_units=all_units)
+            outdated: list[str] = []
+            all_tasks: list[str] = []
+            plans, summary.already_done = plan_study(study, store, retry_failed=retry_failed, all_units=all_units,
+                                                     outdated=outdated, all_variant_tasks=all_tasks)
+            summary.replaced = store.drop_units(outdated)
             store.register_study(study.study_hash, study.name, study.source, study.definition, __version__,
                                  all_units)
-            with make_progress(progress, summary.total_units, summary.already_done) as report, \
+            store.link_variant_tasks(study.study_hash, all_tasks)
+            summary.variant_tasks_total = len(all_tasks)
+            summary.variant_tasks_done = len(all_tasks) - sum(len(p.variant_tasks) for p in plans)
+            with make_progress(progress, summary.total_units + summary.variant_tasks_total,
+                               summary.already_done + summary.variant_tasks_done) as report, \
                     _executor(workers, scheduler) as ex:
                 try:
                     _drive(study, plans, store, ex, max(2, 2 * workers), summary, report)
@@ -449,8 +503,10 @@ def _drive(study: Study, plans: list[VariantPlan], store: ResultStore, ex: Any, 
         nonlocal active
         while queue and active < max_active:
             plan = queue.popleft()
-            fut = ex.submit(prepare_variant, plan.ref, [m for _, m in plan.units], study.metric,
-                            bool(study.internal))
+            # a per-variant task rescores every method of the study and may need the data (IREOS)
+            methods = [m for m, _ in plan.all_methods] if plan.variant_tasks else [m for _, m in plan.units]
+            fut = ex.submit(prepare_variant, plan.ref, methods, study.metric,
+                            bool(study.internal) or bool(plan.variant_tasks))
             inflight[fut] = ("prepare", plan)
             active += 1
             report.started(plan.ref.name)
@@ -463,6 +519,16 @@ def _drive(study: Study, plans: list[VariantPlan], store: ResultStore, ex: Any, 
             summary.failed.append({"dataset": res.dataset["name"], "method": res.method, "params": res.params,
                                    "error": res.error or ""})
         report.finished(res)
+
+    def record_variant(results: list[Any]) -> None:
+        for res in results:
+            store.write_variant_task(res, study_hash=study.study_hash, version=__version__)
+            if res.status == "ok":
+                summary.variant_tasks_ok += 1
+            else:
+                summary.failed.append({"dataset": res.dataset, "method": f"[{res.kind}]",
+                                       "params": f"candidates {res.candidates_mode}", "error": res.error or ""})
+            report.finished(task_display(res))
 
     remaining_units: dict[str, int] = {}
     admit()
@@ -477,13 +543,28 @@ def _drive(study: Study, plans: list[VariantPlan], store: ResultStore, ex: Any, 
                     msg = f"preparing {plan.ref.path} failed: {type(exc).__name__}: {exc}"
                     for uid, m in plan.units:
                         record(_failed_unit(uid, plan.ref, m, study.metric, msg), plan)
+                    record_variant(failed_variant_tasks(plan, study.metric, msg))
                     report.done_with(plan.ref.name)
                     continue
-                remaining_units[plan.ref.name] = len(plan.units)
+                remaining_units[plan.ref.name] = len(plan.units) + (1 if plan.variant_tasks else 0)
                 for uid, m in plan.units:
                     ufut = ex.submit(run_unit, prepared, uid, m, study.metric, study.measures, study.keep_scores,
                                      study.internal, study.internal_options)
                     inflight[ufut] = ("unit", plan, uid, m)
+                if plan.variant_tasks:
+                    vfut = ex.submit(run_variant_job, prepared, plan.ref.name, plan.file_sha256, plan.all_methods,
+                                     study.metric, plan.variant_tasks)
+                    inflight[vfut] = ("variant", plan)
+            elif kind == "variant":
+                try:
+                    results = fut.result()
+                except Exception as exc:  # a worker died (e.g. out of memory)
+                    results = failed_variant_tasks(plan, study.metric, f"worker failed: {type(exc).__name__}: {exc}")
+                record_variant(results)
+                remaining_units[plan.ref.name] -= 1
+                if remaining_units[plan.ref.name] == 0:
+                    active -= 1
+                    report.done_with(plan.ref.name)
             else:
                 uid, m = rest
                 try:

@@ -32,6 +32,23 @@ Tables (schema version :data:`SCHEMA_VERSION`; the contract with :mod:`odeval.an
 ``internal_measures``
     Label-free (internal) measures of a scoring in long form: (``unit_id``, ``k``, ``measure``) → ``value``
     and ``details`` (JSON), with the dataset, method, params and metric of the unit.
+``variant_tasks``
+    One row per finished per-variant task (:mod:`odeval.bench.variant_step`): ``task_id`` (content hash of the
+    dataset file, the candidate definition — methods, parameters, k, metric, ``candidates`` — the ``kind``
+    ('ireos' | 'selection') and its ``options``), ``dataset``, ``file_sha256``, ``status``, ``error``,
+    ``n_candidates``, ``details`` (JSON, e.g. gamma_max and fits of IREOS), ``runtime_s``.
+``study_variant_tasks``
+    (``study_hash``, ``task_id``): which per-variant tasks belong to which study (shared like ``study_units``).
+``variant_candidates``
+    (``task_id``, ``candidate``): the candidates of a task — ``name`` (``METHOD-kNNN``), ``unit_id``, method,
+    params, metric, k — with their quality by the labels (:data:`VARIANT_QUALITY`), never shown to a selector.
+``variant_values``
+    (``task_id``, ``candidate``, ``measure``) → ``value``: label-free values of each candidate computed over the
+    whole candidate set (``ireos``, ``ireos_adjusted``, ``ireos_p_value``).
+``selection_picks``
+    (``task_id``, ``selector``): the pick of a label-free selector — ``candidate`` (row, NULL for a returned
+    scoring), ``choice`` (name), ``selector_kind``, ``members``, ``note`` — and the pick's quality by the labels
+    (:data:`VARIANT_QUALITY`; for a returned ensemble scoring or a reference scoring, that scoring's quality).
 
 Each unit is written in a single transaction, so a process killed at any moment (even ``kill -9`` during a
 write) leaves only whole units behind; DuckDB's write-ahead log discards the unfinished transaction. A store
@@ -43,7 +60,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator, Sequence
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,21 +74,27 @@ import pandas as pd
 __all__ = [
     "SCHEMA_VERSION",
     "TABLES",
+    "VARIANT_QUALITY",
     "InternalMeasure",
     "ResultStore",
     "StoreError",
     "StoreInUseError",
     "StoreVersionError",
     "UnitResult",
+    "VariantTaskResult",
     "is_interrupt",
     "measure_columns",
 ]
 
 #: Version of the table layout below; a store of another version is refused with :class:`StoreVersionError`.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 #: Tables a user may export (``odeval results export --table``).
-TABLES = ("runs", "units", "outlier_ranks", "scores", "studies", "study_units", "labels", "internal_measures")
+TABLES = ("runs", "units", "outlier_ranks", "scores", "studies", "study_units", "labels", "internal_measures",
+          "variant_tasks", "study_variant_tasks", "variant_candidates", "variant_values", "selection_picks")
+
+#: Quality by the labels stored with every candidate and pick of a per-variant task.
+VARIANT_QUALITY = ("roc_auc", "average_precision", "adjusted_average_precision")
 
 _RUN_FACT_COLUMNS: dict[str, str] = {
     "unit_id": "VARCHAR",
@@ -105,8 +129,16 @@ _ORDER = {
     "study_units": "study_hash, unit_id",
     "labels": "dataset, file_sha256",
     "internal_measures": "dataset, method, params, metric, k, measure, unit_id",
+    "variant_tasks": "dataset, kind, task_id",
+    "study_variant_tasks": "study_hash, task_id",
+    "variant_candidates": "dataset, task_id, candidate",
+    "variant_values": "dataset, task_id, candidate, measure",
+    "selection_picks": "dataset, task_id, selector",
 }
+#: Tables holding what a unit computed, keyed by ``unit_id`` (replaced or removed together).
+_UNIT_TABLES = ("units", "runs", "outlier_ranks", "scores", "internal_measures")
 _STUDY_FILTER = "unit_id IN (SELECT unit_id FROM study_units WHERE study_hash = ?)"
+_VARIANT_STUDY_FILTER = "task_id IN (SELECT task_id FROM study_variant_tasks WHERE study_hash = ?)"
 _LOCK_PID = re.compile(r"\(PID (\d+)\)")
 
 
@@ -215,6 +247,32 @@ class UnitResult:
     internal: list[tuple[int, str, float, dict[str, Any]]] = field(default_factory=list)
 
 
+@dataclass
+class VariantTaskResult:
+    """Everything one per-variant task produced (:mod:`odeval.bench.variant_step`), written in one transaction.
+
+    ``candidates``: one dict per candidate (``name``, ``unit_id``, ``method``, ``params``, ``metric``, ``k`` and
+    the :data:`VARIANT_QUALITY` measures); ``values``: (candidate, measure, value); ``picks``: one dict per
+    selector (``selector``, ``selector_kind``, ``candidate``, ``choice``, ``members``, ``note`` and the
+    :data:`VARIANT_QUALITY` measures of the pick).
+    """
+
+    task_id: str
+    kind: str
+    dataset: str
+    file_sha256: str
+    metric: str
+    candidates_mode: str
+    options: dict[str, Any]
+    status: str = "ok"
+    error: str | None = None
+    runtime_s: float = 0.0
+    details: dict[str, Any] = field(default_factory=dict)
+    candidates: list[dict[str, Any]] = field(default_factory=list)
+    values: list[tuple[int, str, float]] = field(default_factory=list)
+    picks: list[dict[str, Any]] = field(default_factory=list)
+
+
 @dataclass(frozen=True)
 class InternalMeasure:
     """One label-free measure of one scoring (unit × k), for :meth:`ResultStore.write_internal_measures`.
@@ -264,6 +322,30 @@ class ResultStore:
         except BaseException:
             self.con.close()
             raise
+
+    @classmethod
+    def open_waiting(cls, path: str | Path, *, wait: float, on_wait: Callable[[StoreInUseError], None] | None = None,
+                     poll: float = 0.5) -> ResultStore:
+        """Open the store for writing, waiting up to ``wait`` seconds while another process holds its lock.
+
+        ``on_wait`` is called once, with the lock error, when waiting starts. After ``wait`` seconds the
+        :class:`StoreInUseError` is raised, saying how long it waited (``wait=0``: at once, as the constructor).
+        """
+        deadline = time.monotonic() + max(float(wait), 0.0)
+        told = False
+        while True:
+            try:
+                return cls(path)
+            except StoreInUseError as exc:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    if wait > 0:
+                        raise StoreInUseError(f"{exc} (waited {wait:g} s)", exc.pid) from None
+                    raise
+                if on_wait is not None and not told:
+                    on_wait(exc)
+                    told = True
+                time.sleep(min(poll, left))
 
     # --- schema -------------------------------------------------------------------------------
     def _tables(self) -> set[str]:
@@ -324,6 +406,21 @@ class ResultStore:
             con.execute("CREATE TABLE internal_measures (unit_id VARCHAR, dataset VARCHAR, method VARCHAR, "
                         "params VARCHAR, metric VARCHAR, k INTEGER, measure VARCHAR, value DOUBLE, "
                         "details VARCHAR, PRIMARY KEY (unit_id, k, measure))")
+            quality = ", ".join(f"{q} DOUBLE" for q in VARIANT_QUALITY)
+            con.execute("CREATE TABLE variant_tasks (task_id VARCHAR PRIMARY KEY, study_hash VARCHAR, kind VARCHAR, "
+                        "dataset VARCHAR, file_sha256 VARCHAR, metric VARCHAR, candidates VARCHAR, options VARCHAR, "
+                        "status VARCHAR, error VARCHAR, n_candidates INTEGER, details VARCHAR, runtime_s DOUBLE, "
+                        "odeval_version VARCHAR, finished TIMESTAMP DEFAULT current_timestamp)")
+            con.execute("CREATE TABLE study_variant_tasks (study_hash VARCHAR, task_id VARCHAR, "
+                        "PRIMARY KEY (study_hash, task_id))")
+            con.execute("CREATE TABLE variant_candidates (task_id VARCHAR, dataset VARCHAR, candidate INTEGER, "
+                        f"name VARCHAR, unit_id VARCHAR, method VARCHAR, params VARCHAR, metric VARCHAR, k INTEGER, "
+                        f"{quality}, PRIMARY KEY (task_id, candidate))")
+            con.execute("CREATE TABLE variant_values (task_id VARCHAR, dataset VARCHAR, candidate INTEGER, "
+                        "measure VARCHAR, value DOUBLE, PRIMARY KEY (task_id, candidate, measure))")
+            con.execute("CREATE TABLE selection_picks (task_id VARCHAR, dataset VARCHAR, selector VARCHAR, "
+                        "selector_kind VARCHAR, candidate INTEGER, choice VARCHAR, members INTEGER[], note VARCHAR, "
+                        f"{quality}, PRIMARY KEY (task_id, selector))")
 
     @property
     def schema_version(self) -> int:
@@ -368,6 +465,18 @@ class ResultStore:
                 con.execute("INSERT INTO study_units SELECT study_hash, unit_id FROM _links ON CONFLICT DO NOTHING")
                 con.unregister("_links")
 
+    def drop_units(self, unit_ids: Iterable[str]) -> int:
+        """Remove units and everything computed for them (runs, ranks, scores, internal measures, study links) in
+        one transaction, e.g. units of an outdated scoring version; returns how many units were removed."""
+        ids = list(dict.fromkeys(unit_ids))
+        if not ids:
+            return 0
+        marks = ", ".join("?" for _ in ids)
+        with self._transaction("remove outdated units from"):
+            for table in (*_UNIT_TABLES, "study_units"):
+                self.con.execute(f"DELETE FROM {table} WHERE unit_id IN ({marks})", ids)
+        return len(ids)
+
     def finished_units(self, *, include_errors: bool = True) -> set[str]:
         """Ids of the units in the store (only the successful ones with ``include_errors=False``)."""
         q = "SELECT unit_id FROM units" + ("" if include_errors else " WHERE status = ?")
@@ -401,7 +510,7 @@ class ResultStore:
         con = self.con
         with self._transaction(f"write unit {result.unit_id} to"):
             # a unit re-run (e.g. --retry-failed) replaces its earlier rows
-            for table in ("units", "runs", "outlier_ranks", "scores", "internal_measures"):
+            for table in _UNIT_TABLES:
                 con.execute(f"DELETE FROM {table} WHERE unit_id = ?", [result.unit_id])
             con.execute(
                 "INSERT INTO units (unit_id, study_hash, dataset, file_sha256, method, params, metric, status, "
@@ -428,6 +537,85 @@ class ResultStore:
                 con.execute("INSERT INTO scores SELECT unit_id, dataset, method, params, k, scores FROM _scores_df")
                 con.unregister("_scores_df")
             self._insert_internal(internal)
+
+    def finished_variant_tasks(self, *, include_errors: bool = True) -> set[str]:
+        """Ids of the per-variant tasks in the store (only the successful ones with ``include_errors=False``)."""
+        q = "SELECT task_id FROM variant_tasks" + ("" if include_errors else " WHERE status = ?")
+        return {r[0] for r in self.con.execute(q, [] if include_errors else ["ok"]).fetchall()}
+
+    def link_variant_tasks(self, study_hash: str, task_ids: Iterable[str]) -> None:
+        """Link per-variant tasks (computed already or not) to a study in ``study_variant_tasks``."""
+        links = pd.DataFrame({"study_hash": study_hash, "task_id": list(dict.fromkeys(task_ids))},
+                             columns=["study_hash", "task_id"])
+        if not len(links):
+            return
+        with self._transaction(f"link the variant tasks of study {study_hash} in"):
+            self.con.register("_vlinks", links)
+            self.con.execute("INSERT INTO study_variant_tasks SELECT study_hash, task_id FROM _vlinks "
+                             "ON CONFLICT DO NOTHING")
+            self.con.unregister("_vlinks")
+
+    def write_variant_task(self, result: VariantTaskResult, *, study_hash: str, version: str) -> None:
+        """Write one per-variant task — its row, candidates, values and picks — in one transaction (a task
+        written again, e.g. ``--retry-failed``, replaces its rows)."""
+        r = result
+        cand = pd.DataFrame([{"task_id": r.task_id, "dataset": r.dataset, "candidate": i, **c}
+                             for i, c in enumerate(r.candidates)],
+                            columns=["task_id", "dataset", "candidate", "name", "unit_id", "method", "params",
+                                     "metric", "k", *VARIANT_QUALITY])
+        vals = pd.DataFrame({"task_id": r.task_id, "dataset": r.dataset,
+                             "candidate": [int(c) for c, _, _ in r.values], "measure": [m for _, m, _ in r.values],
+                             "value": [float(v) for _, _, v in r.values]})
+        picks = pd.DataFrame([{"task_id": r.task_id, "dataset": r.dataset, **p} for p in r.picks],
+                             columns=["task_id", "dataset", "selector", "selector_kind", "candidate", "choice",
+                                      "members", "note", *VARIANT_QUALITY])
+        if len(picks):
+            picks["members"] = [[int(m) for m in ms] for ms in picks["members"]]
+            picks["candidate"] = picks["candidate"].astype("Int64")
+        con = self.con
+        with self._transaction(f"write variant task {r.task_id} to"):
+            for table in ("variant_tasks", "variant_candidates", "variant_values", "selection_picks"):
+                con.execute(f"DELETE FROM {table} WHERE task_id = ?", [r.task_id])
+            con.execute(
+                "INSERT INTO variant_tasks (task_id, study_hash, kind, dataset, file_sha256, metric, candidates, "
+                "options, status, error, n_candidates, details, runtime_s, odeval_version) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [r.task_id, study_hash, r.kind, r.dataset, r.file_sha256, r.metric, r.candidates_mode,
+                 json.dumps(_jsonable(r.options), sort_keys=True), r.status, r.error, len(r.candidates),
+                 json.dumps(_jsonable(r.details), sort_keys=True, allow_nan=True), r.runtime_s, version])
+            con.execute("INSERT INTO study_variant_tasks VALUES (?, ?) ON CONFLICT DO NOTHING", [study_hash, r.task_id])
+            for table, frame, cols in (
+                    ("variant_candidates", cand, "task_id, dataset, CAST(candidate AS INTEGER), name, unit_id, "
+                     "method, params, metric, CAST(k AS INTEGER), " + ", ".join(VARIANT_QUALITY)),
+                    ("variant_values", vals, "task_id, dataset, CAST(candidate AS INTEGER), measure, value"),
+                    ("selection_picks", picks, "task_id, dataset, selector, selector_kind, "
+                     "CAST(candidate AS INTEGER), choice, CAST(members AS INTEGER[]), note, "
+                     + ", ".join(VARIANT_QUALITY))):
+                if len(frame):
+                    con.register("_vt_df", frame)
+                    con.execute(f"INSERT INTO {table} SELECT {cols} FROM _vt_df")
+                    con.unregister("_vt_df")
+
+    def variant_tasks(self, *, study_hash: str | None = None, kind: str | None = None,
+                      status: str | None = None) -> pd.DataFrame:
+        """The ``variant_tasks`` rows (optionally of one study, kind, status); ``options``/``details`` are JSON."""
+        where, args = self._where(study_hash, link=_VARIANT_STUDY_FILTER, kind=kind, status=status)
+        return self.con.execute(f"SELECT * FROM variant_tasks{where} ORDER BY {_ORDER['variant_tasks']}",
+                                args).df()
+
+    def variant_table(self, table: str, *, task_ids: Iterable[str] | None = None) -> pd.DataFrame:
+        """Rows of ``variant_candidates``, ``variant_values`` or ``selection_picks`` (of ``task_ids``), ordered."""
+        if table not in ("variant_candidates", "variant_values", "selection_picks"):
+            raise ValueError(f"not a per-variant table: {table!r}")
+        if task_ids is None:
+            return self.con.execute(f"SELECT * FROM {table} ORDER BY {_ORDER[table]}").df()
+        ids = pd.DataFrame({"task_id": list(dict.fromkeys(task_ids))}, columns=["task_id"]).astype(str)
+        self.con.register("_tids", ids)
+        try:
+            return self.con.execute(f"SELECT t.* FROM {table} t JOIN _tids USING (task_id) ORDER BY "
+                                    + ", ".join("t." + c.strip() for c in _ORDER[table].split(","))).df()
+        finally:
+            self.con.unregister("_tids")
 
     def write_internal_measures(self, rows: Iterable[InternalMeasure]) -> int:
         """Write label-free measures (one transaction); a row with the same (unit_id, k, measure) is replaced.
@@ -464,12 +652,14 @@ class ResultStore:
         return ", ".join(f'CAST("{c}" AS {types[c]}) AS "{c}"' for c in df.columns)
 
     # --- reading ------------------------------------------------------------------------------
-    def _where(self, study_hash: str | None, alias: str = "", **equal: Any) -> tuple[str, list[Any]]:
-        """A WHERE clause with bound parameters: study membership plus column = value for non-None values."""
+    def _where(self, study_hash: str | None, alias: str = "", *, link: str = _STUDY_FILTER,
+               **equal: Any) -> tuple[str, list[Any]]:
+        """A WHERE clause with bound parameters: study membership (of units; ``link`` for other tables) plus
+        column = value for non-None values."""
         clauses, args = [], []
         if study_hash is not None:
             self._require_study(study_hash)
-            clauses.append(alias + _STUDY_FILTER)
+            clauses.append(alias + link)
             args.append(study_hash)
         for column, value in equal.items():
             if value is not None:
@@ -704,9 +894,11 @@ class ResultStore:
 
 
 def _ranks_frame(result: UnitResult, dataset: str) -> pd.DataFrame:
-    parts = [pd.DataFrame({"unit_id": result.unit_id, "dataset": dataset, "method": result.method,
-                           "params": result.params, "k": k, "object": objs.astype(np.int64), "rank": ranks})
-             for k, objs, ranks in result.ranks]
-    if not parts:
+    if not result.ranks:
         return pd.DataFrame(columns=["unit_id", "dataset", "method", "params", "k", "object", "rank"])
-    return pd.concat(parts, ignore_index=True)
+    # one frame for all k (one per k cost ~1 ms each in pandas' scalar broadcasting: most of a small unit)
+    return pd.DataFrame({
+        "unit_id": result.unit_id, "dataset": dataset, "method": result.method, "params": result.params,
+        "k": np.concatenate([np.full(len(objs), k, dtype=np.int64) for k, objs, _ in result.ranks]),
+        "object": np.concatenate([objs.astype(np.int64) for _, objs, _ in result.ranks]),
+        "rank": np.concatenate([np.asarray(r, dtype=np.float64) for _, _, r in result.ranks])})

@@ -2,72 +2,14 @@
 Kriegel, SDM 2012; ``docs/scaling-and-ensembles.md``) and label-free model selection
 (:mod:`odeval.compare.selection`; ``docs/model-selection.md``)."""
 
-from odeval.compare.ensemble import (
-    COMBINATION_RULES,
-    EnsembleEvaluation,
-    GreedyEnsemble,
-    combine,
-    evaluate_ensembles,
-    gain,
-    greedy_ensemble,
-    random_ensemble_aucs,
-)
-from odeval.compare.plot import plot_similarity_matrix
-from odeval.compare.selection import (
-    SELECTORS,
-    Selection,
-    SelectorInfo,
-    available_selectors,
-    default_selectors,
-    emmv_criteria,
-    get_selector,
-    model_centrality,
-    register_selector,
-    run_selector,
-)
-from odeval.compare.similarity import (
-    MEASURES,
-    check_score_matrix,
-    class_balanced_weights,
-    estimated_outliers,
-    kendall_tau_b,
-    similarity,
-    similarity_matrix,
-    spearman_rho,
-    weighted_manhattan,
-    weighted_pearson,
-    weighted_squared_euclidean,
-)
+# the public names are those of the submodules (one list each: their __all__)
+from odeval.compare import ensemble as _ensemble
+from odeval.compare import plot as _plot
+from odeval.compare import selection as _selection
+from odeval.compare import similarity as _similarity
+from odeval.compare.ensemble import *  # noqa: F403
+from odeval.compare.plot import *  # noqa: F403
+from odeval.compare.selection import *  # noqa: F403
+from odeval.compare.similarity import *  # noqa: F403
 
-__all__ = [
-    "COMBINATION_RULES",
-    "MEASURES",
-    "SELECTORS",
-    "EnsembleEvaluation",
-    "GreedyEnsemble",
-    "Selection",
-    "SelectorInfo",
-    "available_selectors",
-    "default_selectors",
-    "emmv_criteria",
-    "get_selector",
-    "model_centrality",
-    "register_selector",
-    "run_selector",
-    "check_score_matrix",
-    "class_balanced_weights",
-    "combine",
-    "estimated_outliers",
-    "evaluate_ensembles",
-    "gain",
-    "greedy_ensemble",
-    "kendall_tau_b",
-    "plot_similarity_matrix",
-    "random_ensemble_aucs",
-    "similarity",
-    "similarity_matrix",
-    "spearman_rho",
-    "weighted_manhattan",
-    "weighted_pearson",
-    "weighted_squared_euclidean",
-]
+__all__ = [*_ensemble.__all__, *_plot.__all__, *_selection.__all__, *_similarity.__all__]

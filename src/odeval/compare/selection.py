@@ -75,6 +75,7 @@ from odeval.compare.ensemble import _names, combine
 from odeval.compare.similarity import check_score_matrix
 
 __all__ = [
+    "DEFAULT_CANDIDATES",
     "SELECTORS",
     "Selection",
     "SelectorInfo",
@@ -88,10 +89,12 @@ __all__ = [
     "kendall_to",
     "model_centrality",
     "ndcg_matrix",
+    "paper_candidates",
     "parse_candidate_name",
     "rank_percentiles",
     "register_selector",
     "run_selector",
+    "run_selectors",
     "select_greedy",
     "spearman_matrix",
 ]
@@ -228,6 +231,72 @@ def run_selector(name: str, scores: Any, names: Sequence[str] | None = None, *, 
     if sel.index is not None and not 0 <= sel.index < S.shape[0]:
         raise RuntimeError(f"selector {info.name!r} returned index {sel.index} for {S.shape[0]} candidates")
     return sel
+
+
+#: Candidates of the fixed-default selectors (method, k), looked up outside a candidate set that lacks them.
+DEFAULT_CANDIDATES: tuple[tuple[str, int], ...] = (("kNN", 10), ("LOF", 20))
+
+
+def paper_candidates(quality: Any, n: int = 10) -> np.ndarray:
+    """The ``n`` candidates of Marques et al. (2020, §4.2): the best and the worst by ``quality`` (ROC AUC),
+    the others as evenly spaced in quality as possible.
+
+    Targets t_0 = min, t_1 = max, then the n − 2 interior points of ``linspace(min, max, n)``; each target
+    takes the not yet chosen candidate closest in quality (ties: the lower index). NaN qualities are never
+    chosen.
+
+    Returns
+    -------
+    ndarray of int64
+        Chosen row indices, sorted ascending (all finite rows when there are at most ``n``).
+    """
+    q = np.asarray(quality, dtype=np.float64)
+    if n < 1:
+        raise ValueError(f"the number of candidates must be >= 1, got {n}")
+    finite = np.flatnonzero(np.isfinite(q))
+    if finite.size <= n:
+        return finite.astype(np.int64)
+    lo, hi = q[finite].min(), q[finite].max()
+    grid = np.linspace(lo, hi, n)
+    targets = [grid[0], grid[-1], *grid[1:-1]] if n > 1 else [hi]
+    free = np.zeros(q.size, dtype=bool)
+    free[finite] = True
+    chosen = []
+    for t in targets:
+        idx = np.flatnonzero(free)
+        j = int(idx[np.argmin(np.abs(q[idx] - t))])
+        chosen.append(j)
+        free[j] = False
+    return np.sort(np.array(chosen, dtype=np.int64))
+
+
+def run_selectors(scores: Any, names: Sequence[str], selectors: Sequence[str], *, X: Any = None, seed: int = 0,
+                  references: dict[str, np.ndarray] | None = None) -> dict[str, Selection]:
+    """Run several selectors on one candidate set, as the meta-evaluation and the study runner do.
+
+    A selector that raises ``ValueError`` (e.g. ``em`` with no novelty-capable candidate) gets a
+    :class:`Selection` without a choice whose ``note`` says why; the others go on. A selector that names no
+    candidate (a fixed default not among them) is given each of ``references`` (name → scoring outside the
+    candidate set, e.g. kNN k = 10 when the ten paper candidates do not include it) and, when it picks one,
+    returns that scoring with the note ``reference NAME: ...``. ``X`` is passed to the selectors that need it.
+    """
+    out: dict[str, Selection] = {}
+    for name in selectors:
+        info = get_selector(name)
+        try:
+            sel = run_selector(info.name, scores, names, X=X if info.needs_data else None, seed=seed)
+        except ValueError as exc:
+            out[info.name] = Selection(info.name, None, note=f"could not choose: {exc}")
+            continue
+        if sel.index is None and sel.scores is None:
+            for ref_name, vec in (references or {}).items():
+                alt = run_selector(info.name, vec[None, :], [ref_name], seed=seed)
+                if alt.index == 0:
+                    sel = Selection(sel.selector, None, scores=vec, members=(),
+                                    note=f"reference {ref_name}: not among the candidates, judged on its stored scores")
+                    break
+        out[info.name] = sel
+    return out
 
 
 # ----------------------------------------------------------------------------------------------- rank helpers

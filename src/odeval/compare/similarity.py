@@ -30,6 +30,7 @@ from odeval._validation import check_labels, check_numeric_matrix, check_scores
 
 __all__ = [
     "MEASURES",
+    "check_score_matrix",
     "class_balanced_weights",
     "estimated_outliers",
     "kendall_tau_b",
@@ -137,6 +138,15 @@ def estimated_outliers(
     return out
 
 
+def _score_pair(x: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Two score vectors of one length (finite, 1-d), or a one-line ``ValueError``."""
+    xs = check_scores(x, name="x")
+    ys = check_scores(y, name="y")
+    if xs.size != ys.size:
+        raise ValueError(f"x and y differ in length: {xs.size} and {ys.size}")
+    return xs, ys
+
+
 def _weights(weights: Any, n: int) -> np.ndarray:
     w = np.asarray(weights)
     if w.dtype == bool:
@@ -170,10 +180,7 @@ def weighted_pearson(x: Any, y: Any, weights: Any) -> float:
     E. Schubert, R. Wojdanowski, A. Zimek, H.-P. Kriegel. On Evaluation of Outlier Rankings and Outlier
     Scores. SDM 2012.
     """
-    xs = check_scores(x, name="x")
-    ys = check_scores(y, name="y")
-    if xs.size != ys.size:
-        raise ValueError(f"x and y differ in length: {xs.size} and {ys.size}")
+    xs, ys = _score_pair(x, y)
     w = _weights(weights, xs.size)
     return float(_pearson_matrix(np.stack([xs, ys]), w)[0, 1])
 
@@ -204,20 +211,14 @@ def _pearson_matrix(S: np.ndarray, w: np.ndarray) -> np.ndarray:
 def weighted_manhattan(x: Any, y: Any, weights: Any) -> float:
     """Weighted Manhattan distance ``Σ w |x − y|`` (Schubert et al. 2012; ELKI
     ``WeightedManhattanDistanceFunction``). ``weights`` as in :func:`weighted_pearson`."""
-    xs = check_scores(x, name="x")
-    ys = check_scores(y, name="y")
-    if xs.size != ys.size:
-        raise ValueError(f"x and y differ in length: {xs.size} and {ys.size}")
+    xs, ys = _score_pair(x, y)
     return float(np.abs(xs - ys) @ _weights(weights, xs.size))
 
 
 def weighted_squared_euclidean(x: Any, y: Any, weights: Any) -> float:
     """Weighted squared Euclidean distance ``Σ w (x − y)²`` (Schubert et al. 2012; ELKI
     ``WeightedSquaredEuclideanDistanceFunction``). ``weights`` as in :func:`weighted_pearson`."""
-    xs = check_scores(x, name="x")
-    ys = check_scores(y, name="y")
-    if xs.size != ys.size:
-        raise ValueError(f"x and y differ in length: {xs.size} and {ys.size}")
+    xs, ys = _score_pair(x, y)
     d = xs - ys
     return float((d * d) @ _weights(weights, xs.size))
 
@@ -260,10 +261,7 @@ def similarity(
         ``pearson`` = r_w (Eq. 3.1); ``manhattan`` / ``sqeuclidean`` = weighted distances; ``spearman`` and
         ``kendall`` ignore the weights.
     """
-    xs = check_scores(x, name="x")
-    ys = check_scores(y, name="y")
-    if xs.size != ys.size:
-        raise ValueError(f"x and y differ in length: {xs.size} and {ys.size}")
+    xs, ys = _score_pair(x, y)
     if measure == "spearman":
         return spearman_rho(xs, ys)
     if measure == "kendall":

@@ -161,6 +161,12 @@ def _bad_numeric_token(tok: str) -> bool:
     return "_" in tok or "inf" in tok.lower()
 
 
+def _token_value(tok: str, attr: ArffAttribute, line: int, path: Path) -> str | None:
+    """The value of one data token of ``attr``: unquoted, or None for the missing value ``?``."""
+    t = tok.strip()
+    return None if t == "?" else _unquote(t, path, line, f"attribute {attr.name!r}")[0]
+
+
 def _convert_numeric(col: tuple[str, ...], attr: ArffAttribute, lines: np.ndarray, path: Path) -> np.ndarray:
     joined = "\x00".join(col)
     if "_" not in joined and "i" not in joined and "I" not in joined:  # no '1_0', 'inf', 'Infinity'
@@ -170,11 +176,10 @@ def _convert_numeric(col: tuple[str, ...], attr: ArffAttribute, lines: np.ndarra
             pass  # missing values, quotes or a bad value: resolve value by value below
     out = np.empty(len(col), dtype=np.float64)
     for i, tok in enumerate(col):
-        t = tok.strip()
-        if t == "?":
+        t = _token_value(tok, attr, int(lines[i]), path)
+        if t is None:
             out[i] = np.nan
             continue
-        t, _ = _unquote(t, path, int(lines[i]), f"attribute {attr.name!r}")
         try:
             if _bad_numeric_token(t):
                 raise ValueError
@@ -209,11 +214,10 @@ def _convert_nominal(col: tuple[str, ...], attr: ArffAttribute, lines: np.ndarra
     for i, tok in enumerate(col):
         code = m.get(tok)
         if code is None:
-            t = tok.strip()
-            if t == "?":
+            v = _token_value(tok, attr, int(lines[i]), path)
+            if v is None:
                 code = np.nan
             else:
-                v, _ = _unquote(t, path, int(lines[i]), f"attribute {attr.name!r}")
                 code = index.get(v)
                 if code is None:
                     declared = ", ".join(repr(c) for c in attr.categories)
@@ -231,12 +235,8 @@ def _convert_string(col: tuple[str, ...], attr: ArffAttribute, lines: np.ndarray
     index: dict[str, int] = {}
     out = np.empty(len(col), dtype=np.float64)
     for i, tok in enumerate(col):
-        t = tok.strip()
-        if t == "?":
-            out[i] = np.nan
-            continue
-        v, _ = _unquote(t, path, int(lines[i]), f"attribute {attr.name!r}")
-        out[i] = index.setdefault(v, len(index))
+        v = _token_value(tok, attr, int(lines[i]), path)
+        out[i] = np.nan if v is None else index.setdefault(v, len(index))
     attr.categories = tuple(index)
     return out
 

@@ -280,20 +280,20 @@ _ADBENCH = [  # file stem, n, outliers, d
     ("34_smtp", 95156, 30, 3), ("44_Wilt", 4819, 257, 5),
 ]
 
+_ONE_FILE_COLLECTIONS = (  # collection, its label name, source, citation, table, notes per file stem
+    ("odds", "ODDS", "ODDS library, {}.mat", ODDS_CITATION, _ODDS, {"smtp": "MATLAB v7.3 (HDF5): needs h5py"}),
+    ("adbench", "ADBench", "ADBench Classical, {}.npz", ADBENCH_CITATION, _ADBENCH,
+     {"1_ALOI": "the without-duplicates, normalised ALOI of the Campos collection"}),
+)
+
 BASES: dict[str, BaseDataset] = {b.name: b for b in _CAMPOS}
-for _n, _N, _O, _d in _ODDS:
-    BASES[f"odds/{_n}"] = BaseDataset(
-        name=f"odds/{_n}", collection="odds", folder="odds", source=f"ODDS library, {_n}.mat",
-        semantics="outlier labels as defined by ODDS (y = 1)", n_objects=_N, n_outliers=_O, n_attributes=_d,
-        citation=ODDS_CITATION, kind="odds", files=(_n,),
-        notes="MATLAB v7.3 (HDF5): needs h5py" if _n == "smtp" else "")
-for _n, _N, _O, _d in _ADBENCH:
-    BASES[f"adbench/{_n}"] = BaseDataset(
-        name=f"adbench/{_n}", collection="adbench", folder="adbench", source=f"ADBench Classical, {_n}.npz",
-        semantics="outlier labels as defined by ADBench (y = 1)", n_objects=_N, n_outliers=_O, n_attributes=_d,
-        citation=ADBENCH_CITATION, kind="adbench", files=(_n,),
-        notes="the without-duplicates, normalised ALOI of the Campos collection" if _n == "1_ALOI" else "")
-del _n, _N, _O, _d
+for _coll, _label, _source, _citation, _table, _notes in _ONE_FILE_COLLECTIONS:
+    for _n, _N, _O, _d in _table:
+        BASES[f"{_coll}/{_n}"] = BaseDataset(
+            name=f"{_coll}/{_n}", collection=_coll, folder=_coll, source=_source.format(_n),
+            semantics=f"outlier labels as defined by {_label} (y = 1)", n_objects=_N, n_outliers=_O,
+            n_attributes=_d, citation=_citation, kind=_coll, files=(_n,), notes=_notes.get(_n, ""))
+del _coll, _label, _source, _citation, _table, _notes, _n, _N, _O, _d
 
 _CAMPOS_BY_LOWER = {b.lower(): b for b in BASES if "/" not in b}
 

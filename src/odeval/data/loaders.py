@@ -333,6 +333,13 @@ def _from_arrays(
                    provenance=_provenance(path, fmt, digest, load))
 
 
+def _require_keys(path: Path, present: list[str], x_key: str, y_key: str | None, kind: str, container: str) -> None:
+    """The data and label arrays must be among ``present`` (e.g. kind "variable", container "the MAT file")."""
+    for key in (x_key, y_key):
+        if key is not None and key not in present:
+            raise DatasetFormatError(path, f"no {kind} {key!r} in {container} ({kind}s: {present})")
+
+
 def load_mat(path: PathLike, *, x_key: str = "X", y_key: str | None = "y", name: str | None = None) -> Dataset:
     """Load a MATLAB ``.mat`` file of the ODDS library (Rayana, 2016): a matrix ``X`` and labels ``y``.
 
@@ -374,10 +381,7 @@ def load_mat(path: PathLike, *, x_key: str = "X", y_key: str | None = "y", name:
             m = scipy.io.loadmat(io.BytesIO(raw))
         except Exception as exc:  # scipy raises ValueError, TypeError, MatReadError, ... on bad input
             raise DatasetFormatError(path, f"not a readable MATLAB file ({type(exc).__name__}: {exc})") from None
-        keys = [k for k in m if not k.startswith("__")]
-        for key in (x_key, y_key):
-            if key is not None and key not in m:
-                raise DatasetFormatError(path, f"no variable {key!r} in the MAT file (variables: {keys})")
+        _require_keys(path, [k for k in m if not k.startswith("__")], x_key, y_key, "variable", "the MAT file")
         X = m[x_key]
         if scipy.sparse.issparse(X):
             X = X.toarray()
@@ -398,9 +402,8 @@ def _read_mat_v73(path: Path, x_key: str, y_key: str | None) -> tuple[np.ndarray
         ) from None
     try:
         with h5py.File(path, "r") as f:
-            for key in (x_key, y_key):
-                if key is not None and (key not in f or not isinstance(f[key], h5py.Dataset)):
-                    raise DatasetFormatError(path, f"no variable {key!r} in the MAT file (variables: {sorted(f)})")
+            _require_keys(path, sorted(k for k in f if isinstance(f[k], h5py.Dataset)), x_key, y_key,
+                          "variable", "the MAT file")
             # MATLAB stores column-major: HDF5 sees the transpose
             X = np.asarray(f[x_key][()]).T
             y = None if y_key is None else np.asarray(f[y_key][()]).T
@@ -438,10 +441,7 @@ def load_npz(path: PathLike, *, x_key: str = "X", y_key: str | None = "y", name:
         raise DatasetFormatError(path, "not a valid .npz archive (not a zip file)")
     try:
         with np.load(io.BytesIO(raw), allow_pickle=False) as npz:
-            files = list(npz.files)
-            for key in (x_key, y_key):
-                if key is not None and key not in files:
-                    raise DatasetFormatError(path, f"no array {key!r} in the npz archive (arrays: {files})")
+            _require_keys(path, list(npz.files), x_key, y_key, "array", "the npz archive")
             X = npz[x_key]
             y = None if y_key is None else npz[y_key]
     except (zipfile.BadZipFile, OSError, EOFError) as exc:

@@ -10,7 +10,7 @@ from numba import njit, prange
 
 from odeval.detectors._neighborhood import _is_euclidean, _neighbourhood_sizes, _prepare_ks
 from odeval.detectors.base import Detector, MethodInfo, Options, check_ks, register
-from odeval.neighbors._elki_order import elki_knn_list
+from odeval.neighbors._elki_order import heap_drain, heap_offer
 
 __all__ = ["FastABOD", "fastabod_scores"]
 
@@ -86,17 +86,27 @@ def _poly2(X, a, b):  # pragma: no cover - numba
 
 @njit(cache=True, parallel=True)
 def _abof_poly2(X, ks, no_pair):  # pragma: no cover - numba
-    """ELKI 0.7.1's FastABOD with the kernel K(x, y) = (x·y)², reproduced to the last bit.
+    """ELKI 0.7.1's FastABOD with the kernel K(x, y) = (x·y)², reproduced to the last bit, for all k at once.
 
-    Neighbours: ELKI's kNN heap over the kernel-space squared distances K(A,A) + K(B,B) − 2K(A,B) of the
-    objects at positive kernel distance (index order, ties included); pairs (B, C) in that list's order;
-    ELKI 0.7.1's weighted MeanVariance. ``ks`` ascending. O(N²d) for the search, O(|N|²) per k."""
+    Neighbours: ELKI's kNN heap (capacity k) over the kernel-space squared distances K(A,A) + K(B,B) − 2K(A,B)
+    of the objects at positive kernel distance (index order, ties included); pairs (B, C) in that list's
+    order; ELKI 0.7.1's weighted MeanVariance. ``ks`` ascending.
+
+    Per object A: one scan with the heap of the largest capacity gives the widest list and the objects that
+    change a heap at all (``eff``: the first K candidates and those below the running K-th key; every other
+    object is a no-op for every smaller capacity too, since its K-th key bounds theirs), so a k whose list
+    has tied keys re-runs its heap over ``eff`` only. The angle terms of all ordered pairs of the widest list
+    are computed once. Every k whose list is a prefix of the widest list (in the same order) is accumulated
+    in one row-major pass over the pairs — the row-major order restricted to a prefix is the prefix's own, so
+    each k's chain of updates is ELKI's, and the chains of different k run side by side; the others (their
+    heap ordered ties differently) get their own pass."""
     n = X.shape[0]
     nk = ks.shape[0]
     diag = np.empty(n)
     for i in range(n):
         diag[i] = _poly2(X, i, i)
     out = np.empty((nk, n))
+    kmax = ks[nk - 1]
     for a in prange(n):
         simaa = diag[a]
         keys = np.empty(n)
@@ -114,71 +124,128 @@ def _abof_poly2(X, ks, no_pair):  # pragma: no cover - numba
             for t in range(nk):
                 out[t, a] = no_pair
             continue
-        cand = np.empty(cnt, dtype=np.int64)
-        c = 0
+        Kw = min(kmax, cnt)
+        hk = np.empty(Kw)
+        hv = np.empty(Kw, dtype=np.int64)
+        ties = np.empty(cnt, dtype=np.int64)
+        eff = np.empty(cnt, dtype=np.int64)
+        ne = 0
+        size = 0
+        nties = 0
+        kdist = np.inf
         for b in range(n):
-            if keys[b] == keys[b]:
-                cand[c] = b
-                c += 1
-        order = np.argsort(keys[cand], kind="mergesort")
-        srt = cand[order]  # sorted by (key, index)
+            d = keys[b]
+            if d != d:
+                continue
+            if size < Kw or d <= kdist:
+                eff[ne] = b
+                ne += 1
+                size, nties, kdist = heap_offer(hk, hv, ties, Kw, size, nties, kdist, d, b)
+        nb = np.empty(cnt, dtype=np.int64)
+        width = heap_drain(hk, hv, ties, size, nties, nb)  # ascending keys, ELKI's order among ties
+        posmap = np.empty(n, dtype=np.int64)
+        for j in range(width):
+            posmap[nb[j]] = j
+        kw = np.empty(width)
+        for j in range(width):
+            kw[j] = keys[nb[j]]
+        # list size and order per k; shared = the list is the widest list's prefix
         sizes = np.empty(nk, dtype=np.int64)
+        shared = np.ones(nk, dtype=np.bool_)
+        orders = np.empty((nk, width), dtype=np.int64)  # row q: the list order of the q-th separate k
+        lst = np.empty(cnt, dtype=np.int64)
+        nsep = 0
+        sep_t = np.empty(nk, dtype=np.int64)
         for t in range(nk):
             kk = min(ks[t], cnt)
-            thr = keys[srt[kk - 1]]
+            thr = kw[kk - 1]
             m = kk
-            while m < cnt and keys[srt[m]] <= thr:
+            while m < width and kw[m] <= thr:
                 m += 1
             sizes[t] = m
-        width = sizes[nk - 1]
-        nb = srt[:width]
-        # kernel values among the widest neighbour list
-        Kb = np.empty((width, width))
-        for i in range(width):
-            for j in range(i, width):
-                v = _poly2(X, nb[i], nb[j])
-                Kb[i, j] = v
-                Kb[j, i] = v
+            tied = False
+            for i in range(m - 1):
+                if kw[i] == kw[i + 1]:
+                    tied = True
+                    break
+            if tied:
+                hk2 = np.empty(kk)
+                hv2 = np.empty(kk, dtype=np.int64)
+                s2 = 0
+                nt2 = 0
+                kd2 = np.inf
+                for e in range(ne):
+                    b = eff[e]
+                    s2, nt2, kd2 = heap_offer(hk2, hv2, ties, kk, s2, nt2, kd2, keys[b], b)
+                total = heap_drain(hk2, hv2, ties, s2, nt2, lst)
+                if total == m:
+                    for i in range(m):
+                        if posmap[lst[i]] != i:
+                            shared[t] = False
+                            break
+                    if not shared[t]:
+                        for i in range(m):
+                            orders[nsep, i] = posmap[lst[i]]
+                        sep_t[nsep] = t
+                        nsep += 1
+        # the angle terms of every ordered pair (i first) of the widest list, and the pair weights
+        V = np.empty((width, width))
+        W = np.empty((width, width))
         sab = np.empty(width)
         for i in range(width):
             sab[i] = _poly2(X, a, nb[i])
-        pos = np.empty(width, dtype=np.int64)
-        state = np.zeros(3)
+        for i in range(width):
+            for j in range(i + 1, width):
+                kbc = _poly2(X, nb[i], nb[j])
+                div = 1.0 / (kw[i] * kw[j])
+                V[i, j] = (kbc - sab[i] - sab[j] + simaa) * div
+                V[j, i] = (kbc - sab[j] - sab[i] + simaa) * div
+                w = np.sqrt(div)
+                W[i, j] = w
+                W[j, i] = w
+        # one row-major pass over the pairs for every shared k (chains side by side)
+        nsh = 0
+        sh_m = np.empty(nk, dtype=np.int64)
+        sh_t = np.empty(nk, dtype=np.int64)
         for t in range(nk):
+            if shared[t]:
+                sh_m[nsh] = sizes[t]
+                sh_t[nsh] = t
+                nsh += 1
+        st_n = np.zeros(nsh)
+        st_mean = np.zeros(nsh)
+        st_m2 = np.zeros(nsh)
+        mtop = sh_m[nsh - 1] if nsh > 0 else 0
+        for i in range(mtop):
+            for j in range(i + 1, mtop):
+                v = V[i, j]
+                w = W[i, j]
+                for s in range(nsh - 1, -1, -1):
+                    if sh_m[s] <= j:
+                        break
+                    nn = st_n[s]
+                    nwsum = w + nn
+                    delta = v - st_mean[s]
+                    rval = delta * w / nwsum
+                    st_mean[s] += rval
+                    st_m2[s] += nn * delta * rval
+                    st_n[s] = nwsum
+        for s in range(nsh):
+            out[sh_t[s], a] = st_m2[s] / st_n[s] if st_n[s] > 0.0 else no_pair
+        # the k whose heap ordered ties differently: their own pass, in their order
+        state = np.zeros(3)
+        for q in range(nsep):
+            t = sep_t[q]
             m = sizes[t]
-            for i in range(m):
-                pos[i] = i
-            tied = False
-            for i in range(m - 1):
-                if keys[nb[i]] == keys[nb[i + 1]]:
-                    tied = True
-                    break
-            if tied:  # ELKI's heap order among equal keys
-                K = min(ks[t], cnt)
-                hk = np.empty(K)
-                hv = np.empty(K, dtype=np.int64)
-                ties = np.empty(n, dtype=np.int64)
-                lst = np.empty(n, dtype=np.int64)
-                total = elki_knn_list(keys, K, hk, hv, ties, lst)
-                if total == m:
-                    for i in range(m):
-                        o = lst[i]
-                        for j in range(m):
-                            if nb[j] == o:
-                                pos[i] = j
-                                break
+            pos = orders[q]
             state[0] = 0.0
             state[1] = 0.0
             state[2] = 0.0
             for i in range(m):
                 bi = pos[i]
-                sqab = keys[nb[bi]]
                 for j in range(i + 1, m):
                     ci = pos[j]
-                    sqac = keys[nb[ci]]
-                    num = Kb[bi, ci] - sab[bi] - sab[ci] + simaa
-                    div = 1.0 / (sqab * sqac)
-                    _mv_put(state, num * div, np.sqrt(div))
+                    _mv_put(state, V[bi, ci], W[bi, ci])
             out[t, a] = state[2] / state[0] if state[0] > 0.0 else no_pair
     return out
 
@@ -250,16 +317,10 @@ def _degenerate_rows_to_zero(raw: np.ndarray) -> np.ndarray:
 class FastABOD(Detector):
     """Fast angle-based outlier detection (Kriegel et al. 2008); see :func:`fastabod_scores`."""
 
-    info = MethodInfo(
-        name="FastABOD",
-        min_k=3,
-        inverted=True,
-        inlier_value=None,
-        score_range=(0.0, np.inf),
-        reference="H.-P. Kriegel, M. Schubert, A. Zimek. Angle-based outlier detection in high-dimensional "
-        "data. KDD 2008.",
-        scaling="log_inversion",
-    )
+    # scoring_version 2: the degenerate case (no angle pair anywhere, e.g. all-duplicate data) is one finite tie
+    info = MethodInfo(name="FastABOD", min_k=3, inverted=True, inlier_value=None, score_range=(0.0, np.inf),
+                      reference="H.-P. Kriegel, M. Schubert, A. Zimek. Angle-based outlier detection in "
+                      "high-dimensional data. KDD 2008.", scaling="log_inversion", scoring_version=2)
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {"kernel": Options(_KERNELS)}
 

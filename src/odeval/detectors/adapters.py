@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from odeval._validation import check_data_matrix
+from odeval._validation import check_data_matrix, check_returned_scores
 from odeval.detectors.base import MethodInfo, orient
 
 __all__ = ["EstimatorDetector", "wrap_estimator"]
@@ -132,14 +132,7 @@ class EstimatorDetector:
         except AttributeError as exc:  # e.g. LocalOutlierFactor(novelty=False).score_samples
             raise ValueError(f"{self.name}: {self.method} is not available ({exc}); for LocalOutlierFactor "
                              "use novelty=True to score new data") from None
-        s = np.asarray(raw, dtype=np.float64).reshape(-1)
-        if s.shape[0] != X.shape[0]:
-            raise ValueError(f"{self.name}.{self.method} returned {s.shape[0]} scores for {X.shape[0]} rows")
-        bad = ~np.isfinite(s)
-        if bad.any():
-            raise ValueError(f"{self.name}.{self.method} returned NaN/inf at row(s) "
-                             f"{np.flatnonzero(bad)[:5].tolist()}")
-        return orient(s, self.info)
+        return orient(check_returned_scores(raw, X.shape[0], where=f"{self.name}.{self.method}"), self.info)
 
     def fit_score(self, X: Any) -> np.ndarray:
         """:meth:`fit` on ``X``, then :meth:`score` the same ``X``."""

@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 __all__ = ["MethodInfo", "Detector", "Number", "Options", "register", "get_detector", "available_methods", "orient",
-           "check_ks", "check_params", "check_variant", "novelty_methods"]
+           "check_ks", "check_params", "check_variant", "novelty_methods", "VARIANT", "VARIANTS"]
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,11 @@ class MethodInfo:
         with baseline ``inlier_value`` (Gaussian scaling centred there), already a probability (identity),
         or an inverted score needing a linear / logarithmic inversion first. None: derived from ``inverted``
         and ``inlier_value``.
+    scoring_version : int
+        Version of the method's scoring definition, 1 unless it changed: a change of the values a method
+        computes (e.g. LDOF's limit at inner distance 0, FastABOD's all-duplicate case: version 2) bumps it, so
+        results of the older definition in a results store are recomputed, never mixed with the new ones
+        (the version is part of the study runner's unit ids, :func:`odeval.bench.runner.unit_id`).
     """
 
     name: str
@@ -53,6 +58,19 @@ class MethodInfo:
     score_range: tuple[float, float]
     reference: str
     scaling: str | None = None
+    scoring_version: int = 1
+
+    @classmethod
+    def ratio(cls, name: str, reference: str, *, min_k: int = 1, **more: Any) -> MethodInfo:
+        """A LOF-like ratio score: about 1 for inliers, in [0, ∞), unified by Gaussian scaling centred at 1."""
+        return cls(name=name, min_k=min_k, inverted=False, inlier_value=1.0, score_range=(0.0, np.inf),
+                   reference=reference, scaling="ratio", **more)
+
+    @classmethod
+    def distance(cls, name: str, reference: str, *, min_k: int = 1, **more: Any) -> MethodInfo:
+        """A distance score (kNN-like): 0 for an object among duplicates, in [0, ∞), Gaussian scaling."""
+        return cls(name=name, min_k=min_k, inverted=False, inlier_value=0.0, score_range=(0.0, np.inf),
+                   reference=reference, scaling="distance", **more)
 
 
 def orient(raw: np.ndarray, info: MethodInfo | bool) -> np.ndarray:
@@ -141,6 +159,14 @@ class Number:
         if self.high is not None and value > self.high:
             return need
         return None
+
+
+#: The ``variant`` parameter of the neighbourhood detectors: ``"paper"`` (the published definition),
+#: ``"elki-0.7.1"`` (ELKI 0.7.1's behaviour), ``"elki-0.7.1-cks"`` (ELKI's batch tool, as the Campos et al. 2016
+#: reference results were made); see docs/detectors.md.
+VARIANTS = ("paper", "elki-0.7.1", "elki-0.7.1-cks")
+#: The parameter constraint of ``variant`` (default ``"paper"``).
+VARIANT = Options(VARIANTS)
 
 
 def check_params(name: str, constraints: dict[str, Any], params: dict[str, Any]) -> None:

@@ -16,12 +16,10 @@ from odeval.detectors._neighborhood import (
     _require_elki_order,
     _row_has_ties,
 )
-from odeval.detectors.base import Detector, MethodInfo, Options, register
+from odeval.detectors.base import VARIANT, Detector, MethodInfo, register
 from odeval.neighbors._elki_order import cks_lists
 
 __all__ = ["COF", "cof_scores"]
-
-_VARIANTS = ("paper", "elki-0.7.1", "elki-0.7.1-cks")
 
 
 @njit(cache=True)
@@ -67,14 +65,25 @@ def _chain_acdist(B, n, k, elki, perm, rem, rmind):  # pragma: no cover - numba
     return acsum / ((n + 1) * n / 2.0)
 
 
-@njit(cache=True, parallel=True)
-def _acdist_chunk_paper(block, sizes):  # pragma: no cover - numba
-    """ac-dist (paper variant) for the chunk's objects and all k, reusing the SBN trail across k.
+def _acdist_chunk_paper(block: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """ac-dist (paper variant) for a chunk's objects and all k: :func:`_acdist_chunk_trail` without ``elki``."""
+    return _acdist_chunk_trail(block, sizes, np.zeros(sizes.shape[0], dtype=np.int64), False)
 
-    When N_k(p) grows, the new members come last in graph order, so they lose every tie and the trail is
-    unchanged up to the first step s* at which a new member is strictly closer to the connected set than
-    the old trail's pick. The trail is recomputed from s* only, starting from the stored distances of every
-    member to the connected set after each step (``hist``). Sizes ascend along axis 0.
+
+@njit(cache=True, parallel=True)
+def _acdist_chunk_trail(block, sizes, ks, elki):  # pragma: no cover - numba
+    """ac-dist for the chunk's objects and all k, reusing the SBN trail across k: the paper variant, or
+    (``elki``) ELKI 0.7.1's on lists that are prefixes of one another in ELKI's order (the batch tool's
+    sublists).
+
+    When N_k(p) grows, the new members come last in list order, so the trail is unchanged up to the first
+    step s* at which a new member is closer to the connected set than the old trail's pick — strictly closer
+    in the paper variant (ties go to the first member, so new members lose them), or at least as close with
+    ``elki`` (ELKI's ties go to the last member, so new members win them). The trail is recomputed from s*
+    only, starting from the stored distances of every member to the connected set after each step
+    (``hist``). With ``elki`` the sum runs over the first k edges only, with ELKI's weights and normaliser
+    (:func:`_chain_acdist`; the edges are the same values, so the result is bit-identical). Sizes ascend
+    along axis 0.
     """
     nk, m = sizes.shape
     out = np.empty((nk, m))
@@ -103,7 +112,7 @@ def _acdist_chunk_paper(block, sizes):  # pragma: no cover - numba
                         for q in range(n_prev + 1, n + 1):
                             if hist[st - 1, q] < mn:
                                 mn = hist[st - 1, q]
-                        if mn < e[st]:
+                        if mn < e[st] or (elki and mn == e[st]):
                             s_star = st
                             break
                         b = chain[st]
@@ -121,7 +130,7 @@ def _acdist_chunk_paper(block, sizes):  # pragma: no cover - numba
                     best = -1
                     bv = np.inf
                     for i in range(1, n + 1):
-                        if not done[i] and (best < 0 or mind[i] < bv):
+                        if not done[i] and (best < 0 or mind[i] < bv or (elki and mind[i] == bv)):
                             best = i
                             bv = mind[i]
                     chain[st] = best
@@ -135,10 +144,15 @@ def _acdist_chunk_paper(block, sizes):  # pragma: no cover - numba
                                 mind[i] = v
                         hist[st, i] = mind[i]
                 n_prev = n
+            steps = min(ks[t], n) if elki else n
             acsum = 0.0
-            for st in range(1, n + 1):
-                acsum += e[st] * (n + 1 - st)
-            out[t, c] = acsum / ((n + 1) * n / 2.0)
+            for st in range(1, steps + 1):
+                acsum += e[st] * (steps + 1 - st)
+            if elki:
+                r = n + 1.0
+                out[t, c] = acsum / (r * 0.5 * (r - 1.0))
+            else:
+                out[t, c] = acsum / ((n + 1) * n / 2.0)
     return out
 
 
@@ -243,18 +257,10 @@ def cof_scores(graph: Any, ks: int | Sequence[int], variant: str = "paper") -> n
 class COF(Detector):
     """Connectivity-based outlier factor (Tang et al. 2002); see :func:`cof_scores`."""
 
-    info = MethodInfo(
-        name="COF",
-        min_k=1,
-        inverted=False,
-        inlier_value=1.0,
-        score_range=(0.0, np.inf),
-        reference="J. Tang, Z. Chen, A. W. Fu, D. W. Cheung. Enhancing effectiveness of outlier detections "
-        "for low density patterns. PAKDD 2002.",
-        scaling="ratio",
-    )
+    info = MethodInfo.ratio("COF", "J. Tang, Z. Chen, A. W. Fu, D. W. Cheung. Enhancing effectiveness of outlier "
+                            "detections for low density patterns. PAKDD 2002.")
 
-    _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": Options(_VARIANTS)}
+    _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": VARIANT}
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         _, uniq, inverse = _prepare_ks(graph, ks, self.info)
@@ -272,6 +278,6 @@ class COF(Detector):
             _require_elki_order(graph, "COF", self.variant)
         for rows, block in _iter_blocks(graph, sizes[-1]):
             sz = np.ascontiguousarray(sizes[:, rows])
-            ac[:, rows] = (_acdist_chunk(block, sz, uniq, elki, X, rows, dist, idx, not cks) if elki
-                           else _acdist_chunk_paper(block, sz))
+            ac[:, rows] = (_acdist_chunk(block, sz, uniq, elki, X, rows, dist, idx, True) if elki and not cks
+                           else _acdist_chunk_trail(block, sz, uniq, cks))
         return _cof_from_acdist(ac, X, dist, idx, sizes, uniq, elki, not cks)[inverse]

@@ -254,15 +254,9 @@ def glosh_scores(graph: Any, ks: int | Sequence[int], min_cluster_size: int | No
 class GLOSH(Detector):
     """Global-local outlier score from hierarchies (Campello et al. 2015); see :func:`glosh_scores`."""
 
-    info = MethodInfo(
-        name="GLOSH",
-        min_k=2,
-        inverted=False,
-        inlier_value=0.0,
-        score_range=(0.0, 1.0),
-        reference="R. J. G. B. Campello, D. Moulavi, A. Zimek, J. Sander. Hierarchical density estimates for "
-        "data clustering, visualization, and outlier detection. ACM TKDD 10(1), 2015.",
-    )
+    info = MethodInfo(name="GLOSH", min_k=2, inverted=False, inlier_value=0.0, score_range=(0.0, 1.0),
+                      reference="R. J. G. B. Campello, D. Moulavi, A. Zimek, J. Sander. Hierarchical density "
+                      "estimates for data clustering, visualization, and outlier detection. ACM TKDD 10(1), 2015.")
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {
         "min_cluster_size": Number(None, low=2, integer=True, allow_none=True),

@@ -15,12 +15,10 @@ from odeval.detectors._neighborhood import (
     _require_elki_order,
     _row_has_ties,
 )
-from odeval.detectors.base import Detector, MethodInfo, Number, Options, register
+from odeval.detectors.base import VARIANT, Detector, MethodInfo, Number, register
 from odeval.neighbors._elki_order import cks_lists
 
 __all__ = ["INFLO", "inflo_scores"]
-
-_VARIANTS = ("paper", "elki-0.7.1", "elki-0.7.1-cks")
 
 
 @njit(cache=True, parallel=True)
@@ -222,20 +220,12 @@ def inflo_scores(graph: Any, ks: int | Sequence[int], m: float = 1.0, variant: s
 class INFLO(Detector):
     """Influenced outlierness (Jin et al. 2006); see :func:`inflo_scores`."""
 
-    info = MethodInfo(
-        name="INFLO",
-        min_k=1,
-        inverted=False,
-        inlier_value=1.0,
-        score_range=(0.0, np.inf),
-        reference="W. Jin, A. K. H. Tung, J. Han, W. Wang. Ranking outliers using symmetric neighborhood "
-        "relationship. PAKDD 2006.",
-        scaling="ratio",
-    )
+    info = MethodInfo.ratio("INFLO", "W. Jin, A. K. H. Tung, J. Han, W. Wang. Ranking outliers using symmetric "
+                            "neighborhood relationship. PAKDD 2006.")
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {
         "m": Number(1.0, low=0, low_open=True),
-        "variant": Options(_VARIANTS),
+        "variant": VARIANT,
     }
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:

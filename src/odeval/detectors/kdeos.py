@@ -17,12 +17,11 @@ from numba import njit, prange
 
 from odeval.detectors._erf import elki_normal_cdf
 from odeval.detectors._numeric import GAUSS_NORM, powi
-from odeval.detectors.base import Detector, MethodInfo, Number, Options, check_ks, register
+from odeval.detectors.base import VARIANT, Detector, MethodInfo, Number, check_ks, register
 from odeval.neighbors._elki_order import cks_lists
 
 __all__ = ["KDEOS"]
 
-_VARIANTS = ("paper", "elki-0.7.1", "elki-0.7.1-cks")
 #: Canonical bandwidth of the Gaussian kernel, (1/(4π))^(1/10) (ELKI ``GaussianKernelDensityFunction``).
 GAUSSIAN_CANONICAL_BANDWIDTH = (1.0 / (4.0 * math.pi)) ** 0.1
 _CUTOFF = 1e-20
@@ -159,7 +158,7 @@ class KDEOS(Detector):
         "scale": Number(0.5, low=0, low_open=True),
         "idim": Number(2, low=-1, integer=True),
         "min_bandwidth": Number(0.0, low=0),
-        "variant": Options(_VARIANTS),
+        "variant": VARIANT,
     }
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:

@@ -16,12 +16,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from odeval.detectors.base import Detector, MethodInfo, Options, check_ks, register
+from odeval.detectors.base import VARIANT, Detector, MethodInfo, check_ks, register
 from odeval.neighbors._elki_order import cks_lists
 
 __all__ = ["KNN", "KNNW"]
-
-_VARIANTS = ("paper", "elki-0.7.1", "elki-0.7.1-cks")
 
 
 @register
@@ -44,11 +42,10 @@ class KNN(Detector):
         (k+1)-distance (semantics doc §0.3), and the (N−1)-distance at k = N − 1 (docs/detectors.md).
     """
 
-    info = MethodInfo(name="kNN", min_k=1, inverted=False, inlier_value=0.0, score_range=(0.0, np.inf),
-                      reference="Ramaswamy, Rastogi, Shim (2000), SIGMOD", scaling="distance")
+    info = MethodInfo.distance("kNN", "Ramaswamy, Rastogi, Shim (2000), SIGMOD")
     novelty = True
 
-    _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": Options(_VARIANTS)}
+    _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": VARIANT}
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         ks_arr = check_ks(ks, graph.n_objects, self.info, graph.k_max)
@@ -96,11 +93,10 @@ class KNNW(Detector):
         Accepted for uniformity with the other methods; all three are identical.
     """
 
-    info = MethodInfo(name="kNNW", min_k=1, inverted=False, inlier_value=0.0, score_range=(0.0, np.inf),
-                      reference="Angiulli, Pizzuti (2002), PKDD", scaling="distance")
+    info = MethodInfo.distance("kNNW", "Angiulli, Pizzuti (2002), PKDD")
     novelty = True
 
-    _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": Options(_VARIANTS)}
+    _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": VARIANT}
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         ks_arr = check_ks(ks, graph.n_objects, self.info, graph.k_max)

@@ -15,12 +15,11 @@ import numpy as np
 from numba import njit, prange
 
 from odeval.detectors._numeric import GAUSS_NORM, powi
-from odeval.detectors.base import Detector, MethodInfo, Number, Options, check_ks, register
+from odeval.detectors.base import VARIANT, Detector, MethodInfo, Number, check_ks, register
 from odeval.neighbors._elki_order import cks_lists
 
 __all__ = ["LDF"]
 
-_VARIANTS = ("paper", "elki-0.7.1", "elki-0.7.1-cks")
 
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 
@@ -185,7 +184,7 @@ class LDF(Detector):
     _parameter_constraints: ClassVar[dict[str, Any]] = {
         "h": Number(1.0, low=0, low_open=True),
         "c": Number(0.1, low=0, low_open=True),
-        "variant": Options(_VARIANTS),
+        "variant": VARIANT,
     }
 
     def __init__(self, h: float = 1.0, c: float = 0.1, variant: str = "paper") -> None:

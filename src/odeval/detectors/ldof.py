@@ -21,12 +21,11 @@ from odeval.detectors._neighborhood import (
     _require_elki_order,
     _row_has_ties,
 )
-from odeval.detectors.base import Detector, MethodInfo, Options, check_ks, register
+from odeval.detectors.base import VARIANT, Detector, MethodInfo, check_ks, register
 from odeval.neighbors._elki_order import cks_lists
 
 __all__ = ["LDOF", "ldof_scores"]
 
-_VARIANTS = ("paper", "elki-0.7.1", "elki-0.7.1-cks")
 
 # ---------------------------------------------------------------------------------------------------------
 # LDOF
@@ -199,19 +198,12 @@ def ldof_scores(graph: Any, ks: int | Sequence[int], variant: str = "paper") -> 
 class LDOF(Detector):
     """Local distance-based outlier factor (Zhang et al. 2009); see :func:`ldof_scores`."""
 
-    info = MethodInfo(
-        name="LDOF",
-        min_k=2,
-        inverted=False,
-        inlier_value=1.0,
-        score_range=(0.0, np.inf),
-        reference="K. Zhang, M. Hutter, H. Jin. A new local distance-based outlier detection approach for "
-        "scattered real-world data. PAKDD 2009.",
-        scaling="ratio",
-    )
+    # scoring_version 2: the limit at inner distance 0 (+inf for an object apart from its coinciding neighbours)
+    info = MethodInfo.ratio("LDOF", "K. Zhang, M. Hutter, H. Jin. A new local distance-based outlier detection "
+                            "approach for scattered real-world data. PAKDD 2009.", min_k=2, scoring_version=2)
     novelty = True
 
-    _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": Options(_VARIANTS)}
+    _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": VARIANT}
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         _, uniq, inverse = _prepare_ks(graph, ks, self.info)

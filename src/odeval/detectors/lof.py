@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numba import njit, prange
 
-from odeval.detectors.base import Detector, MethodInfo, Options, check_ks, register
+from odeval.detectors.base import VARIANT, Detector, MethodInfo, check_ks, register
 from odeval.neighbors._elki_order import cks_lists
 
 __all__ = ["LOF", "SimplifiedLOF"]
@@ -91,9 +91,6 @@ def _novelty_scores(det: Detector, graph: Any, query: Any, ks: Sequence[int], si
     return _ratio_all_k(dens_q, sizes_q, query.indices, dens_ref)
 
 
-_VARIANTS = ("paper", "elki-0.7.1", "elki-0.7.1-cks")
-
-
 def _scores(det: Detector, graph: Any, ks: Sequence[int], simplified: bool, cks: bool = False) -> np.ndarray:
     ks_arr = check_ks(ks, graph.n_objects, det.info, graph.k_max)
     if cks:  # ELKI's batch tool: its sublists of one materialised list per object, in ELKI's order
@@ -104,8 +101,31 @@ def _scores(det: Detector, graph: Any, ks: Sequence[int], simplified: bool, cks:
     return _lof_all_k(g.distances, g.indices, g.neighborhood_sizes(), ks_arr, simplified, kd)
 
 
+class _LOFFamily(Detector):
+    """LOF and Simplified LOF: one code path, the density (``_simplified``) differs."""
+
+    _simplified: ClassVar[bool]
+    novelty = True
+
+    _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": VARIANT}
+
+    def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
+        return _scores(self, graph, ks, simplified=self._simplified, cks=self.variant == "elki-0.7.1-cks")
+
+    def novelty_raw_scores_all_k(self, graph: Any, query: Any, ks: Sequence[int]) -> np.ndarray:
+        """Novelty scores of query objects q against the training set, with the training objects' k-distances
+        and densities; N_k(q) ⊂ training set, ties included.
+
+        LOF (Breunig et al. 2000, Def. 5–7; scikit-learn's ``LocalOutlierFactor(novelty=True)``):
+        ``lrd_k(q) = |N_k(q)| / Σ_{o ∈ N_k(q)} max(d(q, o), k-dist(o))``,
+        ``LOF_k(q) = mean_{o ∈ N_k(q)} lrd_k(o) / lrd_k(q)``. Simplified LOF:
+        ``dens_k(q) = |N_k(q)| / Σ_{o ∈ N_k(q)} d(q, o)``, ``SLOF_k(q) = mean_{o ∈ N_k(q)} dens_k(o) / dens_k(q)``.
+        """
+        return _novelty_scores(self, graph, query, ks, simplified=self._simplified)
+
+
 @register
-class LOF(Detector):
+class LOF(_LOFFamily):
     """Local Outlier Factor.
 
     ``reach-dist_k(p, o) = max(d(p, o), k-dist(o))``,
@@ -132,25 +152,12 @@ class LOF(Detector):
     outliers. SIGMOD, 93–104.
     """
 
-    info = MethodInfo(name="LOF", min_k=1, inverted=False, inlier_value=1.0, score_range=(0.0, np.inf),
-                      reference="Breunig, Kriegel, Ng, Sander (2000), SIGMOD", scaling="ratio")
-    novelty = True
-
-    _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": Options(_VARIANTS)}
-
-    def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
-        return _scores(self, graph, ks, simplified=False, cks=self.variant == "elki-0.7.1-cks")
-
-    def novelty_raw_scores_all_k(self, graph: Any, query: Any, ks: Sequence[int]) -> np.ndarray:
-        """Novelty LOF of query objects q against the training set (Breunig et al. 2000, Def. 5–7, with the
-        training objects' k-distances and lrds; scikit-learn's ``LocalOutlierFactor(novelty=True)``):
-        ``lrd_k(q) = |N_k(q)| / Σ_{o ∈ N_k(q)} max(d(q, o), k-dist(o))``,
-        ``LOF_k(q) = mean_{o ∈ N_k(q)} lrd_k(o) / lrd_k(q)``; N_k(q) ⊂ training set, ties included."""
-        return _novelty_scores(self, graph, query, ks, simplified=False)
+    info = MethodInfo.ratio("LOF", "Breunig, Kriegel, Ng, Sander (2000), SIGMOD")
+    _simplified = False
 
 
 @register
-class SimplifiedLOF(Detector):
+class SimplifiedLOF(_LOFFamily):
     """Simplified LOF: LOF with the plain distance instead of the reachability distance.
 
     ``dens_k(p) = |N_k(p)| / Σ_{o ∈ N_k(p)} d(p, o)`` (the inverse *mean* distance, as ELKI's
@@ -170,17 +177,5 @@ class SimplifiedLOF(Detector):
     Knowledge Discovery 28(1), 190–237.
     """
 
-    info = MethodInfo(name="SimplifiedLOF", min_k=1, inverted=False, inlier_value=1.0,
-                      score_range=(0.0, np.inf), reference="Schubert, Zimek, Kriegel (2014), DAMI 28(1)",
-                      scaling="ratio")
-    novelty = True
-
-    _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": Options(_VARIANTS)}
-
-    def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
-        return _scores(self, graph, ks, simplified=True, cks=self.variant == "elki-0.7.1-cks")
-
-    def novelty_raw_scores_all_k(self, graph: Any, query: Any, ks: Sequence[int]) -> np.ndarray:
-        """Novelty Simplified LOF: ``dens_k(q) = |N_k(q)| / Σ_{o ∈ N_k(q)} d(q, o)`` over q's training
-        neighbours, ``SLOF_k(q) = mean_{o ∈ N_k(q)} dens_k(o) / dens_k(q)`` with the training densities."""
-        return _novelty_scores(self, graph, query, ks, simplified=True)
+    info = MethodInfo.ratio("SimplifiedLOF", "Schubert, Zimek, Kriegel (2014), DAMI 28(1)")
+    _simplified = True

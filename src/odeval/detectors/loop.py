@@ -15,12 +15,10 @@ import numpy as np
 from numba import njit, prange
 
 from odeval.detectors._erf import elki_erf
-from odeval.detectors.base import Detector, MethodInfo, Number, Options, check_ks, register
+from odeval.detectors.base import VARIANT, Detector, MethodInfo, Number, check_ks, register
 from odeval.neighbors._elki_order import cks_lists, heap_drain, heap_offer
 
 __all__ = ["LoOP"]
-
-_VARIANTS = ("paper", "elki-0.7.1", "elki-0.7.1-cks")
 
 
 def _loop_all_k(X, D, I, S, ks, lam, elki, elki_order):
@@ -115,7 +113,7 @@ def _loop_erf(plof, acc, n, lam, elki):  # pragma: no cover - numba
         norm[t] = 1.0 / (nplof * math.sqrt(2.0))
     for p in prange(N):
         for t in range(T):
-            if elki:  # ELKI's NormalDistribution.erf (Cody's approximation): its rounding, its ties
+            if elki:  # ELKI's NormalDistribution.erf (its variant of Cody's erfc, _erf.py): its rounding, its ties
                 out[t, p] = elki_erf((plof[t, p] - 1.0) * norm[t])
             else:
                 out[t, p] = max(0.0, math.erf(plof[t, p] * norm[t]))
@@ -222,7 +220,7 @@ class LoOP(Detector):
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {
         "lam": Number(1.0, low=0, low_open=True),
-        "variant": Options(_VARIANTS),
+        "variant": VARIANT,
     }
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:

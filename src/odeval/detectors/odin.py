@@ -13,13 +13,11 @@ from typing import Any, ClassVar
 import numpy as np
 from numba import njit
 
-from odeval.detectors.base import Detector, MethodInfo, Options, check_ks, register
+from odeval.detectors.base import VARIANT, Detector, MethodInfo, check_ks, register
 from odeval.neighbors import in_degrees_all_k
 from odeval.neighbors._elki_order import cks_lists
 
 __all__ = ["ODIN"]
-
-_VARIANTS = ("paper", "elki-0.7.1", "elki-0.7.1-cks")
 
 
 @njit(cache=True)
@@ -61,7 +59,7 @@ class ODIN(Detector):
     info = MethodInfo(name="ODIN", min_k=1, inverted=True, inlier_value=None, score_range=(0.0, np.inf),
                       reference="Hautamäki, Kärkkäinen, Fränti (2004), ICPR", scaling="linear_inversion")
 
-    _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": Options(_VARIANTS)}
+    _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": VARIANT}
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         ks_arr = check_ks(ks, graph.n_objects, self.info, graph.k_max)

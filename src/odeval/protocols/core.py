@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from odeval._validation import check_data_matrix, check_labels
+from odeval._validation import check_data_matrix, check_labels, check_returned_scores
 from odeval.measures import (
     adjusted_average_precision,
     avpr,
@@ -219,14 +219,7 @@ def estimated_threshold(reference_scores: np.ndarray, contamination: float) -> f
 
 
 def _scores(scorer: Any, X: np.ndarray, where: str) -> np.ndarray:
-    s = np.asarray(scorer.score(X), dtype=np.float64).reshape(-1)
-    if s.shape[0] != X.shape[0]:
-        raise ValueError(f"{where}: the detector returned {s.shape[0]} scores for {X.shape[0]} objects")
-    bad = ~np.isfinite(s)
-    if bad.any():
-        raise ValueError(f"{where}: the detector returned NaN/inf scores at {int(bad.sum())} object(s), e.g. "
-                         f"position {int(np.flatnonzero(bad)[0])}")
-    return s
+    return check_returned_scores(scorer.score(X), X.shape[0], where=f"{where}: the detector")
 
 
 def _measures(setting: Setting, run: int, seed: int, y_test: np.ndarray, s_test: np.ndarray,

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import warnings
 from pathlib import Path
+from typing import Any
+
+import pandas as pd
 
 __all__ = ["best_k_scorings", "report_from_store"]
 
@@ -35,13 +38,16 @@ def report_from_store(store: str | Path, out_dir: str | Path, *, measure: str = 
     random ensembles as control group (:func:`odeval.report.comparison.comparisons_from_store`).
 
     When the store holds label-free measures (study option ``internal``), the index page gets a section with
-    each criterion's pick per dataset (:mod:`odeval.report.internal`).
+    each criterion's pick per dataset (:mod:`odeval.report.internal`): EM/MV per unit, IREOS from the per-variant
+    step (one gamma_max per variant, :mod:`odeval.bench.variant_step`).
 
     Every read goes through :class:`odeval.bench.store.ResultStore`; with ``study_hash`` the report shows
     every unit linked to that study, also those an earlier study computed.
 
     ``selection`` ("all" or a number, e.g. "10"): also audit label-free model selection on every variant with
-    stored scores (:func:`odeval.analysis.selection.audit_selection`) and add its section to the index page.
+    stored scores (:func:`odeval.analysis.selection.audit_store`) and add its section to the index page. Picks
+    stored by the study's per-variant step (``[selection]``) are used as they are, and add the section even
+    without ``selection``.
 
     Raises
     ------
@@ -75,6 +81,9 @@ def report_from_store(store: str | Path, out_dir: str | Path, *, measure: str = 
         labels = rs.labels_by_dataset(study_hash=study_hash) if best_scores is not None else None
         internal = rs.internal_measures(study_hash=study_hash)
         internal = internal[internal["dataset"].isin(set(runs["dataset"]))] if len(internal) else None
+        ireos = _ireos_frame(rs, study_hash, set(runs["dataset"]))
+        stored_modes = list(dict.fromkeys(rs.variant_tasks(study_hash=study_hash, kind="selection",
+                                                           status="ok")["candidates"].astype(str)))
     permutation, messages = None, []
     if best_scores is not None and len(best_scores):
         with warnings.catch_warnings(record=True) as caught:
@@ -91,20 +100,35 @@ def report_from_store(store: str | Path, out_dir: str | Path, *, measure: str = 
         comparisons = comparisons_from_store(store, {str(b): str(d) for b, d in firsts.items()}, measure=measure,
                                              n_random=ensemble_random, seed=seed)
     audit = None
-    if selection is not None and n_scores:
-        from functools import partial
+    mode = str(selection) if selection is not None else (stored_modes[0] if stored_modes else None)
+    if mode is not None and (n_scores or mode in stored_modes):
+        from odeval.analysis.selection import AUDIT_MEASURES, audit_store
 
-        from odeval.analysis.selection import audit_selection, candidates_from_store, stored_variants
-
-        wanted = set(runs["dataset"].astype(str))
-        names = [n for n in stored_variants(store) if n in wanted]
-        mode = selection if selection == "all" else int(selection)
-        from odeval.analysis.selection import AUDIT_MEASURES
-
-        audit = audit_selection([(n, partial(candidates_from_store, store, n, candidates=mode, measure=measure))
-                                 for n in names], measure=measure if measure in AUDIT_MEASURES else "roc_auc",
-                                seed=seed, candidates_mode=str(selection))
+        audit, _, notes = audit_store(store, candidates=mode, measure=measure if measure in AUDIT_MEASURES
+                                      else "roc_auc", datasets=sorted(set(runs["dataset"].astype(str))),
+                                      study_hash=study_hash if mode in stored_modes else None)
+        messages += notes
     index = build_report(runs, ranks, out_dir, measure=measure, statistic=statistic, title=title,
                          n_simulations=simulations, seed=seed, permutation=permutation, units=units,
-                         comparisons=comparisons, selection=audit, internal=internal)
+                         comparisons=comparisons, selection=audit, internal=internal, ireos=ireos)
     return Path(index), messages
+
+
+def _ireos_frame(rs: Any, study_hash: str | None, datasets: set[str]) -> pd.DataFrame | None:
+    """IREOS of every candidate from the per-variant step (``variant_values`` with the candidates' quality), in
+    the long form of ``internal_measures`` (dataset, unit_id, method, k, measure, value) plus ``roc_auc``,
+    ``average_precision``, ``candidates`` and ``gamma_max``; None when the store has none."""
+    import json
+
+    tasks = rs.variant_tasks(study_hash=study_hash, kind="ireos", status="ok")
+    tasks = tasks[tasks["dataset"].isin(datasets)]
+    if tasks.empty:
+        return None
+    ids = list(tasks["task_id"])
+    values = rs.variant_table("variant_values", task_ids=ids)
+    cands = rs.variant_table("variant_candidates", task_ids=ids)
+    frame = values.merge(cands.drop(columns=["dataset"]), on=["task_id", "candidate"], how="inner")
+    info = tasks.set_index("task_id")
+    frame["candidates"] = frame["task_id"].map(info["candidates"].astype(str))
+    frame["gamma_max"] = frame["task_id"].map({t: json.loads(d).get("gamma_max") for t, d in info["details"].items()})
+    return frame

@@ -230,6 +230,7 @@ def build_report(
     comparisons: Mapping[str, Any] | None = None,
     selection: Any = None,
     internal: pd.DataFrame | None = None,
+    ireos: pd.DataFrame | None = None,
 ) -> Path:
     """Write the static HTML report of a study to ``out_dir`` and return the path of ``index.html``.
 
@@ -273,6 +274,9 @@ def build_report(
         Adds the label-free model-selection section (:func:`odeval.report.selection.selection_section_html`).
     internal : DataFrame, optional
         The store's ``internal_measures``: adds the EM/MV section (:mod:`odeval.report.internal`).
+    ireos : DataFrame, optional
+        IREOS of every candidate from the per-variant step: adds the IREOS section
+        (:func:`odeval.report.internal.ireos_section_html`).
     """
     if statistic not in A.STATISTICS:
         raise ValueError(f"statistic must be one of {A.STATISTICS}, got {statistic!r}")
@@ -468,6 +472,11 @@ def build_report(
         from odeval.report.internal import internal_section_html
 
         page.add(internal_section_html(internal, runs, ctx=ctx))
+
+    if ireos is not None and len(ireos):  # the per-variant step's IREOS (study option internal = ["ireos"])
+        from odeval.report.internal import ireos_section_html
+
+        page.add(ireos_section_html(ireos, ctx=ctx))
 
     page.add('<h2 id="tables">Tables (CSV)</h2><ul>' + "".join(
         f'<li><a href="{_e(rel)}">{_e(rel)}</a> — {_e(desc)}</li>' for rel, desc in sorted(ctx.tables.items())

@@ -23,9 +23,9 @@ from odeval.report.plots import _figure, _plain_text
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
-__all__ = ["CRITERIA", "internal_picks", "internal_section_html", "plot_internal_vs_k"]
+__all__ = ["CRITERIA", "internal_picks", "internal_section_html", "ireos_section_html", "plot_internal_vs_k"]
 
-CRITERIA = {"em": "max", "mv": "min"}
+CRITERIA = {"em": "max", "mv": "min", "ireos": "max", "ireos_adjusted": "max"}
 """Label-free criteria the section knows and which end of each is better."""
 QUALITY = ("roc_auc", "average_precision")
 
@@ -123,4 +123,42 @@ def internal_section_html(internal: pd.DataFrame, runs: pd.DataFrame, *, ctx: An
     for dataset in sorted(set(internal["dataset"].astype(str))):
         parts.append(_html_figure(lambda d=dataset: plot_internal_vs_k(internal, d),
                                   f"EM and MV vs k per method on {_e(dataset)}", f"EM/MV vs k, {dataset}"))
+    return "\n".join(parts)
+
+
+def ireos_section_html(ireos: pd.DataFrame, *, ctx: Any = None) -> str:
+    """The IREOS section: per variant, the candidate with the largest IREOS (and adjusted IREOS) and how good it
+    really is — its ROC AUC and AP next to min / mean / max over the candidates (Marques et al. 2020, Table 7).
+
+    ``ireos``: one row per (candidate, measure) with ``dataset``, ``unit_id``, ``method``, ``k``, ``measure``
+    (``ireos`` / ``ireos_adjusted``), ``value``, ``roc_auc``, ``average_precision``, ``candidates`` and
+    ``gamma_max`` (:func:`odeval.report.from_store.report_from_store` builds it from the per-variant step).
+    """
+    from odeval.report.html import _table
+
+    frame = ireos.copy()
+    several = frame.groupby("dataset")["candidates"].nunique().max() > 1
+    if several:  # one row per candidate set of a variant
+        frame["dataset"] = frame["dataset"] + " (" + frame["candidates"].astype(str) + " candidates)"
+    quality = frame[["unit_id", "k", *QUALITY]].drop_duplicates(["unit_id", "k"])  # the same in every task
+    picks = internal_picks(frame.drop(columns=list(QUALITY)), quality)
+    gmax = frame.groupby("dataset")["gamma_max"].first()
+    if len(picks):
+        picks.insert(2, "gamma_max", picks["dataset"].map(gmax))
+    parts = ['<h2 id="ireos">Label-free measure IREOS (per variant)</h2>',
+             "<p>IREOS (Marques et al. 2020) of every candidate scoring of a variant, with one γ<sub>max</sub> for "
+             "all candidates of the variant (§3.4). The candidate with the largest index is the one IREOS would "
+             "pick without labels; next to it its real quality (ROC AUC, AP) and the minimum, mean and maximum over "
+             "the candidates (as the paper's Table 7). See docs/ireos.md and docs/model-selection.md.</p>"]
+    if picks.empty:
+        parts.append('<p class="note">No finite IREOS value in the store.</p>')
+        return "\n".join(parts)
+    csv = ctx.csv(picks, "ireos_picks", "per variant: the candidate IREOS picks, its ROC AUC / AP and min / mean / "
+                  "max over the candidates") if ctx is not None else None
+    parts.append(_table(picks, csv=csv))
+    auc = picks[picks["criterion"].str.startswith("IREOS (")]
+    if len(auc):
+        parts.append(f"<p>Mean over {len(auc)} variant(s): ROC AUC of the IREOS pick {auc['roc_auc pick'].mean():.3f}"
+                     f"; candidates min {auc['roc_auc min'].mean():.3f}, mean {auc['roc_auc mean'].mean():.3f}, "
+                     f"max {auc['roc_auc max'].mean():.3f}.</p>")
     return "\n".join(parts)

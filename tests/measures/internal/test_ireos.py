@@ -271,3 +271,47 @@ def test_laplacian_score_prefers_smooth_candidates():
     feats = np.vstack([base, base + rng.normal(0, 0.01, 200), rng.random(200)])
     ls = laplacian_score(feats, k=5)
     assert ls.shape == (3,) and np.all(np.isfinite(ls))
+
+
+def _parallel_case():
+    rng = np.random.default_rng(11)
+    X = np.vstack([rng.normal(0, 1, (70, 3)), rng.normal(5, 0.5, (4, 3))])
+    sols = [np.linalg.norm(X - X.mean(0), axis=1) + rng.normal(0, 0.3 * k, len(X)) for k in range(3)]
+    return X, sols
+
+
+def test_threads_and_map_callables_give_the_same_bits():
+    X, sols = _parallel_case()
+    serial = ireos(X, sols, knn=30)
+    threads = ireos(X, sols, knn=30, n_jobs=2)
+    mapped = ireos(X, sols, knn=30, executor=lambda f, xs: [f(x) for x in xs])
+    for other in (threads, mapped):
+        np.testing.assert_array_equal(other.index, serial.index)
+        assert other.gamma_max == serial.gamma_max and other.n_fits == serial.n_fits
+    sel = ireos_select(X, sols, knn=30, n_jobs=2, batch=8)
+    assert list(sel.order) == list(np.argsort(-serial.index, kind="stable"))
+
+
+def test_bad_executor_is_one_line():
+    X, sols = _parallel_case()
+    with pytest.raises(ValueError, match="executor must be") as info:
+        ireos(X, sols, executor=3)
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.slow
+def test_local_processes_and_dask_cluster_give_the_same_bits():
+    distributed = pytest.importorskip("distributed")
+    X, sols = _parallel_case()
+    serial = ireos(X, sols, knn=30, adjust=True)
+    procs = ireos(X, sols, knn=30, adjust=True, executor="processes", n_jobs=2)
+    np.testing.assert_array_equal(procs.index, serial.index)
+    np.testing.assert_array_equal(procs.adjusted, serial.adjusted)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cl, \
+            distributed.Client(cl) as client:
+        dask = ireos(X, sols, knn=30, adjust=True, executor=client)
+        by_address = ireos_select(X, sols, knn=30, executor=cl.scheduler_address)
+    np.testing.assert_array_equal(dask.index, serial.index)
+    np.testing.assert_array_equal(dask.areas, serial.areas)
+    assert dask.n_fits == serial.n_fits
+    assert list(by_address.order) == list(np.argsort(-serial.index, kind="stable"))

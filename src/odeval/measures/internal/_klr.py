@@ -32,9 +32,11 @@ import math
 
 import numba as nb
 import numpy as np
+from numba.np import linalg as _numba_linalg
 
 TOL = 1e-14
 MAXIT = 100
+REFRESH = 0.1
 
 
 @nb.njit(cache=True, nogil=True)
@@ -70,51 +72,101 @@ def rbf_kernel(X: np.ndarray, gamma: float) -> np.ndarray:
     return K
 
 
+# LAPACK's Cholesky (dpotrf), called in place through numba's own LAPACK binding (the one behind
+# np.linalg.cholesky in numba, which links SciPy's LAPACK), without its copy and allocation per call.
+_xxpotrf = _numba_linalg._LAPACK().numba_xxpotrf(nb.types.float64)
+_KIND = ord(_numba_linalg.get_blas_kind(nb.types.float64, "cholesky"))
+
+
 @nb.njit(cache=True, nogil=True)
-def _chol_solve(L: np.ndarray, rhs: np.ndarray) -> np.ndarray:
-    n = L.shape[0]
-    z = rhs.copy()
+def _cholesky_inplace(M: np.ndarray) -> bool:
+    """M (row-major, symmetric positive definite) := L in its lower triangle and L' in its upper triangle,
+    M = L L'. LAPACK sees the row-major buffer as its transpose (= M), so uplo 'U' writes L' in column-major order,
+    i.e. L in the row-major lower triangle (as numba's np.linalg.cholesky does); the upper triangle is then
+    filled with L' so that both triangular solves run along contiguous rows."""
+    n = M.shape[0]
+    if _xxpotrf(_KIND, 85, n, M.ctypes, n) != 0:  # 85 = ord('U')
+        return False
     for i in range(n):
-        s = z[i]
         for k in range(i):
-            s -= L[i, k] * z[k]
-        z[i] = s / L[i, i]
-    for i in range(n - 1, -1, -1):
-        s = z[i]
-        for k in range(i + 1, n):
-            s -= L[k, i] * z[k]
-        z[i] = s / L[i, i]
-    return z
+            M[k, i] = M[i, k]
+    return True
 
 
 @nb.njit(cache=True, nogil=True)
-def _obj(K: np.ndarray, alpha: np.ndarray, b: float, y: np.ndarray, c: np.ndarray, f: np.ndarray) -> float:
-    n = alpha.shape[0]
-    Ka = K @ alpha
-    val = 0.5 * (alpha @ Ka)
+def _chol_solve(L: np.ndarray, rhs: np.ndarray, z: np.ndarray) -> None:
+    """z = (L L')^-1 rhs for L from :func:`_cholesky_inplace` (L' in the upper triangle): both substitutions as
+    row updates (axpy along contiguous rows, vectorisable, the same bits at any vector width)."""
+    n = L.shape[0]
     for i in range(n):
-        f[i] = Ka[i] + b
+        z[i] = rhs[i]
+    for k in range(n):  # L w = rhs, column k of L = row k of L' (upper triangle)
+        z[k] /= L[k, k]
+        zk = z[k]
+        for i in range(k + 1, n):
+            z[i] -= L[k, i] * zk
+    for i in range(n - 1, -1, -1):  # L' z = w, column i of L' = row i of L (lower triangle)
+        z[i] /= L[i, i]
+        zi = z[i]
+        for k in range(i):
+            z[k] -= L[i, k] * zi
+
+
+@nb.njit(cache=True, nogil=True)
+def _matvec(K: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
+    """out = K x for symmetric K, as a sum of rows (axpy; no BLAS call: no BLAS threads, the same bits in every
+    worker and at any vector width)."""
+    n = x.shape[0]
+    for i in range(n):
+        out[i] = 0.0
+    for k in range(n):
+        xk = x[k]
+        for i in range(n):
+            out[i] += K[k, i] * xk
+
+
+@nb.njit(cache=True, nogil=True)
+def _loss(f: np.ndarray, y: np.ndarray, c: np.ndarray) -> float:
+    val = 0.0
+    for i in range(f.shape[0]):
         val += c[i] * _log1pexp(-y[i] * f[i])
     return val
 
 
 @nb.njit(cache=True, nogil=True)
 def newton_klr(K: np.ndarray, y: np.ndarray, c: np.ndarray, alpha: np.ndarray, b: float, tol: float, maxit: int):
+    """:func:`_newton` with its own work matrix."""
+    return _newton(K, y, c, alpha, b, tol, maxit, np.empty(K.shape))
+
+
+@nb.njit(cache=True, nogil=True)
+def _newton(K: np.ndarray, y: np.ndarray, c: np.ndarray, alpha: np.ndarray, b: float, tol: float, maxit: int,
+            M: np.ndarray):
     """Damped Newton from (alpha, b); returns (f, alpha, b, factorisations) at the optimum.
 
     The Cholesky factor of K + W^-1 is reused (chord steps: the exact gradient with the Hessian of an earlier
     iterate, still a descent direction) while the Newton decrement falls by at least 10x per step, and
     refreshed otherwise; the line search keeps every step a descent step, the stop rule is the exact decrement.
+    One product K d per Newton step: the line search moves f along K d + d_b (f is linear in (alpha, b)), and
+    alpha' K alpha = alpha' (f - b).
     """
     n = y.shape[0]
     f = np.empty(n)
+    _matvec(K, alpha, f)
+    for i in range(n):
+        f[i] += b
+    aKa = 0.0
+    for i in range(n):
+        aKa += alpha[i] * (f[i] - b)
+    obj = 0.5 * aKa + _loss(f, y, c)
     fn = np.empty(n)
-    obj = _obj(K, alpha, b, y, c, f)
+    an = np.empty(n)
     g = np.empty(n)
     D = np.empty(n)
-    M = np.empty((n, n))
-    L = np.empty((n, n))
     v = np.empty(n)
+    u = np.empty(n)
+    rhs = np.empty(n)
+    Kd = np.empty(n)
     vs = 1.0
     ones = np.ones(n)
     refresh = True
@@ -132,33 +184,46 @@ def newton_klr(K: np.ndarray, y: np.ndarray, c: np.ndarray, alpha: np.ndarray, b
                 w = c[i] * s * (1.0 - s)
                 wmin = 1e-12 * c[i]
                 D[i] = 1.0 / (w if w > wmin else wmin)
-            for i in range(n):
-                for k in range(n):
+            for i in range(n):  # the lower triangle is what LAPACK reads (see _cholesky_inplace)
+                for k in range(i):
                     M[i, k] = K[i, k]
-                M[i, i] += D[i]
-            L = np.linalg.cholesky(M)
-            v = _chol_solve(L, ones)
+                M[i, i] = K[i, i] + D[i]
+            if not _cholesky_inplace(M):  # not positive definite: cannot happen for D > 0
+                break
+            _chol_solve(M, ones, v)
             vs = v.sum()
             nfact += 1
         ag = alpha + g
-        u = _chol_solve(L, -D * ag)
+        for i in range(n):
+            rhs[i] = -D[i] * ag[i]
+        _chol_solve(M, rhs, u)
         db = (u.sum() + alpha.sum()) / vs
         da = u - db * v
-        dec = -(da @ (K @ ag)) - db * gsum
+        _matvec(K, da, Kd)
+        dec = 0.0
+        for i in range(n):
+            dec -= Kd[i] * ag[i]
+        dec -= db * gsum
         if dec < 0.0:
             dec = 0.0
         t = 1.0
         accepted = False
+        new = obj
+        bb = b
         for _ls in range(60):
-            an = alpha + t * da
             bb = b + t * db
-            new = _obj(K, an, bb, y, c, fn)
+            aKa = 0.0
+            for i in range(n):
+                an[i] = alpha[i] + t * da[i]
+                fn[i] = f[i] + t * (Kd[i] + db)
+                aKa += an[i] * (fn[i] - bb)
+            new = 0.5 * aKa + _loss(fn, y, c)
             if new <= obj - 0.25 * t * dec:
                 accepted = True
                 break
             t *= 0.5
         if accepted:
-            alpha = an
+            alpha[:] = an
             b = bb
             obj = new
             f[:] = fn
@@ -169,7 +234,7 @@ def newton_klr(K: np.ndarray, y: np.ndarray, c: np.ndarray, alpha: np.ndarray, b
                 break
             refresh = True
             continue
-        refresh = (dec > 0.1 * dec_prev) or t < 1.0
+        refresh = (dec > REFRESH * dec_prev) or t < 1.0
         dec_prev = dec
     return f, alpha, b, nfact
 
@@ -194,6 +259,77 @@ def _start(c: np.ndarray, y: np.ndarray, f0: np.ndarray, b0: float):
 
 
 @nb.njit(cache=True, nogil=True)
+def _t_of_b(ci: float, yb: float, t: float) -> float:
+    """Root t in (0, c) of t = c sigmoid(-(t + y b)) (one object of the K = I problem), safeguarded Newton."""
+    lo = 0.0
+    hi = ci
+    for _ in range(60):
+        s = _sigmoid(-(t + yb))
+        phi = t - ci * s
+        if phi > 0.0:
+            hi = t
+        else:
+            lo = t
+        step = phi / (1.0 + ci * s * (1.0 - s))
+        tn = t - step
+        if not (lo < tn < hi):
+            tn = 0.5 * (lo + hi)
+        if abs(tn - t) <= 1e-12 * (1.0 + t):
+            return tn
+        t = tn
+    return t
+
+
+@nb.njit(cache=True, nogil=True)
+def _identity_start(c: np.ndarray, y: np.ndarray):
+    """The optimum for K = I (the limit gamma -> infinity): the problem decouples into f_i = alpha_i + b with
+    alpha_i = c_i y_i sigmoid(-y_i f_i) and sum_i alpha_i = 0, solved by safeguarded Newton on b (inner roots per
+    object). A much better start than alpha = 0 when no solved gamma is at hand and gamma is not small."""
+    n = y.shape[0]
+    t = np.empty(n)
+    for i in range(n):
+        t[i] = 0.5 * c[i]
+    blo = -60.0
+    bhi = 60.0
+    b = 0.0
+    for _ in range(100):
+        g = 0.0
+        dg = 0.0
+        for i in range(n):
+            t[i] = _t_of_b(c[i], y[i] * b, t[i])
+            s = _sigmoid(-(t[i] + y[i] * b))
+            w = c[i] * s * (1.0 - s)
+            g += y[i] * t[i]
+            dg -= w / (1.0 + w)
+        if g > 0.0:  # sum y t decreases in b
+            blo = b
+        else:
+            bhi = b
+        bn = b - g / dg if dg < 0.0 else 0.5 * (blo + bhi)
+        if not (blo < bn < bhi):
+            bn = 0.5 * (blo + bhi)
+        if abs(bn - b) <= 1e-10 * (1.0 + abs(b)):
+            b = bn
+            break
+        b = bn
+    alpha = np.empty(n)
+    for i in range(n):
+        alpha[i] = y[i] * _t_of_b(c[i], y[i] * b, t[i])
+    return alpha, b
+
+
+@nb.njit(cache=True, nogil=True)
+def _kernel_from_sqdist(D2: np.ndarray, gamma: float, K: np.ndarray) -> None:
+    n = D2.shape[0]
+    for i in range(n):
+        K[i, i] = 1.0
+        for k in range(i):
+            v = math.exp(-gamma * D2[i, k])
+            K[i, k] = v
+            K[k, i] = v
+
+
+@nb.njit(cache=True, nogil=True)
 def fit_shared(D2: np.ndarray, gammas: np.ndarray, pos: np.ndarray, costs: np.ndarray, F0: np.ndarray,
                b0: np.ndarray, tol: float, maxit: int):
     """Problems on the full training set (the exact index); D2 = squared distances (n x n).
@@ -210,10 +346,7 @@ def fit_shared(D2: np.ndarray, gammas: np.ndarray, pos: np.ndarray, costs: np.nd
     its = np.empty(B, dtype=np.int64)
     K = np.empty((n, n))
     for t in range(B):
-        g = gammas[t]
-        for i in range(n):
-            for k in range(n):
-                K[i, k] = math.exp(-g * D2[i, k])
+        _kernel_from_sqdist(D2, gammas[t], K)
         y = -np.ones(n)
         y[pos[t]] = 1.0
         a0, bs = _start(costs[t], y, F0[t], b0[t])
@@ -252,6 +385,182 @@ def fit_subsets(X: np.ndarray, gammas: np.ndarray, subsets: np.ndarray, costs: n
         p[t] = _sigmoid(f[0])
         its[t] = it
     return F, bo, p, its
+
+
+# ------------------------------------------------------------------------------- whole curves, one object
+@nb.njit(cache=True, nogil=True)
+def _train_sqdist(X: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Squared distances among X[rows], from differences (exact 0 for duplicates)."""
+    n = rows.shape[0]
+    d = X.shape[1]
+    D2 = np.empty((n, n))
+    for i in range(n):
+        D2[i, i] = 0.0
+        xi = rows[i]
+        for k in range(i):
+            xk = rows[k]
+            s = 0.0
+            for a in range(d):
+                z = X[xi, a] - X[xk, a]
+                s += z * z
+            D2[i, k] = s
+            D2[k, i] = s
+    return D2
+
+
+@nb.njit(cache=True, nogil=True)
+def _solve_node(D2, K, M, y, c, gamma, Fw, bw, Fout, tol, maxit):
+    """Solve the problem at ``gamma`` warm-started from decision values Fw and bias bw (bw = NaN: the gamma = 0
+    optimum, which is closed-form); writes the decision values into Fout, returns (b, p, factorisations)."""
+    n = y.shape[0]
+    if gamma == 0.0:
+        # K = 1 1': every f_i is the same number, so the optimum is the constant f = log(c_+ / c_-) (alpha = 0)
+        cp = c[0]
+        cn = 0.0
+        for i in range(1, n):
+            cn += c[i]
+        b = math.log(cp / cn)
+        for i in range(n):
+            Fout[i] = b
+        return b, _sigmoid(b), 0
+    _kernel_from_sqdist(D2, gamma, K)
+    if math.isnan(bw):  # no solved gamma at hand: start from the K = I optimum
+        a0, bs = _identity_start(c, y)
+    else:
+        a0, bs = _start(c, y, Fw, bw)
+    f, _, b, it = _newton(K, y, c, a0, bs, tol, maxit, M)
+    Fout[:] = f
+    return b, _sigmoid(f[0]), it
+
+
+@nb.njit(cache=True, nogil=True)
+def _curve_points(D2, c, gammas, tol, maxit):
+    """p at increasing ``gammas``, solved from the largest down, each problem warm-started from the next larger
+    gamma (the largest from alpha = 0: at large gamma the kernel is near the identity and the problem easy)."""
+    n = D2.shape[0]
+    y = -np.ones(n)
+    y[0] = 1.0
+    K = np.empty((n, n))
+    M = np.empty((n, n))
+    Fw = np.zeros(n)
+    Fn = np.empty(n)
+    bw = math.nan
+    m = gammas.shape[0]
+    p = np.empty(m)
+    fits = 0
+    facts = 0
+    for r in range(m - 1, -1, -1):
+        b, p[r], it = _solve_node(D2, K, M, y, c, gammas[r], Fw, bw, Fn, tol, maxit)
+        if gammas[r] > 0.0:
+            fits += 1
+        facts += it
+        Fw[:] = Fn
+        bw = b
+    return p, fits, facts
+
+
+@nb.njit(cache=True, nogil=True)
+def _curve_adaptive(D2, c, gamma_max, tol, max_depth, min_depth):
+    """Normalised area (1/gamma_max) int_0^gamma_max p dgamma by adaptive Simpson quadrature (Sect. 3.5.1, Eq. 14).
+
+    Nodes live on the dyadic grid gamma_max * i / 2^(max_depth + 2), so every node is solved once and reused by
+    every level. Depth 0 is solved from gamma_max down (gamma_max from alpha = 0, each next node warm-started
+    from the one above it); then intervals are refined depth-first, left to right, each new quarter point
+    warm-started from the solved node just above it (the interval's midpoint or right end). (Warm starts from
+    below are poor near gamma = 0, where the optimum is a constant and carries no shape.) An interval of width h
+    (in units of gamma_max) is accepted when depth >= min_depth and |S_2 - S_1| / 15 <= tol * h, or at depth
+    max_depth. Returns (area, fits, factorisations).
+    """
+    n = D2.shape[0]
+    y = -np.ones(n)
+    y[0] = 1.0
+    K = np.empty((n, n))
+    M = np.empty((n, n))
+    top = 1 << (max_depth + 2)
+    P = np.empty(top + 1)
+    Fs = np.empty((top + 1, n))
+    bs = np.empty(top + 1)
+    fits = 0
+    facts = 0
+    q = top // 4
+    zero = np.zeros(n)
+    for r in range(4, -1, -1):  # depth 0: gamma_max * (1, 3/4, 1/2, 1/4, 0)
+        i = r * q
+        if r == 4:
+            bs[i], P[i], it = _solve_node(D2, K, M, y, c, gamma_max, zero, math.nan, Fs[i], TOL, MAXIT)
+        else:
+            bs[i], P[i], it = _solve_node(D2, K, M, y, c, gamma_max * (i / top), Fs[i + q], bs[i + q], Fs[i], TOL,
+                                          MAXIT)
+        if i > 0:
+            fits += 1
+        facts += it
+    area = 0.0
+    stack_a = np.empty(2 * max_depth + 4, dtype=np.int64)
+    stack_b = np.empty(2 * max_depth + 4, dtype=np.int64)
+    stack_d = np.empty(2 * max_depth + 4, dtype=np.int64)
+    stack_a[0] = 0
+    stack_b[0] = top
+    stack_d[0] = 0
+    sp = 1
+    while sp > 0:
+        sp -= 1
+        a = stack_a[sp]
+        b = stack_b[sp]
+        depth = stack_d[sp]
+        h = b - a
+        m = a + h // 2
+        q1 = a + h // 4
+        q3 = a + 3 * (h // 4)
+        if depth > 0:  # the quarter points are new; warm start from the solved node above each
+            bs[q1], P[q1], it = _solve_node(D2, K, M, y, c, gamma_max * (q1 / top), Fs[m], bs[m], Fs[q1], TOL,
+                                            MAXIT)
+            facts += it
+            fits += 1
+            bs[q3], P[q3], it = _solve_node(D2, K, M, y, c, gamma_max * (q3 / top), Fs[b], bs[b], Fs[q3], TOL,
+                                            MAXIT)
+            facts += it
+            fits += 1
+        hn = h / top
+        s1 = hn / 6.0 * (P[a] + 4.0 * P[m] + P[b])
+        s2 = hn / 12.0 * (P[a] + 4.0 * P[q1] + 2.0 * P[m] + 4.0 * P[q3] + P[b])
+        if (depth >= min_depth and abs(s2 - s1) / 15.0 <= tol * hn) or depth >= max_depth:
+            area += s2
+        else:  # right half below the left half on the stack: left is refined first
+            stack_a[sp] = m
+            stack_b[sp] = b
+            stack_d[sp] = depth + 1
+            stack_a[sp + 1] = a
+            stack_b[sp + 1] = m
+            stack_d[sp + 1] = depth + 1
+            sp += 2
+    return area, fits, facts
+
+
+@nb.njit(cache=True, nogil=True)
+def curves_batch(X: np.ndarray, train: np.ndarray, costs: np.ndarray, mode: int, gammas: np.ndarray,
+                 gamma_max: float, tol: float, max_depth: int, min_depth: int):
+    """Separability curves of B objects, one after the other (the unit of work of a worker).
+
+    Problem t trains on X[train[t]] with train[t, 0] the positive object (the object itself; its k nearest
+    neighbours with kNN subsets, Sect. 3.5.3, or every other object for the exact index) and costs[t] aligned
+    with train[t] (costs[t, 0] = C). Modes: 0 = adaptive Simpson area on [0, gamma_max] (out[t, 0]);
+    1 = p at the increasing ``gammas`` (out[t, :]). Returns (out, fits, factorisations), fits counting
+    classifiers trained (gamma = 0 is closed-form and not counted).
+    """
+    B = train.shape[0]
+    m = 1 if mode == 0 else gammas.shape[0]
+    out = np.empty((B, m))
+    fits = 0
+    facts = 0
+    for t in range(B):
+        D2 = _train_sqdist(X, train[t])
+        if mode == 0:
+            out[t, 0], f1, f2 = _curve_adaptive(D2, costs[t], gamma_max, tol, max_depth, min_depth)
+        else:
+            out[t], f1, f2 = _curve_points(D2, costs[t], gammas, TOL, MAXIT)
+        fits += f1
+        facts += f2
+    return out, fits, facts
 
 
 def klr_objective(K: np.ndarray, y: np.ndarray, c: np.ndarray, alpha: np.ndarray, b: float) -> float:

@@ -30,6 +30,8 @@ Algorithm evaluation:algo:EMMV and Remark "default parameters" (m = 50, d' = 5).
 from __future__ import annotations
 
 import copy
+import os
+import time
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -60,6 +62,7 @@ OCSVM_MAX_TRAIN = 10_000  # the authors' ``ocsvm_max_train`` (EMMV_benchmarks): 
 
 SKLEARN_DETECTORS = ("iforest", "ocsvm", "lof")
 MAX_DIM = 8
+UNIFORM_CHUNK = 20_000  # emmv_all_k: uniform points queried and scored per block (bounds the query's memory)
 
 
 class KNNQueryDetector(NoveltyDetector):
@@ -139,6 +142,9 @@ def _as_detector(detector: Any, seed: int) -> Any:
         raise ValueError(f"{detector!r} alone cannot be refitted and score new points as EM/MV needs; pass its name "
                          f"(odeval methods with a novelty form: {', '.join(novelty_methods())}) or a "
                          "KNNQueryDetector / NoveltyDetector")
+    if type(detector).__name__ == "LocalOutlierFactor" and hasattr(detector, "fit"):
+        raise ValueError("LocalOutlierFactor(novelty=False) cannot score new points (the uniform sample of EM/MV); "
+                         "use LocalOutlierFactor(novelty=True) or the name 'lof'")
     raise ValueError(f"detector {detector!r} cannot be refitted: it needs fit(X) and score(X) (or score_samples / "
                      "decision_function)")
 
@@ -164,6 +170,11 @@ class EMMVResult:
         True when feature sub-sampling was used (``d > max_dim``).
     em_curve, mv_curve : ExcessMassResult, MassVolumeResult or None
         The curves when there is a single draw (no sub-sampling).
+    cpu_seconds : dict of str to float
+        CPU time (``time.process_time`` of the process that ran the draw) summed over the draws, per part:
+        ``"fit"`` (refitting the detector), ``"score_data"`` (scoring the evaluated objects), ``"uniform"``
+        (drawing the uniform sample), ``"score_uniform"`` (scoring it), ``"criteria"`` (EM and MV). Exact with
+        ``n_jobs=1`` and with process workers; it leaves out worker start-up and the parent's bookkeeping.
     """
 
     em: float
@@ -182,6 +193,7 @@ class EMMVResult:
     detector: str
     em_curve: ExcessMassResult | None = field(default=None, repr=False)
     mv_curve: MassVolumeResult | None = field(default=None, repr=False)
+    cpu_seconds: dict[str, float] = field(default_factory=dict, repr=False)
 
     @property
     def draws(self) -> int:
@@ -257,8 +269,10 @@ def emmv(detector: Any, X_train: Any, X_test: Any = None, *, draws: int = 50, fe
     t_max, alpha_min, alpha_max, integration
         See :func:`~odeval.measures.internal.excess_mass_volume.excess_mass` and ``mass_volume``.
     n_jobs : int, default 1
-        Draws evaluated in parallel by joblib (processes); the result does not depend on it (every draw has
-        its own seeds).
+        Draws evaluated in parallel by joblib worker processes (-1: one per core). The result is bit-identical
+        whatever ``n_jobs`` (every draw has its own seeds and runs the same sequential code; tested). The
+        detector itself scores sequentially: scikit-learn's threaded ``IsolationForest.score_samples`` (a
+        joblib threading context) adds the trees' depths in thread order, so its scores vary in the last bit.
     progress : callable(done, total), optional
         Called after each draw (the CLI's progress bar).
 
@@ -267,7 +281,7 @@ def emmv(detector: Any, X_train: Any, X_test: Any = None, *, draws: int = 50, fe
     EMMVResult
     """
     seed, draws, features, max_dim, n_generated = _check_settings(seed, draws, features, max_dim, n_generated)
-    n_jobs = _check_count(n_jobs, "n_jobs")
+    n_jobs = (os.cpu_count() or 1) if n_jobs == -1 else _check_count(n_jobs, "n_jobs (or -1: every core)")
     Xtr = check_data_matrix(X_train, name="X_train")
     if X_test is None:
         Xte, same = Xtr, True
@@ -318,13 +332,16 @@ def _draw_plan(d: int, m: int, features: int, subsampled: bool, seed: int) -> tu
 
 def _aggregate(outcomes, feats, *, subsampled, name, n_train, n_test, n_generated, seed, stacklevel=2,
                warn=True) -> EMMVResult:
-    """Average the per-draw (em, mv, reason) outcomes into an :class:`EMMVResult` (NaN draws counted, warned)."""
+    """Average the per-draw (em, mv, reason, cpu) outcomes into an :class:`EMMVResult` (NaN draws counted, warned)."""
     m = len(outcomes)
     em_draws = np.full(m, np.nan)
     mv_draws = np.full(m, np.nan)
     reasons: list[str] = []
     em_curve = mv_curve = None
-    for i, (em, mv, reason) in enumerate(outcomes):
+    cpu: dict[str, float] = {}
+    for i, (em, mv, reason, parts) in enumerate(outcomes):
+        for key, sec in parts.items():
+            cpu[key] = cpu.get(key, 0.0) + sec
         for r in (reason, None if em is None else em.reason, None if mv is None else mv.reason):
             if r is not None and r not in reasons:
                 reasons.append(r)
@@ -343,27 +360,65 @@ def _aggregate(outcomes, feats, *, subsampled, name, n_train, n_test, n_generate
     return EMMVResult(em=em_mean, mv=mv_mean, em_draws=em_draws, mv_draws=mv_draws, features=feats,
                       em_failed=em_failed, mv_failed=mv_failed, reasons=reasons, subsampled=subsampled,
                       n_train=n_train, n_test=n_test, n_generated=n_generated, seed=seed, detector=name,
-                      em_curve=em_curve, mv_curve=mv_curve)
+                      em_curve=em_curve, mv_curve=mv_curve, cpu_seconds=cpu)
 
 
 def _one_draw(i, f, useed, *, det, Xtr, Xte, same, lo, hi, n_generated, t_max, alpha_min, alpha_max, integration,
               name, subsampled):
-    """Refit on features ``f``, score the evaluated objects and a seeded uniform sample, EM and MV criteria."""
+    """Refit on features ``f``, score the evaluated objects and a seeded uniform sample, EM and MV criteria.
+
+    Returns ``(em, mv, reason, cpu)`` with ``cpu`` the process CPU seconds of each part of the draw.
+    """
+    from joblib import parallel_config
+
     vol = float(np.prod(hi[f] - lo[f]))
     if not vol > 0 or not np.isfinite(vol):  # underflow/overflow of the product
-        return None, None, f"box volume {vol!r} in the drawn sub-space is not a positive finite number"
+        return None, None, f"box volume {vol!r} in the drawn sub-space is not a positive finite number", {}
+    cpu: dict[str, float] = {}
+    clock = time.process_time()
+
+    def lap(part: str) -> None:
+        nonlocal clock
+        now = time.process_time()
+        cpu[part] = now - clock
+        clock = now
+
     det = copy.deepcopy(det)  # every draw refits its own copy (thread-safe; the caller's object is untouched)
-    try:
-        det.fit(Xtr[:, f])
-        s_data = det.score_fitted() if same and hasattr(det, "score_fitted") else det.score(Xte[:, f])
-        s_unif = det.score(uniform_in_box(lo[f], hi[f], n_generated, useed))
-    except (ValueError, TypeError, AttributeError) as exc:
-        where = f" on features {f.tolist()} (draw {i + 1})" if subsampled else ""
-        raise ValueError(f"detector {name} could not be refitted/scored{where}: {exc}") from exc
+    where = f" on features {f.tolist()} (draw {i + 1})" if subsampled else ""
+    # n_jobs=1: scikit-learn's IsolationForest.score_samples follows the caller's joblib context, and threaded it
+    # adds the trees' depths in thread order (last-bit differences). Inside a draw everything runs sequentially.
+    with parallel_config(n_jobs=1):
+        try:
+            det.fit(Xtr[:, f])
+            lap("fit")
+            s_data = det.score_fitted() if same and hasattr(det, "score_fitted") else det.score(Xte[:, f])
+            lap("score_data")
+            U = uniform_in_box(lo[f], hi[f], n_generated, useed)
+            lap("uniform")
+            s_unif = det.score(U)
+            lap("score_uniform")
+        except (ValueError, TypeError, AttributeError) as exc:
+            raise ValueError(f"detector {name} could not be refitted/scored{where}: {exc}") from exc
+    del U
+    _check_draw_scores(s_data, Xte.shape[0], f"detector {name}: scores of the evaluated objects{where}")
+    _check_draw_scores(s_unif, n_generated, f"detector {name}: scores of the uniform sample{where}")
     em = excess_mass(s_data, s_unif, vol, t_max=t_max, integration=integration, warn=False)
     mv = mass_volume(s_data, s_unif, vol, alpha_min=alpha_min, alpha_max=alpha_max, integration=integration,
                      warn=False)
-    return em, mv, None
+    lap("criteria")
+    return em, mv, None, cpu
+
+
+def _check_draw_scores(s: Any, n: int, where: str) -> None:
+    """One score per object, all finite (a one-line error naming the detector and the draw otherwise)."""
+    a = np.asarray(s)
+    if a.ndim != 1 or a.shape[0] != n:
+        raise ValueError(f"{where}: expected {n} scores, got an array of shape {a.shape}")
+    if not np.issubdtype(a.dtype, np.number):
+        raise ValueError(f"{where}: scores are not numbers (dtype {a.dtype})")
+    bad = np.flatnonzero(~np.isfinite(a))
+    if bad.size:
+        raise ValueError(f"{where}: {bad.size} of {n} scores are NaN or infinite (first at position {bad[0]})")
 
 
 def emmv_all_k(method: str, X: Any, ks: Any, *, draws: int = 50, features: int = 5, max_dim: int = MAX_DIM,
@@ -375,8 +430,10 @@ def emmv_all_k(method: str, X: Any, ks: Any, *, draws: int = 50, features: int =
     uniform samples; tests check equality) but builds, per feature draw, one kNN graph of ``X`` and one query
     of the uniform sample for ``max(ks)`` and scores every k from them (the graph and query semantics make
     scores at k ≤ k_max independent of k_max). Cost per draw: one graph of N objects and one query of
-    ``n_generated`` points against them (O(n_generated · N · d') distance work, O(n_generated · max(ks))
-    memory), then every k; times m draws when ``d > max_dim``.
+    ``n_generated`` points against them (O(n_generated · N · d') distance work), then every k; times m draws
+    when ``d > max_dim``. Memory: the uniform points are queried and scored in blocks of ``UNIFORM_CHUNK``
+    (20,000) rows, O(20,000 · max(ks)) for the query plus O(n_generated · len(ks)) for the scores; the
+    result does not depend on the block size (each query row is scored on its own; tested).
 
     Parameters
     ----------
@@ -420,23 +477,27 @@ def emmv_all_k(method: str, X: Any, ks: Any, *, draws: int = 50, features: int =
     m = draws if subsampled else 1
     feats, draw_seeds = _draw_plan(d, m, features, subsampled, seed)
     k_max = max(ks_list)
-    per_k: list[list[tuple[Any, Any, str | None]]] = [[] for _ in ks_list]
+    per_k: list[list[tuple[Any, Any, str | None, dict[str, float]]]] = [[] for _ in ks_list]
     for f, useed in zip(feats, draw_seeds, strict=True):
         vol = float(np.prod(hi[f] - lo[f]))
         if not vol > 0 or not np.isfinite(vol):
             for out in per_k:
-                out.append((None, None, f"box volume {vol!r} in the drawn sub-space is not a positive finite number"))
+                out.append((None, None, f"box volume {vol!r} in the drawn sub-space is not a positive finite number",
+                            {}))
             continue
         graph = knn_graph(Xd[:, f], k_max)
-        query = query_knn(graph, uniform_in_box(lo[f], hi[f], n_generated, useed), k_max)
         s_data = det.score_all_k(graph, ks_list)
-        s_unif = det.novelty_scores_all_k(graph, query, ks_list)
+        U = uniform_in_box(lo[f], hi[f], n_generated, useed)
+        s_unif = np.empty((len(ks_list), n_generated))
+        for a in range(0, n_generated, UNIFORM_CHUNK):  # novelty scores are per query row: blocks change nothing
+            b = min(a + UNIFORM_CHUNK, n_generated)
+            s_unif[:, a:b] = det.novelty_scores_all_k(graph, query_knn(graph, U[a:b], k_max), ks_list)
         for j, out in enumerate(per_k):
             em = excess_mass(s_data[j], s_unif[j], vol, t_max=t_max, integration=integration, warn=False)
             mv = mass_volume(s_data[j], s_unif[j], vol, alpha_min=alpha_min, alpha_max=alpha_max,
                              integration=integration, warn=False)
-            out.append((em, mv, None))
-        del graph, query, s_unif
+            out.append((em, mv, None, {}))
+        del graph, U, s_unif
     return [_aggregate(out, feats, subsampled=subsampled, name=f"{det.info.name}(k={k})", n_train=n, n_test=n,
                        n_generated=n_generated, seed=seed, stacklevel=3, warn=warn)
             for k, out in zip(ks_list, per_k, strict=True)]

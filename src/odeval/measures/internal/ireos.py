@@ -26,6 +26,7 @@ ACM TKDD 14(4), 47, 2020. Sect. 3.2-3.5, Eq. 1, 9-14, Algorithm 1, Appendix A (E
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -129,26 +130,136 @@ def solution_weights(solutions: Sequence[Any], n_objects: int, *, weights: Any =
 
 
 # ------------------------------------------------------------------------------------------------ engine
+_BLAS_LIMITED = False
+
+
+def _work(payload: tuple) -> tuple[np.ndarray, int, int]:
+    """One unit of work (a chunk of objects): module-level and free of shared state, so that threads, local
+    processes and Dask workers run it alike. In a worker process BLAS/LAPACK is limited to one thread once (the
+    solver's only LAPACK call is the Cholesky factorisation; one thread gives the same bits everywhere and no
+    spinning BLAS threads on a loaded machine)."""
+    global _BLAS_LIMITED
+    X, train, costs, mode, gammas, gamma_max, tol, max_depth, min_depth, limit_blas, caller = payload
+    if limit_blas and not _BLAS_LIMITED:
+        from threadpoolctl import threadpool_limits
+
+        if os.getpid() == caller:  # a map callable running in the caller's process: limit for this call only
+            with threadpool_limits(limits=1):
+                return _klr.curves_batch(X, train, costs, mode, gammas, gamma_max, tol, max_depth, min_depth)
+        threadpool_limits(limits=1)  # a worker process: once, for good
+        _BLAS_LIMITED = True
+    return _klr.curves_batch(X, train, costs, mode, gammas, gamma_max, tol, max_depth, min_depth)
+
+
+class _Runner:
+    """Runs chunks of work in this thread, in threads, in local processes or on a Dask cluster.
+
+    ``executor``: None or "threads" (``n_jobs`` threads; the numba solver releases the GIL), "processes"
+    (``n_jobs`` local processes, spawned for this call), a Dask scheduler address (``tcp://host:port``,
+    like ``odeval study run --scheduler``), a ``distributed.Client``, any ``concurrent.futures.Executor``, or a
+    map-like callable ``f(function, payloads) -> results in order``. The chunking and every object's result
+    do not depend on the choice (each object is solved on its own), so the numbers are the same bit for bit.
+    """
+
+    def __init__(self, executor: Any, n_jobs: int) -> None:
+        self.n_jobs = max(1, int(n_jobs))
+        self.spec = executor
+        self.pool: Any = None
+        self.owned = False
+        self.remote = False
+        if executor is None or executor == "threads":
+            self.kind = "threads"
+        elif executor == "processes":
+            import multiprocessing as mp
+            from concurrent.futures import ProcessPoolExecutor
+
+            self.kind, self.remote, self.owned = "submit", True, True
+            self.pool = ProcessPoolExecutor(self.n_jobs, mp_context=mp.get_context("spawn"))
+        elif isinstance(executor, str):
+            try:
+                from distributed import Client
+            except ImportError:  # pragma: no cover - depends on the environment
+                raise ValueError("a Dask scheduler address needs the optional extra: pip install 'odeval[dask]'") \
+                    from None
+            self.kind, self.remote, self.owned = "dask", True, True
+            self.pool = Client(executor)
+        elif type(executor).__module__.startswith("distributed"):
+            self.kind, self.remote, self.pool = "dask", True, executor
+        elif hasattr(executor, "submit"):
+            self.kind, self.remote, self.pool = "submit", True, executor
+        elif callable(executor):
+            self.kind, self.remote, self.pool = "map", True, executor
+        else:
+            raise ValueError(f"executor must be None, 'threads', 'processes', a Dask scheduler address, a "
+                             f"distributed.Client, a concurrent.futures.Executor or a map-like callable; got "
+                             f"{executor!r}")
+
+    def workers(self) -> int:
+        if self.kind == "dask":
+            try:
+                return max(1, sum(self.pool.nthreads().values()))
+            except Exception:  # pragma: no cover - a client without workers yet
+                return self.n_jobs
+        return self.n_jobs
+
+    def map(self, payloads: list[tuple], done: Callable[[tuple], None]) -> list[tuple]:
+        """Results of :func:`_work` on every payload, in order; ``done`` is called with each result in order."""
+        payloads = [(*p, self.remote, os.getpid()) for p in payloads]
+        out: list[tuple] = []
+        if self.kind == "threads":
+            from threadpoolctl import threadpool_limits
+
+            with threadpool_limits(limits=1):
+                if self.n_jobs == 1 or len(payloads) == 1:
+                    for p in payloads:
+                        out.append(_work(p))
+                        done(out[-1])
+                else:
+                    with ThreadPoolExecutor(self.n_jobs) as ex:
+                        for r in ex.map(_work, payloads):
+                            out.append(r)
+                            done(r)
+            return out
+        if self.kind == "map":
+            for r in self.pool(_work, payloads):
+                out.append(r)
+                done(r)
+            return out
+        if self.kind == "dask":
+            futures = [self.pool.submit(_work, p, pure=False) for p in payloads]
+        else:
+            futures = [self.pool.submit(_work, p) for p in payloads]
+        for f in futures:
+            out.append(f.result())
+            done(out[-1])
+        return out
+
+    def close(self) -> None:
+        if self.owned and self.pool is not None:
+            if self.kind == "dask":
+                self.pool.close()
+            else:
+                self.pool.shutdown()
+            self.pool = None
+
+
 class _Engine:
-    """Separabilities p(x_j, gamma) of tasks (object j, cost vector s), cached, warm-started along gamma."""
+    """Separabilities p(x_j, gamma) and areas of tasks (object j, cost vector s), in chunks of objects."""
 
     def __init__(self, X: np.ndarray, cost_vectors: np.ndarray, *, C: float, knn: int | None, n_jobs: int,
-                 tol: float, progress: Progress | None) -> None:
-        self.X = X
+                 tol: float, progress: Progress | None, executor: Any = None) -> None:
+        self.X = np.ascontiguousarray(X, dtype=np.float64)
         self.N = X.shape[0]
         self.CV = cost_vectors
         self.C = C
-        self.n_jobs = max(1, int(n_jobs))
         self.tol = tol
         self.progress = progress
         self.n_fits = 0
         self.newton_iterations = 0
-        self.p: dict[tuple[int, int], dict[float, float]] = {}
-        self.state: dict[tuple[int, int], dict[float, tuple[np.ndarray, float]]] = {}
+        self.p: dict[tuple[tuple[int, int], float], float] = {}
         if knn is None or knn >= self.N - 1:
             if self.N > 20_000:
                 raise ValueError(f"the exact index needs an N x N kernel; N = {self.N} > 20000: use knn (e.g. 250)")
-            self.D2 = _sqdist_blocks(X)
             self.subsets = None
         else:
             from odeval.neighbors import knn_graph
@@ -156,87 +267,65 @@ class _Engine:
             graph = knn_graph(X, knn)
             self.subsets = np.ascontiguousarray(
                 np.hstack([np.arange(self.N)[:, None], graph.indices[:, :knn]]).astype(np.int64))
-            self.D2 = None
+        self.runner = _Runner(executor, n_jobs)
+
+    def close(self) -> None:
+        self.runner.close()
 
     def n_train(self) -> int:
         return self.N if self.subsets is None else self.subsets.shape[1]
 
+    def _train(self, j: int) -> np.ndarray:
+        if self.subsets is not None:
+            return self.subsets[j]
+        return np.concatenate([[j], np.arange(j), np.arange(j + 1, self.N)]).astype(np.int64)
+
+    def run(self, tasks: Sequence[tuple[int, int]], mode: int, gammas: np.ndarray, gamma_max: float,
+            max_depth: int = 0, min_depth: int = 0, stage: str = "") -> np.ndarray:
+        """:func:`_klr.curves_batch` over ``tasks`` in chunks (mode 0: adaptive areas, 1: p at ``gammas``)."""
+        if not tasks:
+            return np.zeros((0, 1 if mode == 0 else len(gammas)))
+        n = self.n_train()
+        per = max(1, min(64, 2_000_000 // (n * n), math.ceil(len(tasks) / (4 * self.runner.workers()))))
+        payloads = []
+        for lo in range(0, len(tasks), per):
+            part = tasks[lo:lo + per]
+            train = np.vstack([self._train(j) for j, _ in part])
+            costs = np.empty(train.shape)
+            for r, (_j, s) in enumerate(part):
+                costs[r] = self.CV[s][train[r]]
+                costs[r, 0] = self.C
+            payloads.append((self.X, train, costs, mode, np.asarray(gammas, dtype=np.float64), float(gamma_max),
+                             float(self.tol), int(max_depth), int(min_depth)))
+
+        def done(res: tuple) -> None:
+            self.n_fits += int(res[1])
+            self.newton_iterations += int(res[2])
+            if self.progress is not None:
+                self.progress(stage, self.n_fits)
+
+        return np.vstack([r[0] for r in self.runner.map(payloads, done)])
+
     def get(self, task: tuple[int, int], gamma: float) -> float:
-        return self.p[task][gamma]
+        return self.p[(task, gamma)]
 
     def evaluate(self, pairs: Sequence[tuple[tuple[int, int], float]], stage: str = "") -> None:
-        """Fit every (task, gamma) pair not yet known, in increasing gamma, warm-started from the nearest known
-        gamma of the same task."""
-        todo = sorted({(g, t) for t, g in pairs if g not in self.p.get(t, {})})
-        if not todo:
-            return
-        n = self.n_train()
-        chunk = max(1, min(4096, 4_000_000 // max(n, 1)))
-        # group in waves so that a task's lower points are solved before its higher ones (warm start)
-        waves: list[list[tuple[float, tuple[int, int]]]] = []
-        seen: dict[tuple[int, int], int] = {}
-        for g, t in todo:
-            w = seen.get(t, -1) + 1
-            seen[t] = w
-            if w == len(waves):
-                waves.append([])
-            waves[w].append((g, t))
-        for wave in waves:
-            for lo in range(0, len(wave), chunk * self.n_jobs):
-                block = wave[lo:lo + chunk * self.n_jobs]
-                parts = [block[i:i + max(1, math.ceil(len(block) / self.n_jobs))]
-                         for i in range(0, len(block), max(1, math.ceil(len(block) / self.n_jobs)))]
-                if len(parts) == 1:
-                    results = [self._fit(parts[0])]
-                else:
-                    with ThreadPoolExecutor(len(parts)) as ex:
-                        results = list(ex.map(self._fit, parts))
-                for part, (F, b, p, its) in zip(parts, results, strict=True):
-                    for r, (g, t) in enumerate(part):
-                        self.p.setdefault(t, {})[g] = float(p[r])
-                        self.state.setdefault(t, {})[g] = (F[r].astype(np.float32), float(b[r]))
-                    self.n_fits += len(part)
-                    self.newton_iterations += int(its.sum())
-                if self.progress is not None:
-                    self.progress(stage, self.n_fits)
-
-    def _warm(self, t: tuple[int, int], g: float) -> tuple[np.ndarray | None, float]:
-        st = self.state.get(t)
-        if not st:
-            return None, math.nan
-        keys = np.fromiter(st.keys(), float)
-        lower = keys[keys <= g]
-        key = float(lower.max()) if lower.size else float(keys.min())
-        F, b = st[key]
-        return F, b
-
-    def _fit(self, part: list[tuple[float, tuple[int, int]]]):
-        B = len(part)
-        n = self.n_train()
-        gam = np.array([g for g, _ in part])
-        F0 = np.zeros((B, n))
-        b0 = np.full(B, math.nan)
-        costs = np.empty((B, n))
-        for r, (g, (j, s)) in enumerate(part):
-            F, b = self._warm((j, s), g)
-            if F is not None:
-                F0[r] = F
-                b0[r] = b
-            if self.subsets is None:
-                costs[r] = self.CV[s]
-                costs[r, j] = self.C
-            else:
-                costs[r] = self.CV[s][self.subsets[j]]
-                costs[r, 0] = self.C
-        if self.subsets is None:
-            pos = np.array([j for _, (j, _) in part], dtype=np.int64)
-            return _klr.fit_shared(self.D2, gam, pos, costs, F0, b0, _klr.TOL, _klr.MAXIT)
-        sub = np.ascontiguousarray(self.subsets[[j for _, (j, _) in part]])
-        return _klr.fit_subsets(self.X, gam, sub, costs, F0, b0, _klr.TOL, _klr.MAXIT)
+        """p of every (task, gamma) pair not yet known (cached), one gamma at a time."""
+        by_gamma: dict[float, list[tuple[int, int]]] = {}
+        for t, g in pairs:
+            if (t, g) not in self.p:
+                by_gamma.setdefault(g, [])
+                if t not in by_gamma[g]:
+                    by_gamma[g].append(t)
+        for g, tasks in sorted(by_gamma.items()):
+            ps = self.run(tasks, 1, np.array([g]), g, stage=stage)[:, 0]
+            for t, p in zip(tasks, ps, strict=True):
+                self.p[(t, g)] = float(p)
 
 
 def _sqdist_blocks(X: np.ndarray) -> np.ndarray:
-    """Squared Euclidean distances from differences (exact 0 for duplicates), in row blocks of bounded memory."""
+    """Squared Euclidean distances (N x N) from differences (exact 0 for duplicates), in row blocks of bounded
+    memory; for the solver tests and benchmarks on small data (the engine works per training set)."""
     N, d = X.shape
     D2 = np.empty((N, N))
     step = max(1, 4_000_000 // max(1, N * d))
@@ -296,11 +385,12 @@ def find_gamma_max(engine: _Engine, tasks: list[tuple[int, int]], *, start: floa
 
 # ------------------------------------------------------------------------------------------- quadrature
 def _fixed_areas(engine: _Engine, tasks: list[tuple[int, int]], gamma_max: float, n_gamma: int) -> np.ndarray:
+    """n_gamma equally spaced gammas in [0, gamma_max], trapezoidal rule, normalised by gamma_max."""
     grid = np.linspace(0.0, gamma_max, n_gamma)
-    engine.evaluate([(t, float(g)) for t in tasks for g in grid], stage="curves")
+    P = engine.run(tasks, 1, grid, gamma_max, stage="curves")
     q = np.full(n_gamma, 1.0 / (n_gamma - 1))
     q[[0, -1]] *= 0.5
-    return np.array([sum(qq * engine.get(t, float(g)) for qq, g in zip(q, grid, strict=True)) for t in tasks])
+    return P @ q
 
 
 def _adaptive_areas(engine: _Engine, tasks: list[tuple[int, int]], gamma_max: float, tol: float,
@@ -311,31 +401,12 @@ def _adaptive_areas(engine: _Engine, tasks: list[tuple[int, int]], gamma_max: fl
     at most its share of ``tol`` (tol * width / gamma_max, so the estimates of a curve sum to at most tol) or at
     depth ``max_depth``; intervals above depth ``min_depth`` are always split (at least 4 * 2^min_depth + 1
     gammas per curve), since a curve that rises steeply near gamma = 0 can fool the estimate on a coarse grid.
-    Since I is a convex combination of the areas, its estimated error is at most tol as well.
-    All curves are refined level by level so that one batch of classifiers serves every task of a level.
+    Since I is a convex combination of the areas, its estimated error is at most tol as well. Nodes sit on a
+    dyadic grid and are solved once each, warm-started along gamma (:func:`_klr.curves_batch`); the area at
+    gamma = 0 is closed-form (p = c_j / sum_i c_i).
     """
-    out = np.zeros(len(tasks))
-    pending = [(i, 0.0, gamma_max, 0) for i in range(len(tasks))]
-    while pending:
-        need = []
-        for i, a, b, _ in pending:
-            h = b - a
-            need += [(tasks[i], a + h * f) for f in (0.0, 0.25, 0.5, 0.75, 1.0)]
-        engine.evaluate(need, stage="curves")
-        nxt = []
-        for i, a, b, depth in pending:
-            t = tasks[i]
-            h = b - a
-            fa, f1, fm, f3, fb = (engine.get(t, a + h * f) for f in (0.0, 0.25, 0.5, 0.75, 1.0))
-            s1 = h / 6 * (fa + 4 * fm + fb)
-            s2 = h / 12 * (fa + 4 * f1 + 2 * fm + 4 * f3 + fb)
-            if (depth >= min_depth and abs(s2 - s1) / 15 <= tol * h) or depth >= max_depth:
-                out[i] += s2 / gamma_max
-            else:
-                m = a + h / 2
-                nxt += [(i, a, m, depth + 1), (i, m, b, depth + 1)]
-        pending = nxt
-    return out
+    return engine.run(tasks, 0, np.zeros(0), gamma_max, max_depth=max_depth, min_depth=min_depth,
+                      stage="curves")[:, 0]
 
 
 # --------------------------------------------------------------------------------------------- results
@@ -435,7 +506,7 @@ def ireos(X: Any, solutions: Sequence[Any], *, m_cl: Any = 1, C: float = 100.0, 
           quadrature: str = "adaptive", n_gamma: int = 100, tol: float = 0.001, max_depth: int = 8,
           knn: int | None = None, weights: Any = "gaussian", top_n: int | None = None, adjust: bool = False,
           p_values: bool = False, n_permutations: int = 1000, ci_width: float = 0.02, max_draws: int = 100,
-          seed: int = 0, n_jobs: int = 1, progress: Progress | None = None) -> IREOSResult:
+          seed: int = 0, n_jobs: int = 1, progress: Progress | None = None, executor: Any = None) -> IREOSResult:
     """IREOS of candidate outlier solutions (Marques et al. 2020, Eq. 9, Algorithm 1).
 
     Parameters
@@ -462,8 +533,12 @@ def ireos(X: Any, solutions: Sequence[Any], *, m_cl: Any = 1, C: float = 100.0, 
         ``n_permutations`` random permutations of the solution's weights (no extra classifiers); for m_cl > 1 the
         Monte Carlo draws of ``adjust``.
     seed : seed of every random draw.
-    n_jobs : threads for the classifiers.
+    n_jobs : workers for the classifiers (threads by default; processes with ``executor="processes"``).
     progress : callback(stage, fits so far).
+    executor : where the objects' classifiers run, in chunks of objects: None / "threads" (``n_jobs`` threads),
+        "processes" (``n_jobs`` local processes), a Dask scheduler address ("tcp://host:port", as
+        ``odeval study run --scheduler``), a ``distributed.Client``, a ``concurrent.futures.Executor`` or a
+        map-like callable. The results are the same bit for bit for every choice and worker count.
 
     Returns
     -------
@@ -482,72 +557,77 @@ def ireos(X: Any, solutions: Sequence[Any], *, m_cl: Any = 1, C: float = 100.0, 
     S = W.shape[0]
     shared = mcl == 1.0
     CV = _cost_vectors(W, mcl, C)
-    engine = _Engine(Xc, CV, C=float(C), knn=knn, n_jobs=n_jobs, tol=tol, progress=progress)
-    fits: dict[str, int] = {}
-    unseparated: list[int] = []
-    if gamma_max is None:
-        gamma_max, unseparated = find_gamma_max(engine, _gmax_tasks(W, shared), start=1.0 / (1000.0 * d))
-    fits["gamma_max"] = engine.n_fits
-    gamma_max = float(gamma_max)
+    engine = _Engine(Xc, CV, C=float(C), knn=knn, n_jobs=n_jobs, tol=tol, progress=progress, executor=executor)
+    try:
+        fits: dict[str, int] = {}
+        unseparated: list[int] = []
+        if gamma_max is None:
+            gamma_max, unseparated = find_gamma_max(engine, _gmax_tasks(W, shared), start=1.0 / (1000.0 * d))
+        fits["gamma_max"] = engine.n_fits
+        gamma_max = float(gamma_max)
 
-    def areas_of(tasks):
-        return _areas(engine, tasks, gamma_max, quadrature, n_gamma, tol, max_depth)
+        def areas_of(tasks):
+            return _areas(engine, tasks, gamma_max, quadrature, n_gamma, tol, max_depth)
 
-    index = np.empty(S)
-    expected = np.full(S, np.nan)
-    std_null = np.full(S, np.nan)
-    p_value = np.full(S, np.nan)
-    n_draws = np.zeros(S, dtype=np.int64)
-    rng = np.random.default_rng(seed)
-    A_all = np.full(N, np.nan)
-    if shared:
-        objs = np.arange(N) if (adjust or p_values) else np.flatnonzero((W > 0).any(axis=0))
-        A_all[objs] = areas_of([(int(j), 0) for j in objs])
-        for s in range(S):
-            nz = W[s] > 0
-            index[s] = float(W[s, nz] @ A_all[nz] / W[s, nz].sum())
-        fits["curves"] = engine.n_fits - fits["gamma_max"]
-        if adjust or p_values:
-            e = float(A_all.mean())  # Eq. 25
-            expected[:] = e
+        index = np.empty(S)
+        expected = np.full(S, np.nan)
+        std_null = np.full(S, np.nan)
+        p_value = np.full(S, np.nan)
+        n_draws = np.zeros(S, dtype=np.int64)
+        rng = np.random.default_rng(seed)
+        A_all = np.full(N, np.nan)
+        if shared:
+            objs = np.arange(N) if (adjust or p_values) else np.flatnonzero((W > 0).any(axis=0))
+            A_all[objs] = areas_of([(int(j), 0) for j in objs])
             for s in range(S):
-                if kinds[s] == "binary":
-                    n = int(W[s].sum())
-                    var = A_all.var() / n * (N - n) / (N - 1)  # Eq. 29-32 with the finite-population correction
-                    std_null[s] = math.sqrt(var)
-                    if p_values:
-                        z = (index[s] - e) / std_null[s] if var > 0 else (math.inf if index[s] > e else -math.inf)
-                        p_value[s] = float(stats.norm.sf(z))  # 1 - Phi(z), one-sided
-                elif p_values:
-                    w = W[s]
-                    perms = np.array([rng.permutation(w) for _ in range(n_permutations)])
-                    null = perms @ A_all / w.sum()
+                nz = W[s] > 0
+                index[s] = float(W[s, nz] @ A_all[nz] / W[s, nz].sum())
+            fits["curves"] = engine.n_fits - fits["gamma_max"]
+            if adjust or p_values:
+                e = float(A_all.mean())  # Eq. 25
+                expected[:] = e
+                for s in range(S):
+                    if kinds[s] == "binary":
+                        n = int(W[s].sum())
+                        var = A_all.var() / n * (N - n) / (N - 1)  # Eq. 29-32 with the finite-population correction
+                        std_null[s] = math.sqrt(var)
+                        if p_values:
+                            z = (index[s] - e) / std_null[s] if var > 0 else (math.inf if index[s] > e else -math.inf)
+                            p_value[s] = float(stats.norm.sf(z))  # 1 - Phi(z), one-sided
+                    elif p_values:
+                        w = W[s]
+                        perms = np.array([rng.permutation(w) for _ in range(n_permutations)])
+                        null = perms @ A_all / w.sum()
+                        std_null[s] = float(null.std(ddof=1))
+                        p_value[s] = (1 + int((null >= index[s] - 1e-12).sum())) / (1 + n_permutations)
+                        n_draws[s] = n_permutations
+        else:
+            for s in range(S):
+                objs = np.flatnonzero(W[s] > 0)
+                A = areas_of([(int(j), s) for j in objs])
+                index[s] = float(W[s, objs] @ A / W[s, objs].sum())
+            fits["curves"] = engine.n_fits - fits["gamma_max"]
+            if adjust or p_values:
+                for s in range(S):
+                    null = _monte_carlo(engine, W[s], kinds[s], mcl, float(C), areas_of, rng, ci_width, max_draws)
+                    expected[s] = float(null.mean())
                     std_null[s] = float(null.std(ddof=1))
-                    p_value[s] = (1 + int((null >= index[s] - 1e-12).sum())) / (1 + n_permutations)
-                    n_draws[s] = n_permutations
-    else:
-        for s in range(S):
-            objs = np.flatnonzero(W[s] > 0)
-            A = areas_of([(int(j), s) for j in objs])
-            index[s] = float(W[s, objs] @ A / W[s, objs].sum())
-        fits["curves"] = engine.n_fits - fits["gamma_max"]
-        if adjust or p_values:
-            for s in range(S):
-                null = _monte_carlo(engine, W[s], kinds[s], mcl, float(C), areas_of, rng, ci_width, max_draws)
-                expected[s] = float(null.mean())
-                std_null[s] = float(null.std(ddof=1))
-                n_draws[s] = null.size
-                p_value[s] = (1 + int((null >= index[s] - 1e-12).sum())) / (1 + null.size) if p_values else np.nan
-        fits["null"] = engine.n_fits - fits["gamma_max"] - fits["curves"]
-    adjusted = (index - expected) / (1.0 - expected) if (adjust or p_values) else np.full(S, np.nan)
-    if not adjust:
-        adjusted[:] = np.nan
-        expected_out = expected if p_values else np.full(S, np.nan)
-    else:
-        expected_out = expected
-    return IREOSResult(index=index, adjusted=adjusted, p_value=p_value, expected=expected_out, std_null=std_null,
-                       gamma_max=gamma_max, m_cl=mcl, C=float(C), kinds=kinds, weights=W, areas=A_all,
-                       n_fits=engine.n_fits, fits=fits, n_draws=n_draws, unseparated=unseparated)
+                    n_draws[s] = null.size
+                    p_value[s] = (1 + int((null >= index[s] - 1e-12).sum())) / (1 + null.size) if p_values else np.nan
+            fits["null"] = engine.n_fits - fits["gamma_max"] - fits["curves"]
+        adjusted = (index - expected) / (1.0 - expected) if (adjust or p_values) else np.full(S, np.nan)
+        if not adjust:
+            adjusted[:] = np.nan
+            expected_out = expected if p_values else np.full(S, np.nan)
+        else:
+            expected_out = expected
+        return IREOSResult(index=index, adjusted=adjusted, p_value=p_value, expected=expected_out, std_null=std_null,
+                           gamma_max=gamma_max, m_cl=mcl, C=float(C), kinds=kinds, weights=W, areas=A_all,
+                           n_fits=engine.n_fits, fits=fits, n_draws=n_draws, unseparated=unseparated)
+    finally:
+        engine.close()
+
+
 
 
 def _monte_carlo(engine: _Engine, w: np.ndarray, kind: str, m_cl: float, C: float, areas_of, rng, ci_width: float,
@@ -594,7 +674,7 @@ def ireos_select(X: Any, solutions: Sequence[Any], *, m_cl: Any = 1, C: float = 
                  gamma_max: float | None = None, quadrature: str = "adaptive", n_gamma: int = 100,
                  tol: float = 0.001, max_depth: int = 8, knn: int | None = None, weights: Any = "gaussian",
                  top_n: int | None = None, batch: int = 16, n_jobs: int = 1,
-                 progress: Progress | None = None) -> SelectResult:
+                 progress: Progress | None = None, executor: Any = None) -> SelectResult:
     """Rank candidate solutions by IREOS, computing separabilities in decreasing order of weight and stopping a
     candidate once its interval [I_partial, I_max] is disjoint from every other active candidate's interval, so
     its rank can no longer change (Sect. 3.5.2; I_max assumes separability 1 for the unprocessed objects).
@@ -607,42 +687,45 @@ def ireos_select(X: Any, solutions: Sequence[Any], *, m_cl: Any = 1, C: float = 
                                  knn=knn)
     S, _N = W.shape
     shared = mcl == 1.0
-    engine = _Engine(Xc, _cost_vectors(W, mcl, C), C=float(C), knn=knn, n_jobs=n_jobs, tol=tol, progress=progress)
-    if gamma_max is None:
-        gamma_max, _ = find_gamma_max(engine, _gmax_tasks(W, shared), start=1.0 / (1000.0 * Xc.shape[1]))
-    gamma_max = float(gamma_max)
-    Wn = W / W.sum(axis=1, keepdims=True)
-    orders = [np.argsort(-W[s], kind="stable")[: int((W[s] > 0).sum())] for s in range(S)]
-    pos = np.zeros(S, dtype=np.int64)
-    lower = np.zeros(S)
-    upper = np.ones(S)
-    active = np.ones(S, bool)
-    stopped_at = np.full(S, -1, dtype=np.int64)
-    A: dict[tuple[int, int], float] = {}
-    while active.any():
-        tasks = []
-        for s in np.flatnonzero(active):
-            for j in orders[s][pos[s]:pos[s] + batch]:
-                t = (int(j), 0 if shared else s)
-                if t not in A:
-                    tasks.append(t)
-        tasks = list(dict.fromkeys(tasks))
-        for t, a in zip(tasks, _areas(engine, tasks, gamma_max, quadrature, n_gamma, tol, max_depth), strict=True):
-            A[t] = float(a)
-        for s in np.flatnonzero(active):
-            pos[s] = min(pos[s] + batch, orders[s].size)
-            done = orders[s][:pos[s]]
-            part = sum(Wn[s, j] * A[(int(j), 0 if shared else s)] for j in done)
-            lower[s] = part
-            upper[s] = part + Wn[s, orders[s][pos[s]:]].sum()
-        for s in np.flatnonzero(active):
-            others = [o for o in range(S) if o != s]
-            disjoint = all(lower[s] > upper[o] or upper[s] < lower[o] for o in others)
-            if disjoint or pos[s] >= orders[s].size:
-                active[s] = False
-                stopped_at[s] = pos[s]
-    mid = (lower + upper) / 2
-    order = np.argsort(-mid, kind="stable")
-    return SelectResult(best=int(order[0]), order=order, lower=lower, upper=upper, n_fits=engine.n_fits,
-                        n_objects=len(A), stopped_at=stopped_at, gamma_max=gamma_max)
-
+    engine = _Engine(Xc, _cost_vectors(W, mcl, C), C=float(C), knn=knn, n_jobs=n_jobs, tol=tol, progress=progress,
+                     executor=executor)
+    try:
+        if gamma_max is None:
+            gamma_max, _ = find_gamma_max(engine, _gmax_tasks(W, shared), start=1.0 / (1000.0 * Xc.shape[1]))
+        gamma_max = float(gamma_max)
+        Wn = W / W.sum(axis=1, keepdims=True)
+        orders = [np.argsort(-W[s], kind="stable")[: int((W[s] > 0).sum())] for s in range(S)]
+        pos = np.zeros(S, dtype=np.int64)
+        lower = np.zeros(S)
+        upper = np.ones(S)
+        active = np.ones(S, bool)
+        stopped_at = np.full(S, -1, dtype=np.int64)
+        A: dict[tuple[int, int], float] = {}
+        while active.any():
+            tasks = []
+            for s in np.flatnonzero(active):
+                for j in orders[s][pos[s]:pos[s] + batch]:
+                    t = (int(j), 0 if shared else s)
+                    if t not in A:
+                        tasks.append(t)
+            tasks = list(dict.fromkeys(tasks))
+            for t, a in zip(tasks, _areas(engine, tasks, gamma_max, quadrature, n_gamma, tol, max_depth), strict=True):
+                A[t] = float(a)
+            for s in np.flatnonzero(active):
+                pos[s] = min(pos[s] + batch, orders[s].size)
+                done = orders[s][:pos[s]]
+                part = sum(Wn[s, j] * A[(int(j), 0 if shared else s)] for j in done)
+                lower[s] = part
+                upper[s] = part + Wn[s, orders[s][pos[s]:]].sum()
+            for s in np.flatnonzero(active):
+                others = [o for o in range(S) if o != s]
+                disjoint = all(lower[s] > upper[o] or upper[s] < lower[o] for o in others)
+                if disjoint or pos[s] >= orders[s].size:
+                    active[s] = False
+                    stopped_at[s] = pos[s]
+        mid = (lower + upper) / 2
+        order = np.argsort(-mid, kind="stable")
+        return SelectResult(best=int(order[0]), order=order, lower=lower, upper=upper, n_fits=engine.n_fits,
+                            n_objects=len(A), stopped_at=stopped_at, gamma_max=gamma_max)
+    finally:
+        engine.close()

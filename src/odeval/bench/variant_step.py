@@ -1,0 +1,270 @@
+"""The per-variant step of a study: label-free work that needs *all* candidates of a dataset variant at once.
+
+IREOS (Marques et al. 2020) must use one γ_max for all candidates of a variant (§3.4: the smallest γ at which
+every object with weight ≥ 0.5 in *any* candidate is separable), so it cannot be a column of the per-unit
+work; neither can the label-free selectors of :mod:`odeval.compare.selection`, which compare the candidates
+with each other. A *variant task* therefore sees every candidate of one variant: every method × k of the study
+(``candidates = "all"``) or the ten candidates of §4.2 (``candidates = 10``: best, worst and evenly spaced
+ROC AUC, :func:`odeval.compare.selection.paper_candidates`).
+
+One job per variant (:func:`run_variant_job`) rescores the candidates from the variant's prepared kNN graph
+with the one scoring path (:func:`odeval.detectors.scoring.score_ks`, as the units do; ±inf mapped by
+:func:`odeval.measures.finite_for_ranking`) instead of storing R × N score vectors, then runs every task of
+the variant still missing from the store:
+
+* ``ireos`` — :func:`odeval.measures.internal.ireos` of every candidate (Eq. 9, adjusted Eq. 13 when asked),
+  one γ_max per variant; values ``ireos``, ``ireos_adjusted``, ``ireos_p_value`` per candidate.
+* ``selection`` — the study's selectors (:func:`odeval.compare.selection.run_selectors`), their picks.
+
+Both store the candidates' quality by the labels (never shown to IREOS or a selector) so the audit and the
+report judge the picks without the score vectors. A task id is a content hash of the dataset file, the
+candidate definition (methods, parameters, k, metric, candidates mode), the kind and its options — not of the
+study — so a resumed study skips finished tasks and another study with the same variant and candidates reuses
+them (``study_variant_tasks``, like ``study_units``). Results are a pure function of those inputs: identical
+for any number of workers or backend.
+
+References
+----------
+H. O. Marques, R. J. G. B. Campello, J. Sander, A. Zimek. Internal evaluation of unsupervised outlier
+detection. ACM TKDD 14(4), 2020, §3.4 (γ_max), Eq. 9 and 13, §4.2 (ten candidates, model selection).
+M. Q. Ma, Y. Zhao, X. Zhang, L. Akoglu. The need for unsupervised outlier model selection. SIGKDD
+Explorations 25(1), 2023 (selectors).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from odeval._krange import parse_k_range
+from odeval.bench.config import MethodSpec, Study
+from odeval.bench.store import VARIANT_QUALITY, VariantTaskResult
+from odeval.data.catalogue import Variant
+
+__all__ = ["VariantTask", "candidate_scorings", "failed_variant_tasks", "plan_variant_tasks", "run_variant_job",
+           "task_display", "variant_task_id"]
+
+
+@dataclass(frozen=True)
+class VariantTask:
+    """One per-variant task to run: ``kind`` ('ireos' | 'selection'), ``candidates`` ('all' or a number) and the
+    kind's ``options`` (IREOS options, or ``{"selectors": [...], "seed": s}``)."""
+
+    task_id: str
+    kind: str
+    candidates: str
+    options: dict[str, Any]
+
+
+def variant_task_id(file_sha256: str, ref: Variant, study: Study, kind: str, candidates: str,
+                    options: dict[str, Any]) -> str:
+    """Content hash of a per-variant task: same file, candidates and options ⇒ same id, in any study.
+
+    Each method's scoring version is part of the candidate definition, so a changed scoring definition
+    (:attr:`odeval.detectors.MethodInfo.scoring_version`) recomputes the task.
+    """
+    from odeval.detectors import get_detector
+
+    payload = json.dumps([file_sha256, ref.name, kind, candidates, study.metric,
+                          sorted((m.name, m.params_json, parse_k_range(m.ks).canonical(),
+                                  int(get_detector(m.name, **m.params).info.scoring_version))
+                                 for m in study.methods),
+                          options], sort_keys=True, default=str)
+    return hashlib.sha256(payload.encode()).hexdigest()[:24]
+
+
+def plan_variant_tasks(study: Study, file_sha256: str, ref: Variant) -> list[VariantTask]:
+    """The per-variant tasks ``study`` asks for on one variant (empty without IREOS and ``[selection]``)."""
+    step = study.variant_step
+    if step is None:
+        return []
+    tasks = []
+    if step.ireos is not None:
+        opts = {k: v for k, v in step.ireos.items() if k != "candidates"}
+        tasks.append(("ireos", str(step.ireos["candidates"]), opts))
+    if step.selectors is not None:
+        tasks.append(("selection", step.selection_candidates, {"selectors": list(step.selectors), "seed": step.seed}))
+    return [VariantTask(variant_task_id(file_sha256, ref, study, kind, cand, opts), kind, cand, opts)
+            for kind, cand, opts in tasks]
+
+
+def failed_variant_tasks(plan: Any, metric: str, error: str) -> list[VariantTaskResult]:
+    """The per-variant tasks of a runner plan, all failed with ``error`` (the variant could not be prepared, or
+    the worker died)."""
+    return [VariantTaskResult(task_id=t.task_id, kind=t.kind, dataset=plan.ref.name, file_sha256=plan.file_sha256,
+                              metric=metric, candidates_mode=t.candidates, options=t.options, status="error",
+                              error=error) for t in plan.variant_tasks]
+
+
+@dataclass(frozen=True)
+class _Shown:
+    """What the runner's progress display reads of a finished unit, for a per-variant task."""
+
+    unit_id: str
+    dataset: dict[str, Any]
+    method: str
+    params: str
+    status: str
+    runtime_s: float
+    error: str | None
+
+
+def task_display(res: VariantTaskResult) -> _Shown:
+    """A finished per-variant task as the progress display shows units (``[ireos] candidates all``)."""
+    return _Shown(res.task_id, {"name": res.dataset}, f"[{res.kind}]", f"candidates {res.candidates_mode}",
+                  res.status, res.runtime_s, res.error)
+
+
+# --- the task (module level: pickled to worker processes) -----------------------------------------
+def candidate_scorings(prepared: Any, methods: list[tuple[MethodSpec, str]]
+                       ) -> tuple[np.ndarray, list[dict[str, Any]]]:
+    """Every computable (method, k) of ``methods`` (pairs of method and unit id) scored on the prepared graph.
+
+    Returns the (R, N) matrix of public scores with ±inf mapped to finite values (ranks and ties kept) and one
+    dict per row: ``name`` (``METHOD-kNNN``, parameters in the name when a method appears with several, as
+    :func:`odeval.bench.ensembles.stored_runs`), ``unit_id``, ``method``, ``params``, ``k``.
+    """
+    from odeval.bench.ensembles import _params_label
+    from odeval.detectors import get_detector
+    from odeval.detectors.scoring import score_ks
+    from odeval.measures import finite_for_ranking
+
+    counts: dict[str, int] = {}
+    for m, _ in methods:
+        counts[m.name] = counts.get(m.name, 0) + 1
+    rows, meta = [], []
+    for m, uid in methods:
+        scored = score_ks(get_detector(m.name, **m.params), prepared.graph, m.ks)
+        label = m.name + (_params_label(m.params_json) if counts[m.name] > 1 else "")
+        for k, s in zip(scored.ks, scored.scores, strict=True):
+            rows.append(finite_for_ranking(s))
+            meta.append({"name": f"{label}-{int(k):03d}", "unit_id": uid, "method": m.name,
+                         "params": m.params_json, "k": int(k)})
+    n = int(prepared.graph.n_objects)
+    return (np.vstack(rows) if rows else np.empty((0, n))), meta
+
+
+def run_variant_job(prepared: Any, dataset: str, file_sha256: str, methods: list[tuple[MethodSpec, str]],
+                    metric: str, tasks: list[VariantTask]) -> list[VariantTaskResult]:
+    """Run the ``tasks`` of one prepared variant (its data kept) on one rescoring of its candidates.
+
+    Never raises: a failing task (or a failing rescoring: every task) is returned with status 'error' and the
+    message with the place it was raised.
+    """
+    from odeval.measures import evaluate_many
+
+    results = [VariantTaskResult(task_id=t.task_id, kind=t.kind, dataset=dataset, file_sha256=file_sha256,
+                                 metric=metric, candidates_mode=t.candidates, options=t.options) for t in tasks]
+    try:
+        t0 = time.perf_counter()
+        S, meta = candidate_scorings(prepared, methods)
+        if S.shape[0] == 0:
+            raise ValueError(f"no candidate scoring can be computed on {S.shape[1]} objects")
+        quality = evaluate_many(prepared.labels, S)
+        for i, row in enumerate(meta):
+            row.update({"metric": metric, **{q: float(quality[q][i]) for q in VARIANT_QUALITY}})
+        t_scoring = time.perf_counter() - t0
+    except Exception as exc:
+        for r in results:
+            _failed(r, exc)
+        return results
+    for task, res in zip(tasks, results, strict=True):
+        t1 = time.perf_counter()
+        try:
+            keep = _candidate_rows(task.candidates, quality["roc_auc"])
+            res.candidates = [meta[i] for i in keep]
+            res.details["scoring_s"] = t_scoring
+            if task.kind == "ireos":
+                _ireos_task(res, prepared.X, S[keep], task.options)
+            elif task.kind == "selection":
+                refs = _references(meta, keep, S)
+                _selection_task(res, prepared, S[keep], [meta[i]["name"] for i in keep], task.options, refs, quality)
+            else:
+                raise ValueError(f"unknown variant task kind {task.kind!r}")
+        except Exception as exc:
+            _failed(res, exc)
+        res.runtime_s = time.perf_counter() - t1 + t_scoring
+    return results
+
+
+def _failed(res: VariantTaskResult, exc: BaseException) -> None:
+    where = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
+    place = f" (raised in {Path(where.filename).name}:{where.lineno}, {where.name})" if where else ""
+    res.status, res.error = "error", f"{type(exc).__name__}: {exc}{place}"
+    res.values, res.picks = [], []
+
+
+def _candidate_rows(mode: str, roc_auc: np.ndarray) -> np.ndarray:
+    """Rows of the candidate set: all, or the paper's n by ROC AUC (Marques et al. 2020, §4.2)."""
+    from odeval.compare.selection import paper_candidates
+
+    if mode == "all":
+        return np.arange(roc_auc.size)
+    return paper_candidates(roc_auc, int(mode))
+
+
+def _references(meta: list[dict[str, Any]], keep: np.ndarray, S: np.ndarray) -> dict[str, np.ndarray]:
+    """The fixed-default scorings (kNN k = 10, LOF k = 20) outside the candidate set, by name."""
+    from odeval.compare.selection import DEFAULT_CANDIDATES
+
+    inside = set(int(i) for i in keep)
+    out = {}
+    for i, row in enumerate(meta):
+        if i not in inside and any(row["method"].lower() == m.lower() and row["k"] == k
+                                   for m, k in DEFAULT_CANDIDATES):
+            out[row["name"]] = S[i]
+    return out
+
+
+def _ireos_task(res: VariantTaskResult, X: np.ndarray | None, S: np.ndarray, opts: dict[str, Any]) -> None:
+    """IREOS of every candidate with one γ_max over all of them (Marques et al. 2020, §3.4, Eq. 9, 13)."""
+    from odeval.measures.internal import ireos
+
+    if X is None:
+        raise ValueError("IREOS needs the data: the prepared variant kept no data matrix")
+    knn = opts.get("knn")
+    if knn is not None and X.shape[0] <= int(knn) + 1:
+        knn = None  # fewer objects than the subset size: the exact index
+    r = ireos(X, list(S), m_cl=opts.get("mcl", 1), C=float(opts.get("C", 100.0)), gamma_max=opts.get("gamma_max"),
+              quadrature=opts.get("quadrature", "adaptive"), n_gamma=int(opts.get("n_gamma", 100)),
+              tol=float(opts.get("tol", 1e-3)), knn=knn, adjust=bool(opts.get("adjust", True)),
+              seed=int(opts.get("seed", 0)), n_jobs=1)
+    for i in range(S.shape[0]):
+        res.values.append((i, "ireos", float(r.index[i])))
+        if opts.get("adjust", True):
+            res.values.append((i, "ireos_adjusted", float(r.adjusted[i])))
+    res.details.update({"gamma_max": r.gamma_max, "m_cl": r.m_cl, "knn": knn, "n_fits": r.n_fits, "fits": r.fits,
+                        "unseparated": len(r.unseparated)})
+
+
+def _selection_task(res: VariantTaskResult, prepared: Any, S: np.ndarray, names: list[str], opts: dict[str, Any],
+                    refs: dict[str, np.ndarray], quality: dict[str, np.ndarray]) -> None:
+    """The picks of the study's selectors, each with its quality by the labels."""
+    from odeval.compare.selection import get_selector, run_selectors
+    from odeval.measures import evaluate_many, finite_for_ranking
+
+    keep_quality = {q: np.array([c[q] for c in res.candidates]) for q in VARIANT_QUALITY}
+    sels = run_selectors(S, names, opts["selectors"], X=prepared.X, seed=int(opts.get("seed", 0)), references=refs)
+    for name, sel in sels.items():
+        kind = get_selector(name).kind
+        row: dict[str, Any] = {"selector": name, "selector_kind": kind, "candidate": sel.index,
+                               "members": list(sel.members), "note": sel.note}
+        if sel.index is not None:
+            row["choice"] = names[sel.index]
+            row.update({q: float(keep_quality[q][sel.index]) for q in VARIANT_QUALITY})
+        elif sel.scores is not None:
+            own = evaluate_many(prepared.labels, finite_for_ranking(sel.scores)[None, :])
+            row["choice"] = (sel.note.split(":")[0] if sel.note.startswith("reference")
+                             else f"ensemble of {len(sel.members)}")
+            row.update({q: float(own[q][0]) for q in VARIANT_QUALITY})
+        else:
+            row["choice"] = ""
+            row.update({q: float("nan") for q in VARIANT_QUALITY})
+        res.picks.append(row)

@@ -1,0 +1,224 @@
+"""The per-variant step of a study: IREOS with one gamma_max per variant and the label-free selectors' picks,
+stored, resumable, shared between studies, identical on every executor."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from odeval.bench import ResultStore, StudyError, load_study, run_study, study_from_dict
+from odeval.cli import main
+
+SELECTORS = ["mc-spearman", "hits", "ensemble", "random", "default-knn10", "default-lof20"]
+BODY = """
+internal = ["ireos"]
+datasets = [{glob = "data/*.npz"}]
+methods = [{name = "kNN"}, {name = "LOF"}]
+
+[study]
+name = "variant"
+k = "2..6"
+keep_scores = true
+
+[internal_options]
+knn = "exact"
+quadrature = "fixed"
+n_gamma = 12
+
+[selection]
+selectors = {selectors}
+candidates = "all"
+"""
+
+
+def _variant_study(tmp_path: Path) -> Path:
+    from tests.bench.conftest import make_npz, write_study
+
+    data = tmp_path / "data"
+    data.mkdir()
+    make_npz(data / "va.npz", 40, 4, 2, seed=1)
+    make_npz(data / "vb.npz", 50, 3, 3, seed=2)
+    return write_study(tmp_path / "study.toml", BODY.replace("{selectors}", json.dumps(SELECTORS)))
+
+
+@pytest.fixture
+def variant_study(tmp_path: Path) -> Path:
+    return _variant_study(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def ran(tmp_path_factory) -> tuple[Path, Path, object, object, str, str]:
+    """The study run once serially, then again: (study file, store, first summary, second summary, logs)."""
+    import contextlib
+    import io
+
+    tmp = tmp_path_factory.mktemp("variant")
+    study, store = _variant_study(tmp), tmp / "r.duckdb"
+    logs = []
+    summaries = []
+    for _ in range(2):
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            summaries.append(run_study(load_study(study), store, workers=1, progress="log"))
+        logs.append(err.getvalue())
+    return study, store, summaries[0], summaries[1], logs[0], logs[1]
+
+
+def stored(store: Path) -> tuple[pd.DataFrame, ...]:
+    """Per-variant results without what legitimately differs between runs (timings)."""
+    with ResultStore(store, read_only=True) as rs:
+        tasks = rs.variant_tasks().drop(columns=["runtime_s", "finished", "details"]).reset_index(drop=True)
+        return (tasks, rs.variant_table("variant_candidates"), rs.variant_table("variant_values"),
+                rs.variant_table("selection_picks"))
+
+
+def test_run_twice_skips_and_values_are_ireos_with_one_gamma_max(ran):
+    study, store, summary, again, log, log_again = ran
+    tmp_path = study.parent
+    assert summary.ok == 4 and not summary.failed
+    assert summary.variant_tasks_total == 4 and summary.variant_tasks_ok == 4
+    assert "[ireos] candidates all ok" in log
+    tasks, cands, values, picks = stored(store)
+    assert sorted(tasks.kind) == ["ireos", "ireos", "selection", "selection"] and set(tasks.status) == {"ok"}
+    assert (tasks.n_candidates == 10).all()  # 2 methods × k = 2..6
+    assert set(picks.selector) == set(SELECTORS) and len(picks) == 2 * len(SELECTORS)
+
+    # the stored IREOS is ireos() over all candidates of the variant at once: one gamma_max per variant
+    from odeval.data import load_dataset
+    from odeval.detectors import get_detector
+    from odeval.measures.internal import ireos
+
+    ds = load_dataset(tmp_path / "data" / "va.npz")
+    cand = cands[(cands.dataset == "va") & cands.task_id.isin(tasks.task_id[tasks.kind == "ireos"])]
+    S = [get_detector(m).score(ds.X, int(k)) for m, k in zip(cand.method, cand.k, strict=True)]
+    ref = ireos(ds.X, S, quadrature="fixed", n_gamma=12, adjust=True)
+    got = values[values.task_id.isin(cand.task_id)].pivot(index="candidate", columns="measure", values="value")
+    np.testing.assert_allclose(got["ireos"].to_numpy(), ref.index, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(got["ireos_adjusted"].to_numpy(), ref.adjusted, rtol=0, atol=1e-12)
+    with ResultStore(store, read_only=True) as rs:
+        details = json.loads(rs.variant_tasks(kind="ireos").set_index("dataset").loc["va", "details"])
+    assert details["gamma_max"] == pytest.approx(ref.gamma_max, rel=1e-12) and details["knn"] is None
+    assert cand["roc_auc"].between(0, 1).all()
+
+    assert again.computed == 0 and again.variant_tasks_done == 4 and again.variant_tasks_ok == 0
+    assert "resuming: 8 of 8 units are already in the store" in log_again
+
+
+def test_a_second_study_reuses_the_variant_tasks_and_unit_ids_do_not_change(ran, tmp_path):
+    import shutil
+
+    variant_study = ran[0]
+    store = tmp_path / "r.duckdb"
+    shutil.copy(ran[1], store)
+    other = variant_study.with_name("other.toml")
+    other.write_text(variant_study.read_text().replace('name = "variant"', 'name = "other"'))
+    second = run_study(load_study(other), store, workers=1, progress="none")
+    assert second.computed == 0 and second.variant_tasks_done == 4
+    with ResultStore(store, read_only=True) as rs:
+        assert len(rs.variant_tasks(study_hash=load_study(other).study_hash)) == 4
+    # IREOS and [selection] are per variant: the units (and their ids) are those of the plain study
+    plain = variant_study.with_name("plain.toml")  # the study folder (its data/ glob)
+    plain.write_text('datasets = [{glob = "data/*.npz"}]\nmethods = [{name = "kNN"}, {name = "LOF"}]\n'
+                     '[study]\nname = "variant"\nk = "2..6"\nkeep_scores = true\n')
+    third = run_study(load_study(plain), store, workers=1, progress="none")
+    assert third.already_done == 4 and third.computed == 0 and third.variant_tasks_total == 0
+
+
+def test_candidates_10_and_bad_keys(variant_study, tmp_path):  # variant_study writes tmp_path/data
+    raw = {"study": {"k": "2..8"}, "datasets": [{"glob": str(tmp_path / "data" / "va.npz")}],
+           "methods": [{"name": "kNN"}, {"name": "LOF"}],
+           "selection": {"selectors": ["mc-spearman", "default-knn10"], "candidates": 4}}
+    spec = study_from_dict(raw, source="t")
+    assert spec.variant_step.ireos is None and spec.variant_step.selection_candidates == "4"
+    store = tmp_path / "c.duckdb"
+    run_study(spec, store, workers=1, progress="none")
+    _, cands, _, picks = stored(store)
+    assert len(cands) == 4
+    knn10 = picks.set_index("selector").loc["default-knn10"]  # k = 10 is not among k = 2..8: no pick, a note
+    assert knn10.choice == "" and "not among the candidates" in knn10.note and np.isnan(knn10.roc_auc)
+    for bad, msg in (({"internal": ["ireos"], "internal_options": {"mcl": "big"}}, "mcl must be"),
+                     ({"internal_options": {"knn": 5}, "internal": ["em"]}, "IREOS option"),
+                     ({"selection": {"selectors": ["nope"]}}, "unknown selector"),
+                     ({"selection": {"candidates": 0}}, "candidates must be")):
+        with pytest.raises(StudyError, match=msg):
+            study_from_dict({**raw, **bad}, source="t")
+
+
+def test_select_audit_and_report_use_the_stored_picks(ran, tmp_path):
+    store = ran[1]
+    res = CliRunner().invoke(main, ["select-audit", str(store), "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output)
+    # the stored IREOS values give the "ireos" pick without a second IREOS computation
+    assert out["source"] == "stored" and {r["selector"] for r in out["summary"]} == set(SELECTORS) | {"ireos"}
+    _, cands, values, _ = stored(store)
+    adj = values[(values.dataset == "va") & (values.measure == "ireos_adjusted")]
+    best = cands[(cands.task_id == adj.task_id.iloc[0]) & (cands.candidate == adj.candidate.iloc[adj.value.argmax()])]
+    pick = [p for p in out["picks"] if p["dataset"] == "va" and p["selector"] == "ireos" and p["measure"] == "roc_auc"]
+    assert pick[0]["choice"] == best.name.iloc[0] and pick[0]["value"] == pytest.approx(best.roc_auc.iloc[0])
+    res = CliRunner().invoke(main, ["select-audit", str(store), "--per-variant"])
+    assert res.exit_code == 0 and "picks: stored\n" in res.output and "model-selection audit: 2 variants" \
+        in res.output, res.output
+    res = CliRunner().invoke(main, ["select-audit", str(store), "--selectors", "mc-kendall"])
+    assert res.exit_code != 0 and "not stored" in res.output and "--compute-missing" in res.output
+    res = CliRunner().invoke(main, ["select-audit", str(store), "--selectors", "mc-kendall,hits", "--compute-missing",
+                                    "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output)
+    assert out["source"] == "stored+computed" and {r["selector"] for r in out["summary"]} == {"mc-kendall", "hits"}
+
+    from odeval.report import report_from_store
+
+    index, _ = report_from_store(store, tmp_path / "rep", permutations=0, ensembles=False, simulations=5)
+    html = Path(index).read_text()
+    assert 'id="ireos"' in html and "IREOS (max)" in html
+    assert "Label-free model selection" in html  # the stored picks, without --selection
+
+
+@pytest.mark.slow
+def test_two_workers_and_resume_after_kill_give_identical_values(variant_study, tmp_path):
+    run_study(load_study(variant_study), tmp_path / "serial.duckdb", workers=1, progress="none")
+    run_study(load_study(variant_study), tmp_path / "pool.duckdb", workers=2, progress="none")
+    for a, b in zip(stored(tmp_path / "serial.duckdb"), stored(tmp_path / "pool.duckdb"), strict=True):
+        pd.testing.assert_frame_equal(a.drop(columns=["study_hash"], errors="ignore"),
+                                      b.drop(columns=["study_hash"], errors="ignore"))
+
+
+@pytest.mark.slow
+def test_killed_and_resumed(variant_study, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    store = tmp_path / "k.duckdb"
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2] / "src"))
+    proc = subprocess.Popen([sys.executable, "-m", "odeval.cli", "study", "run", str(variant_study), "--store",
+                             str(store), "--workers", "1", "--quiet"], env=env, stderr=subprocess.PIPE, text=True)
+    for line in proc.stderr:  # kill -9 right after the first per-variant task is committed
+        if "[ireos]" in line or "[selection]" in line:
+            break
+    proc.kill()
+    proc.wait()
+    with ResultStore(store, read_only=True) as rs:
+        done = len(rs.variant_tasks())
+    assert 1 <= done < 4
+    resumed = run_study(load_study(variant_study), store, workers=1, progress="none")
+    assert resumed.variant_tasks_done == done and resumed.variant_tasks_ok == 4 - done
+    run_study(load_study(variant_study), tmp_path / "clean.duckdb", workers=1, progress="none")
+    for a, b in zip(stored(store), stored(tmp_path / "clean.duckdb"), strict=True):
+        pd.testing.assert_frame_equal(a, b)
+
+
+@pytest.mark.slow
+def test_dask_local_cluster_runs_the_variant_step(variant_study, tmp_path):
+    from tests.bench.conftest import local_and_dask
+
+    local, dask, summary = local_and_dask(variant_study, tmp_path)
+    assert summary.variant_tasks_ok == 4 and not summary.failed
+    for a, b in zip(stored(local), stored(dask), strict=True):
+        pd.testing.assert_frame_equal(a, b)
