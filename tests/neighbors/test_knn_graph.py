@@ -259,3 +259,16 @@ def test_choose_search():
         choose_search(10, 5, "cosine", "tree")
     with pytest.raises(ValueError, match="unknown backend"):
         choose_search(10, 5, "euclidean", "fast")
+
+
+@pytest.mark.parametrize("metric", ["seuclidean", "mahalanobis"])
+def test_data_derived_metric_parameters_come_from_the_whole_data(metric):
+    # scipy's cdist estimates V / VI from the rows of each call; the graph must not depend on its blocks
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(60, 3)) * np.array([1.0, 5.0, 0.2])
+    whole = {"V": np.var(X, axis=0, ddof=1)} if metric == "seuclidean" else {"VI": np.linalg.inv(np.cov(X.T)).T}
+    ref = knn_graph(X, 5, metric=metric, metric_params=whole)
+    for chunk in (7, 1000):
+        g = knn_graph(X, 5, metric=metric, chunk_size=chunk)
+        np.testing.assert_array_equal(g.indices, ref.indices)
+        np.testing.assert_array_equal(g.distances, ref.distances)

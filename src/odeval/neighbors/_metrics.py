@@ -54,6 +54,24 @@ class Metric:
                           for k, v in sorted(self.params.items()))
         return f"{self.name}({inner})"
 
+    def fit_to(self, X: np.ndarray) -> Metric:
+        """This metric with the data-derived parameters scipy would otherwise estimate per call, fixed from X.
+
+        ``seuclidean`` without ``V`` and ``mahalanobis`` without ``VI``: scipy's ``cdist`` estimates them from
+        the rows of each call (``vstack([XA, XB])``), so a blocked graph would use a different V for every
+        block. Here V = var(X, ddof=1) and VI = inv(cov(X)) of the whole data set, once.
+        """
+        if self.name == "seuclidean" and "V" not in self.params:
+            return Metric(self.name, {**self.params, "V": np.var(X, axis=0, ddof=1)})
+        if self.name == "mahalanobis" and "VI" not in self.params:
+            try:
+                VI = np.linalg.inv(np.cov(X.T)).T
+            except np.linalg.LinAlgError as exc:
+                raise ValueError("metric 'mahalanobis' needs an invertible covariance of the data (pass VI= "
+                                 "in metric_params otherwise)") from exc
+            return Metric(self.name, {**self.params, "VI": VI})
+        return self
+
     def pairwise(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
         """Exact distances between all rows of A and all rows of B, shape (len(A), len(B)).
 

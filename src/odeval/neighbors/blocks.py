@@ -70,7 +70,7 @@ def knn_block(X: Any, start: int, stop: int, k_max: int, metric: str = "euclidea
     k_max = check_k(k_max, n, name="k_max")
     if not (0 <= start < stop <= n):
         raise ValueError(f"block rows {start}..{stop} are not a non-empty range within 0..{n}")
-    spec = resolve_metric(metric, p=p, metric_params=metric_params)
+    spec = resolve_metric(metric, p=p, metric_params=metric_params).fit_to(X)
     if spec.name == "euclidean" and float(np.abs(X).max()) > _MAX_ABS_VALUE:
         raise ValueError("X holds values whose squared Euclidean distances would overflow float64 — rescale the data")
     parts = _brute_parts(X, k_max, spec, start, stop, _block_rows(n, None))

@@ -296,7 +296,7 @@ def knn_graph(
     X = check_data_matrix(X, min_rows=2)
     n = X.shape[0]
     k_max = check_k(k_max, n, name="k_max")
-    spec = resolve_metric(metric, p=p, metric_params=metric_params)
+    spec = resolve_metric(metric, p=p, metric_params=metric_params).fit_to(X)
     search, reason = choose_search(n, X.shape[1], spec.name, backend)
     block = _block_rows(n, chunk_size)
     if search == "hnsw":
