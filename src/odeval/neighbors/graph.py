@@ -49,7 +49,7 @@ def choose_search(n: int, d: int, metric: str, backend: str = "exact") -> tuple[
     * "tree" (scikit-learn k-d tree candidates, then this module's exact arithmetic and tie rule) for the
       Euclidean, Manhattan and Chebyshev metrics when d ≤ 5 and N ≥ 10⁵;
     * "brute" (the numba kernel, working set O(N · k_max)) otherwise;
-    * with ``backend="auto"``: "nndescent" (approximate, recall reported) only where d > 5 and N² · d > 10¹³,
+    * with ``backend="auto"``: "nndescent" (approximate, recall reported) only where d > 5 and N² · d > 5·10¹²,
       where the exact searches cannot keep up.
     ``backend`` "brute", "tree" and "approx" force the search.
     """
