@@ -604,9 +604,14 @@ def _parse_params(items: tuple[str, ...], methods: list[str]) -> dict[str, dict]
 @click.option("--unlabelled", is_flag=True, help="Load DATASET without labels (the table gets no label column).")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
               help="Output file: .parquet, .csv or .npz (by extension).")
+@click.option("--scheduler", default=None, metavar="ADDRESS|local:N",
+              help="Compute the exact graph and the scores by blocks of objects on a Dask cluster (tcp://HOST:PORT, "
+                   "or local:N worker processes); the same numbers as one process (docs/scaling.md).")
+@click.option("--blocks", "n_blocks", type=click.IntRange(min=1), default=None,
+              help="Blocks of objects with --scheduler [default: 2 per worker].")
 def score_cmd(dataset: str, methods: tuple[str, ...], k_spec: str, metric: str, p: float | None, backend: str,
               seed: int, param_items: tuple[str, ...], raw: bool, label_column: str | None, unlabelled: bool,
-              output: str) -> None:
+              output: str, scheduler: str | None = None, n_blocks: int | None = None) -> None:
     """Score DATASET with kNN detectors for every k from one exact kNN graph.
 
     Output table: one row per object (columns object, id, label) and one column per method and k, named
@@ -644,7 +649,18 @@ def score_cmd(dataset: str, methods: tuple[str, ...], k_spec: str, metric: str, 
         X = ds.numeric_matrix()
         n = X.shape[0]
         k_graph = max(required_graph_k(det, k_range, n) for det in detectors.values())
-        graph = knn_graph(X, k_graph, metric=metric, p=p, backend=backend, seed=seed)
+        if scheduler:  # the blocks' graph and scoring on the cluster (bench.distributed)
+            from odeval.bench.distributed import PartitionedGraph, check_partitionable, partitioned
+
+            if backend not in ("auto", "exact", "brute"):
+                raise click.UsageError(f"--scheduler computes the exact graph by brute force; drop --backend {backend}")
+            check_partitionable(detectors.values())
+            graph = PartitionedGraph.connect(X, k_graph, scheduler, metric=metric, p=p, n_blocks=n_blocks)
+            detectors = {m: partitioned(d, graph) for m, d in detectors.items()}
+        elif n_blocks is not None:
+            raise click.UsageError("--blocks needs --scheduler")
+        else:
+            graph = knn_graph(X, k_graph, metric=metric, p=p, backend=backend, seed=seed)
         click.echo(f"kNN graph: {graph.search} ({graph.search_reason})", err=True)
         if graph.approx_recall is not None:
             click.echo(f"note: approximate kNN graph, recall {graph.approx_recall:.4f} on a sample", err=True)
@@ -662,6 +678,9 @@ def score_cmd(dataset: str, methods: tuple[str, ...], k_spec: str, metric: str, 
                 click.echo(f"note: {line}", err=True)
     except (ValueError, ImportError) as exc:
         raise click.ClickException(str(exc)) from None
+    finally:
+        if scheduler and "graph" in locals():
+            graph.close()
     if not columns:
         raise click.ClickException(f"nothing to compute: no requested k ({k_spec}) can be scored by "
                                    f"{', '.join(method_list)} on {dataset} (N = {n}); see the notes above")

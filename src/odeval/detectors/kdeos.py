@@ -29,6 +29,57 @@ _CUTOFF = 1e-20
 _SQRT2 = math.sqrt(2.0)
 
 
+@njit(cache=True, inline="always")
+def _kdeos_bandwidth(D, p, k, scale, iminbw, dim):  # pragma: no cover - numba
+    """(1/h, h^(−idim), point mass?) of row p at k: the first k list entries are p itself (0) and its k−1 nearest
+    neighbours."""
+    s = 0.0
+    for j in range(k - 1):
+        s += D[p, j]
+    ibw = min(k / (s * scale), iminbw)
+    sca = powi(ibw, dim)
+    point = not (sca < np.inf) or np.isinf(ibw)
+    return ibw, sca, point
+
+
+@njit(cache=True, inline="always")
+def _kdeos_kernel(d, ibw, sca, point, gscale):  # pragma: no cover - numba
+    """The kernel's value at distance d from a centre with bandwidth 1/ibw."""
+    if point:
+        return 1.0 if d == 0.0 else 0.0
+    u = d * ibw
+    return sca * (gscale * math.exp(-0.5 * u * u))
+
+
+@njit(cache=True)
+def _kdeos_score_row(D, I, S, p, k, dens, elki):  # pragma: no cover - numba
+    """KDEOS of row p at k from the densities (``dens[p]`` p's own, ``dens[I[p, j]]`` its neighbours')."""
+    m = S[p, k - 1]
+    if elki:  # ELKI 0.7.1: sublist of the materialised list, ties on the stored (sqrt) distances
+        lim = D[p, k - 2]
+        c = 0
+        while c < m and D[p, c] <= lim:
+            c += 1
+        m = c
+    cnt = 0.0
+    mean = 0.0
+    m2 = 0.0
+    for j in range(-1, m):  # Welford updates in list order (ELKI's MeanVariance)
+        x = dens[p] if j < 0 else dens[I[p, j]]
+        cnt += 1.0
+        delta = x - mean
+        mean += delta / cnt
+        m2 += delta * (x - mean)
+    z = 0.0
+    if cnt > 1.0:
+        sd = math.sqrt(m2 / (cnt - 1.0))
+        if sd > 0.0:
+            z = (mean - dens[p]) / sd
+    if elki:  # ELKI's NormalDistribution.standardNormalCDF (Cody's erfc), for ELKI's rounding and ties
+        return elki_normal_cdf(z)
+    return 0.5 * math.erfc(-z / math.sqrt(2.0))
+
+
 @njit(cache=True, parallel=True)
 def _kdeos_all_k(D, I, S, ks, scale, iminbw, dim, gscale, cutoff, elki):  # pragma: no cover - numba
     N = D.shape[0]
@@ -39,51 +90,18 @@ def _kdeos_all_k(D, I, S, ks, scale, iminbw, dim, gscale, cutoff, elki):  # prag
         dens = np.zeros(N)
         # density step: every p spreads a kernel with its own bandwidth onto its list L = {p} ∪ N_k(p)
         for p in range(N):
-            s = 0.0  # first k list entries: p itself (0) and its k−1 nearest neighbours
-            for j in range(k - 1):
-                s += D[p, j]
-            ibw = min(k / (s * scale), iminbw)
-            sca = powi(ibw, dim)
-            point = not (sca < np.inf) or np.isinf(ibw)
+            ibw, sca, point = _kdeos_bandwidth(D, p, k, scale, iminbw, dim)
             n = S[p, k - 1]
             for j in range(-1, n):
                 d = 0.0 if j < 0 else D[p, j]
                 q = p if j < 0 else I[p, j]
-                if point:
-                    v = 1.0 if d == 0.0 else 0.0
-                else:
-                    u = d * ibw
-                    v = sca * (gscale * math.exp(-0.5 * u * u))
+                v = _kdeos_kernel(d, ibw, sca, point, gscale)
                 dens[q] += v
                 if v < cutoff:
                     break
         # score step: z-score of dens(p) against its comparison set C ∋ p
         for p in range(N):
-            m = S[p, k - 1]
-            if elki:  # ELKI 0.7.1: sublist of the materialised list, ties on the stored (sqrt) distances
-                lim = D[p, k - 2]
-                c = 0
-                while c < m and D[p, c] <= lim:
-                    c += 1
-                m = c
-            cnt = 0.0
-            mean = 0.0
-            m2 = 0.0
-            for j in range(-1, m):  # Welford updates in list order (ELKI's MeanVariance)
-                x = dens[p] if j < 0 else dens[I[p, j]]
-                cnt += 1.0
-                delta = x - mean
-                mean += delta / cnt
-                m2 += delta * (x - mean)
-            z = 0.0
-            if cnt > 1.0:
-                sd = math.sqrt(m2 / (cnt - 1.0))
-                if sd > 0.0:
-                    z = (mean - dens[p]) / sd
-            if elki:  # ELKI's NormalDistribution.standardNormalCDF (Cody's erfc), for ELKI's rounding and ties
-                out[t, p] = elki_normal_cdf(z)
-            else:
-                out[t, p] = 0.5 * math.erfc(-z / math.sqrt(2.0))
+            out[t, p] = _kdeos_score_row(D, I, S, p, k, dens, elki)
     return out
 
 

@@ -25,9 +25,16 @@ _VARIANTS = ("paper", "elki-0.7.1", "elki-0.7.1-cks")
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 
 
+def _ldf_all_k(D, I, S, ks, h, c, dim, log_sqrt_2pi, gscale, KD):
+    """(len(ks), N) LDF scores: :func:`_ldf_lde`, then :func:`_ldf_factor` (run per block by
+    :mod:`odeval.detectors.blockwise`)."""
+    sizes, lde, loglde = _ldf_lde(D, I, S, ks, h, dim, log_sqrt_2pi, gscale, KD)
+    return _ldf_factor(I, sizes, lde, loglde, c)
+
+
 @njit(cache=True, parallel=True)
-def _ldf_all_k(D, I, S, ks, h, c, dim, log_sqrt_2pi, gscale, KD):  # pragma: no cover - numba
-    """(len(ks), N) LDF scores; two parallel passes over the objects (LDE, then LDF), all k inside.
+def _ldf_lde(D, I, S, ks, h, dim, log_sqrt_2pi, gscale, KD):  # pragma: no cover - numba
+    """(sizes, lde, loglde), each (len(ks), N): the first pass (LDE) over the rows, all k inside.
 
     Each LDE is computed twice: directly, in ELKI's order of operations (``lde``; NaN where the direct
     evaluation is unreliable: a normalisation (h·kd)^d that is 0, subnormal or infinite, or an LDE that
@@ -37,7 +44,6 @@ def _ldf_all_k(D, I, S, ks, h, c, dim, log_sqrt_2pi, gscale, KD):  # pragma: no 
     """
     N = D.shape[0]
     T = ks.shape[0]
-    out = np.empty((T, N))
     sizes = np.empty((T, N), np.int64)
     lde = np.empty((T, N))
     loglde = np.empty((T, N))  # +inf when some neighbour has k-distance 0
@@ -87,6 +93,14 @@ def _ldf_all_k(D, I, S, ks, h, c, dim, log_sqrt_2pi, gscale, KD):  # pragma: no 
                 v = max(kd, D[p, j]) / (h * kd)
                 s += math.exp(-0.5 * v * v - log_sqrt_2pi - dim * math.log(h * kd) - top)
             loglde[t, p] = top + math.log(s / n)
+    return sizes, lde, loglde
+
+
+@njit(cache=True, parallel=True)
+def _ldf_factor(I, sizes, lde, loglde, c):  # pragma: no cover - numba
+    """LDF of the rows of I from their LDEs (columns < rows: the rows' own; I indexes lde, loglde)."""
+    T, N = sizes.shape
+    out = np.empty((T, N))
     for p in prange(N):
         for t in range(T):
             n = sizes[t, p]

@@ -23,11 +23,25 @@ __all__ = ["LoOP"]
 _VARIANTS = ("paper", "elki-0.7.1", "elki-0.7.1-cks")
 
 
+def _loop_all_k(X, D, I, S, ks, lam, elki, elki_order):
+    """(len(ks), N) LoOP scores: the steps below, in order (the block-partitioned run,
+    :mod:`odeval.detectors.blockwise`, runs the same steps per block)."""
+    pdist = _loop_pdist(D, ks)
+    sums = _loop_sums(pdist, I, ks, D.shape[0])
+    if elki_order:
+        for t in range(ks.shape[0]):
+            _elki_comparison_sums(X, D, I, S, ks[t], pdist[t], sums[t])
+    plof = _loop_plof(pdist, sums, ks, elki)
+    acc = np.zeros(ks.shape[0])
+    _loop_acc(plof, elki, acc)
+    return _loop_erf(plof, acc, D.shape[0], lam, elki)
+
+
 @njit(cache=True, parallel=True)
-def _loop_all_k(X, D, I, S, ks, lam, elki, elki_order):  # pragma: no cover - numba
+def _loop_pdist(D, ks):  # pragma: no cover - numba
+    """pdist (len(ks), rows): sqrt of the mean squared distance to the first k neighbours."""
     N = D.shape[0]
     T = ks.shape[0]
-    out = np.empty((T, N))
     kmax = 0
     for t in range(T):
         kmax = max(kmax, ks[t])
@@ -40,11 +54,18 @@ def _loop_all_k(X, D, I, S, ks, lam, elki, elki_order):  # pragma: no cover - nu
             s += d * d
             sq[p, j] = s
     pdist = np.empty((T, N))
-    sums = np.empty((T, N))
     for p in prange(N):
         for t in range(T):
             k = ks[t]
             pdist[t, p] = math.sqrt(sq[p, k - 1] / k)
+    return pdist
+
+
+@njit(cache=True, parallel=True)
+def _loop_sums(pdist, I, ks, N):  # pragma: no cover - numba
+    """Σ pdist over the first k neighbours of each of the N rows of I (pdist indexed by I's entries)."""
+    T = ks.shape[0]
+    sums = np.empty((T, N))
     for p in prange(N):
         for t in range(T):
             k = ks[t]
@@ -52,9 +73,12 @@ def _loop_all_k(X, D, I, S, ks, lam, elki, elki_order):  # pragma: no cover - nu
             for j in range(k):
                 s += pdist[t, I[p, j]]
             sums[t, p] = s
-    if elki_order:
-        for t in range(T):
-            _elki_comparison_sums(X, D, I, S, ks[t], pdist[t], sums[t])
+    return sums
+
+
+@njit(cache=True, parallel=True)
+def _loop_plof(pdist, sums, ks, elki):  # pragma: no cover - numba
+    T, N = sums.shape
     plof = np.empty((T, N))
     for p in prange(N):
         for t in range(T):
@@ -63,13 +87,29 @@ def _loop_all_k(X, D, I, S, ks, lam, elki, elki_order):  # pragma: no cover - nu
             if not np.isfinite(r):  # 0/0 or x/0: no evidence either way
                 r = 1.0
             plof[t, p] = max(r, 1.0) if elki else r - 1.0
-    norm = np.empty(T)
+    return plof
+
+
+@njit(cache=True, parallel=True)
+def _loop_acc(plof, elki, acc):  # pragma: no cover - numba
+    """acc[t] += Σ_p PLOF² in object order (continued from acc: blocks in order give the same sum)."""
+    T, N = plof.shape
     for t in prange(T):
-        acc = 0.0
+        a = acc[t]
         for p in range(N):  # in object order, as ELKI
             v = plof[t, p] - 1.0 if elki else plof[t, p]
-            acc += v * v
-        nplof = lam * math.sqrt(acc / N)
+            a += v * v
+        acc[t] = a
+
+
+@njit(cache=True, parallel=True)
+def _loop_erf(plof, acc, n, lam, elki):  # pragma: no cover - numba
+    """LoOP from PLOF and the Σ PLOF² over all n objects."""
+    T, N = plof.shape
+    out = np.empty((T, N))
+    norm = np.empty(T)
+    for t in range(T):
+        nplof = lam * math.sqrt(acc[t] / n)
         if not nplof > 0:
             nplof = 1.0
         norm[t] = 1.0 / (nplof * math.sqrt(2.0))

@@ -43,8 +43,10 @@ EUCLIDEAN, CITYBLOCK, CHEBYSHEV = 0, 1, 2
 
 
 @njit(cache=True, parallel=True)
-def direct_knn(X, k_max, metric, qb, cap, bufcap, out_keys, out_idx, out_cnt):
-    """Exact kNN (+ ties) of every object, computed directly from coordinate differences.
+def direct_knn_rows(X, q0, q1, k_max, metric, qb, cap, bufcap, out_keys, out_idx, out_cnt):
+    """Exact kNN (+ ties) of the objects q0 ≤ p < q1 among all objects (row p − q0 of the outputs), computed
+    directly from coordinate differences. A row's result does not depend on q0, q1 or qb (each query's keys
+    are summed on their own, in attribute order), so blocks of rows give the rows of the whole graph.
 
     Keys: squared Euclidean Σ (x_j - y_j)² (summed in attribute order, as ELKI), Manhattan Σ |x_j - y_j|,
     or Chebyshev max |x_j - y_j|. Query rows are processed in groups of ``qb`` with the group's
@@ -55,10 +57,10 @@ def direct_knn(X, k_max, metric, qb, cap, bufcap, out_keys, out_idx, out_cnt):
     not fit (massive ties) get ``out_cnt = -1`` and are recomputed by the caller.
     """
     N, d = X.shape
-    n_groups = (N + qb - 1) // qb
+    n_groups = (q1 - q0 + qb - 1) // qb
     for g in prange(n_groups):
-        p0 = g * qb
-        m = min(qb, N - p0)
+        p0 = q0 + g * qb
+        m = min(qb, q1 - p0)
         QT = np.empty((d, m))
         for i in range(m):
             for j in range(d):
@@ -124,7 +126,7 @@ def direct_knn(X, k_max, metric, qb, cap, bufcap, out_keys, out_idx, out_cnt):
                     _sift_down(heaps[i], k_max, 0)
                     tops[i] = heaps[i, 0]
         for i in range(m):
-            p = p0 + i
+            p = p0 + i - q0
             if over[i]:
                 out_cnt[p] = -1
                 continue

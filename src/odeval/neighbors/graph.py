@@ -170,8 +170,8 @@ class KNNGraph:
         for name, arr in (("a", a_flat), ("b", b_flat)):
             if arr.size and not np.issubdtype(arr.dtype, np.integer):
                 raise ValueError(f"distance_between: {name} must hold integer object indices, got {arr.dtype}")
-            if arr.size and (arr.min() < 0 or arr.max() >= self.n_objects):
-                raise ValueError(f"distance_between: {name} holds indices outside 0..{self.n_objects - 1}")
+            if arr.size and (arr.min() < 0 or arr.max() >= self.X.shape[0]):
+                raise ValueError(f"distance_between: {name} holds indices outside 0..{self.X.shape[0] - 1}")
         a_flat = a_flat.astype(np.int64)
         b_flat = b_flat.astype(np.int64)
         code = _NUMBA_METRICS.get(self.metric_spec.name)
@@ -309,30 +309,37 @@ def knn_graph(
         if big > _MAX_ABS_VALUE:
             raise ValueError(f"X holds values up to {big:.3g} in magnitude; squared Euclidean distances would "
                              "overflow float64 — rescale the data")
-    code = _NUMBA_METRICS.get(spec.name)
     if search == "tree":
         parts = _tree_parts(X, k_max, spec, block)
-    elif code is not None:
-        cap = k_max + 8
-        keys = np.full((n, cap), np.inf)
-        idx = np.full((n, cap), -1, dtype=np.int64)
-        cnt = np.zeros(n, dtype=np.int64)
-        qb = min(64, max(1, block))
-        _kernels.direct_knn(X, k_max, code, qb, cap, 4 * k_max + 64, keys, idx, cnt)
-        redo = (cnt < 0) | (cnt > cap)
-        if redo.any():  # rows with massive ties
-            done = np.flatnonzero(~redo)
-            parts = [(done, keys[done], idx[done], cnt[done])]
-            parts += _select_rows(X, spec, np.flatnonzero(redo), k_max, block)
-        else:  # no copy of the (N, k_max + 8) arrays
-            parts = [(np.arange(n, dtype=np.int64), keys, idx, cnt)]
-        del keys, idx
     else:
-        parts = _select_rows(X, spec, np.arange(n, dtype=np.int64), k_max, block)
+        parts = _brute_parts(X, k_max, spec, 0, n, block)
 
     g = _assemble(X, k_max, spec, parts, "exact")
     g.search, g.search_reason = search, reason
     return g
+
+
+def _brute_parts(X, k_max, spec, q0, q1, block):
+    """Exact graph rows of the objects q0 ≤ p < q1 (global row numbers in the parts) by brute force: the numba
+    kernel for Euclidean, Manhattan, Chebyshev (rows with massive ties from full distance rows), full distance
+    rows for the other metrics. A row does not depend on q0, q1 (so blocks of rows give the whole graph)."""
+    code = _NUMBA_METRICS.get(spec.name)
+    if code is None:
+        return _select_rows(X, spec, np.arange(q0, q1, dtype=np.int64), k_max, block)
+    m = q1 - q0
+    cap = k_max + 8
+    keys = np.full((m, cap), np.inf)
+    idx = np.full((m, cap), -1, dtype=np.int64)
+    cnt = np.zeros(m, dtype=np.int64)
+    qb = min(64, max(1, block))
+    _kernels.direct_knn_rows(X, q0, q1, k_max, code, qb, cap, 4 * k_max + 64, keys, idx, cnt)
+    redo = (cnt < 0) | (cnt > cap)
+    if not redo.any():  # no copy of the (m, k_max + 8) arrays
+        return [(np.arange(q0, q1, dtype=np.int64), keys, idx, cnt)]
+    done = np.flatnonzero(~redo)
+    parts = [(done + q0, keys[done], idx[done], cnt[done])]
+    parts += _select_rows(X, spec, np.flatnonzero(redo) + q0, k_max, block)  # rows with massive ties
+    return parts
 
 
 def _tree_parts(X, k_max, spec, block):

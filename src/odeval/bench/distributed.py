@@ -1,0 +1,155 @@
+"""The kNN graph and the scoring partitioned by blocks of objects over a Dask cluster (the edge of
+:mod:`odeval.neighbors.blocks` and :mod:`odeval.detectors.blockwise`, which hold the pure per-block steps).
+
+The data matrix is sent to every worker once (``scatter(broadcast=True)``); block b's exact neighbour lists are
+computed on the worker it is pinned to and stay there; each method's steps run where the blocks are, and only the
+per-object summaries of :mod:`odeval.detectors.blockwise` (and, at the end, each block's scores) cross the
+network. The scores are the one-process exact scores, bit for bit (``tests/bench/test_distributed.py``).
+
+>>> with PartitionedGraph.connect(X, k_max=100, scheduler="local:2") as g:       # doctest: +SKIP
+...     scored = score_ks(partitioned(get_detector("LOF"), g), g, "1..100")
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import numpy as np
+
+from odeval._validation import check_data_matrix, check_k
+from odeval.detectors.base import Detector, orient
+from odeval.detectors.blockwise import block_plan, block_raw_scores, start_state
+from odeval.neighbors._metrics import resolve_metric
+from odeval.neighbors.blocks import assemble_blocks, block_bounds, knn_block
+
+__all__ = ["PartitionedGraph", "partitioned", "check_partitionable", "parse_scheduler"]
+
+
+def parse_scheduler(scheduler: str) -> tuple[str, int | str]:
+    """``"local:N"`` → ("local", N) (a LocalCluster of N worker processes); anything else → ("address", it)."""
+    if scheduler.startswith("local"):
+        _, _, n = scheduler.partition(":")
+        try:
+            workers = int(n) if n else 2
+        except ValueError:
+            raise ValueError(f"scheduler {scheduler!r}: expected local:N with N a positive integer") from None
+        if workers < 1:
+            raise ValueError(f"scheduler {scheduler!r}: expected local:N with N a positive integer")
+        return "local", workers
+    return "address", scheduler
+
+
+def check_partitionable(detectors: Any) -> None:
+    """Raise ValueError (one line) if one of ``detectors`` has no block plan (KDEOS, ELKI variants, ...)."""
+    for det in detectors:
+        try:
+            block_plan(det)
+        except NotImplementedError as exc:
+            raise ValueError(f"--scheduler: {exc}") from None
+
+
+class PartitionedGraph:
+    """The exact kNN graph of X held in ``n_blocks`` blocks of objects on a Dask cluster.
+
+    Stands in for a :class:`~odeval.neighbors.KNNGraph` where :func:`odeval.detectors.scoring.score_ks` needs one
+    (``n_objects``, ``k_max``, ``metric``, ``search``…), with detectors wrapped by :func:`partitioned`.
+    """
+
+    def __init__(self, client: Any, X: Any, k_max: int, metric: str = "euclidean", *, p: float | None = None,
+                 n_blocks: int | None = None, cluster: Any = None):
+        X = check_data_matrix(X, min_rows=2)
+        self.n_objects = int(X.shape[0])
+        self.k_max = check_k(k_max, self.n_objects, name="k_max")
+        self.metric = resolve_metric(metric, p=p).label
+        self.client, self._cluster, self._owns_client = client, cluster, False
+        workers = sorted(client.scheduler_info()["workers"])
+        if not workers:
+            raise ValueError("the Dask cluster has no workers")
+        n_blocks = 2 * len(workers) if n_blocks is None else n_blocks
+        self.bounds = block_bounds(self.n_objects, n_blocks)
+        self.n_workers = len(workers)
+        self.backend, self.approx_recall, self.search = "exact", None, "brute"
+        self.search_reason = (f"exact brute force in {len(self.bounds)} blocks on {len(workers)} Dask worker(s)")
+        Xf = client.scatter(X, broadcast=True)
+        self.blocks = [client.submit(knn_block, Xf, a, b, self.k_max, metric, p=p, pure=False,
+                                     workers=[workers[i % len(workers)]], allow_other_workers=False)
+                       for i, (a, b) in enumerate(self.bounds)]
+        self.bases = [self._submit(start_state, blk, self.bounds) for blk in self.blocks]
+
+    @classmethod
+    def connect(cls, X: Any, k_max: int, scheduler: str, **kwargs: Any) -> PartitionedGraph:
+        """Connect to ``scheduler`` (``tcp://HOST:PORT``, or ``local:N``: start a LocalCluster of N processes with
+        one thread each, numba included) and build the graph there."""
+        try:
+            from distributed import Client, LocalCluster
+        except ImportError:  # pragma: no cover - depends on the extra
+            raise ImportError("a Dask scheduler needs the optional extra: pip install 'odeval[dask]'") from None
+        kind, value = parse_scheduler(scheduler)
+        cluster = None
+        if kind == "local":
+            cluster = LocalCluster(n_workers=int(value), threads_per_worker=1, processes=True,
+                                   dashboard_address=":0", silence_logs=logging.ERROR,
+                                   env={"NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"})
+            client = Client(cluster)
+        else:
+            client = Client(value)
+        try:
+            graph = cls(client, X, k_max, cluster=cluster, **kwargs)
+            graph._owns_client = True
+            return graph
+        except BaseException:
+            client.close()
+            if cluster is not None:
+                cluster.close()
+            raise
+
+    def _submit(self, fn: Any, *args: Any) -> Any:
+        return self.client.submit(fn, *args, pure=False)
+
+    def raw_scores(self, det: Detector, ks: Any) -> np.ndarray:
+        """Raw scores (len(ks), N) of ``det``: its block plan run on the cluster, the blocks' results gathered."""
+        futures = block_raw_scores(det, [], np.asarray(ks, dtype=np.int64), self._submit, self.bases)
+        return np.hstack(self.client.gather(futures))
+
+    def gather_graph(self) -> Any:
+        """The whole :class:`~odeval.neighbors.KNNGraph` (gathers every block: for tests and small data)."""
+        return assemble_blocks(self.client.gather(self.blocks))
+
+    def close(self) -> None:
+        """Release the blocks on the cluster (and close the client and cluster :meth:`connect` started)."""
+        self.blocks, self.bases = [], []
+        if self._owns_client:
+            self.client.close()
+            if self._cluster is not None:
+                self._cluster.close()
+
+    def __enter__(self) -> PartitionedGraph:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+class _Partitioned:
+    """A detector whose scores are computed on a :class:`PartitionedGraph` (everything else: the detector's)."""
+
+    def __init__(self, det: Detector, graph: PartitionedGraph):
+        block_plan(det)  # refuses here, before any work, if the method cannot be partitioned
+        self._det, self._graph = det, graph
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._det, name)
+
+    def raw_scores_all_k(self, graph: Any, ks: Any) -> np.ndarray:
+        uniq, inverse = np.unique(np.asarray(ks, dtype=np.int64), return_inverse=True)
+        return self._graph.raw_scores(self._det, uniq)[inverse.reshape(-1)]
+
+    def score_all_k(self, graph: Any, ks: Any) -> np.ndarray:
+        return orient(self.raw_scores_all_k(graph, ks), self._det.info)
+
+
+def partitioned(det: Detector, graph: PartitionedGraph) -> Any:
+    """``det`` scored on the cluster holding ``graph``: pass it with ``graph`` to
+    :func:`odeval.detectors.scoring.score_ks` (same k plan, orientation and NaN rules as one process)."""
+    return _Partitioned(det, graph)

@@ -1,0 +1,65 @@
+"""Block-partitioned scoring (in one process) equals the one-process scores bit for bit, for every method with a
+block plan (all 12 of Campos et al.); the others refuse with the reason."""
+
+import numpy as np
+import pytest
+
+from odeval.detectors import get_detector
+from odeval.detectors.blockwise import SUPPORTED, block_plan, block_raw_scores
+from odeval.neighbors import knn_graph
+from odeval.neighbors.blocks import block_bounds, knn_block
+
+
+@pytest.fixture(scope="module")
+def setting():
+    rng = np.random.default_rng(11)
+    X = rng.integers(0, 5, size=(300, 3)).astype(float)
+    X += rng.normal(size=X.shape) * (rng.random((300, 1)) < 0.5)
+    X[40:52] = X[0]  # duplicates (zero k-distances: inf/1 branches of LOF, INFLO, COF, LDF, ...)
+    X[290:] = X[289]
+    k_max = 22
+    g = knn_graph(X, k_max)
+    blocks = {nb: [knn_block(X, a, b, k_max) for a, b in block_bounds(len(X), nb)] for nb in (2, 7)}
+    return g, blocks
+
+
+CASES = [("kNN", {}), ("kNNW", {}), ("LDOF", {}), ("FastABOD", {}), ("LOF", {}), ("SimplifiedLOF", {}),
+         ("COF", {}), ("ODIN", {}), ("LoOP", {"lam": 2.0}), ("LDF", {"h": 0.5}), ("INFLO", {}),
+         ("KDEOS", {}), ("kNN", {"variant": "elki-0.7.1"}), ("LOF", {"variant": "elki-0.7.1"}), ("INFLO", {"m": 0.6}),
+         ("KDEOS", {"variant": "elki-0.7.1", "idim": -1, "min_bandwidth": 0.3})]
+
+
+@pytest.mark.parametrize("method, params", CASES, ids=[f"{m}{p or ''}" for m, p in CASES])
+@pytest.mark.parametrize("n_blocks", [2, 7])
+def test_blockwise_is_bit_identical(setting, method, params, n_blocks):
+    g, blocks = setting
+    det = get_detector(method, **params)
+    lo = max(det.info.min_k, 1)
+    for ks in (np.arange(lo, g.k_max + 1), np.array([lo, 5, 13, g.k_max])):
+        ref = det.raw_scores_all_k(g, ks)
+        got = block_raw_scores(det, blocks[n_blocks], ks)
+        assert got.shape == ref.shape
+        assert np.array_equal(got, ref, equal_nan=True), method
+
+
+def test_every_campos_method_has_a_plan():
+    assert set(SUPPORTED) == {"kNN", "kNNW", "LOF", "SimplifiedLOF", "LoOP", "LDOF", "ODIN", "FastABOD", "LDF",
+                              "INFLO", "COF", "KDEOS"}
+
+
+@pytest.mark.parametrize("method, params, match", [
+    ("KDEOS", {"variant": "elki-0.7.1-cks"}, "variant 'elki-0.7.1-cks' is not block-partitioned"),
+    ("LOF", {"variant": "elki-0.7.1-cks"}, "variant 'elki-0.7.1-cks' is not block-partitioned"),
+    ("COF", {"variant": "elki-0.7.1"}, "variant 'elki-0.7.1' is not block-partitioned"),
+    ("FastABOD", {"kernel": "poly2"}, "variant 'poly2'"),
+    ("GLOSH", {}, "GLOSH is not block-partitioned"),
+])
+def test_refusals_name_the_reason(method, params, match):
+    with pytest.raises(NotImplementedError, match=match):
+        block_plan(get_detector(method, **params))
+
+
+def test_ks_must_ascend(setting):
+    _, blocks = setting
+    with pytest.raises(ValueError, match="ascending"):
+        block_raw_scores(get_detector("LOF"), blocks[2], [5, 3])
