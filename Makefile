@@ -23,6 +23,7 @@ install: $(VENV)/.installed
 install-dev: $(VENV)/.installed-dev
 
 demo: $(VENV)/.installed
+	$(BIN)/python benchmarks/first_run.py --installed  # the first `odeval score` of this install (target < 10 s)
 	$(BIN)/odeval demo
 
 lint: $(VENV)/.installed-dev

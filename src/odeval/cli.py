@@ -655,7 +655,7 @@ def score_cmd(dataset: str, methods: tuple[str, ...], k_spec: str, metric: str, 
     from odeval._krange import parse_k_range
     from odeval.data import load_dataset
     from odeval.detectors import get_detector
-    from odeval.detectors.scoring import required_graph_k, score_ks, skipped_lines
+    from odeval.detectors.scoring import required_graph_k, skipped_lines, stream_ks
     from odeval.neighbors import knn_graph
 
     out = Path(output)
@@ -692,25 +692,26 @@ def score_cmd(dataset: str, methods: tuple[str, ...], k_spec: str, metric: str, 
         if graph.approx_recall is not None:
             click.echo(f"note: approximate kNN graph, recall {graph.approx_recall:.4f} on a sample", err=True)
         columns: list[str] = []
-        blocks = []
         computed_ks: set[int] = set()
-        for det in detectors.values():
-            scored = score_ks(det, graph, k_range, raw=raw)
-            for line in skipped_lines(det.info.name, scored.skipped):
+        streams = [(det, *stream_ks(det, graph, k_range, raw=raw)) for det in detectors.values()]
+        # the output matrix is filled k by k (streamed chunks of k): no second copy of it is ever made
+        scores = np.empty((sum(len(plan.ks) for _, plan, _ in streams), n))
+        for det, plan, produced in streams:
+            for k, row in produced:
+                scores[len(columns)] = row
+                computed_ks.add(k)
+                columns.append(f"{det.info.name}-{k:03d}" + ("-raw" if raw else ""))
+            for line in skipped_lines(det.info.name, plan.skipped):
                 click.echo(f"note: {line}", err=True)
-            if scored.ks:
-                blocks.append(scored.scores)
-                computed_ks.update(scored.ks)
-                columns += [f"{det.info.name}-{k:03d}" + ("-raw" if raw else "") for k in scored.ks]
     except (ValueError, ImportError) as exc:
         raise click.ClickException(str(exc)) from None
     finally:
         if scheduler and "graph" in locals():
             graph.close()
-    if not blocks:
+    if not columns:
         raise click.ClickException(f"nothing to compute: no requested k ({k_spec}) can be scored by "
                                    f"{', '.join(method_list)} on {dataset} (N = {n}); see the notes above")
-    scores = np.vstack(blocks)
+    scores = scores[:len(columns)]  # a k with NaN scores was skipped
     labels = None if ds.y is None else np.asarray(ds.y, dtype=bool)
     out.parent.mkdir(parents=True, exist_ok=True)
     if out.suffix.lower() == ".npz":

@@ -37,8 +37,9 @@ from odeval.bench.store import ResultStore, StoreInUseError, UnitResult, is_inte
 from odeval.bench.variant_step import failed_variant_tasks, plan_variant_tasks, run_variant_job, task_display
 from odeval.data.catalogue import Variant
 
-__all__ = ["Prepared", "Progress", "RunSummary", "StudyInterrupted", "make_progress", "plan_study", "prepare_variant",
-           "run_study", "run_unit", "scoring_version", "unit_id", "worker_init"]
+__all__ = ["MAX_RANK_ROWS", "Prepared", "Progress", "RunSummary", "StudyInterrupted", "best_ks", "evaluate_unit",
+           "make_progress", "plan_study", "prepare_variant", "run_study", "run_unit", "scoring_version", "unit_id",
+           "worker_init"]
 
 
 @dataclass
@@ -182,32 +183,16 @@ def run_unit(prepared: Prepared, uid: str, method: MethodSpec, metric: str, meas
     :func:`internal_rows`).
 
     Scoring and evaluation are the same functions ``odeval score`` and ``odeval evaluate`` use
-    (:func:`odeval.detectors.scoring.score_ks`, :func:`odeval.measures.evaluate_scoring`).
+    (:func:`odeval.detectors.scoring.stream_ks`, :func:`odeval.measures.evaluate_scoring`), streamed: see
+    :func:`evaluate_unit` for what is held in memory and what reaches the store.
     """
     from odeval.detectors import get_detector
-    from odeval.detectors.scoring import score_ks
-    from odeval.measures import evaluate_scoring, outlier_ranks
 
     result = UnitResult(unit_id=uid, dataset=prepared.facts, method=method.name, params=method.params_json,
                         metric=metric, status="ok")
     try:
         det = get_detector(method.name, **method.params)
-        t0 = time.perf_counter()
-        scored = score_ks(det, prepared.graph, method.ks)
-        result.runtime_s = time.perf_counter() - t0
-        result.skipped.update(scored.skipped)  # type: ignore[arg-type]  # keys: k text ("1", "150..300")
-        if not scored.ks:  # a request that computes nothing is an error, as in `odeval score`
-            raise ValueError(f"no requested k can be computed on {prepared.facts['n_objects']} objects: "
-                             + "; ".join(f"k={ks}: {why}" for ks, why in scored.skipped.items()))
-        y = prepared.labels
-        objects = np.flatnonzero(y)
-        for k, s in zip(scored.ks, scored.scores, strict=True):
-            full, r = evaluate_scoring(y, s)
-            result.ks.append(k)
-            result.measures.append({m: float(full[m]) for m in measures if m in full})
-            result.ranks.append((k, objects, np.asarray(outlier_ranks(y, r), dtype=np.float64)))
-            if keep_scores:
-                result.scores.append((k, s.astype(np.float64)))
+        evaluate_unit(result, det, prepared, method.ks, measures, keep_scores)
         if internal:
             result.internal = internal_rows(prepared, method, result.ks, internal, internal_options or {})
     except Exception as exc:  # recorded, never fatal for the study
@@ -218,6 +203,64 @@ def run_unit(prepared: Prepared, uid: str, method: MethodSpec, metric: str, meas
         result.ks, result.measures, result.ranks, result.scores = [], [], [], []
         result.internal = []
     return result
+
+
+#: Most outlier-rank rows one unit sends to the store (``|O|`` per k): above it only the ranks at the best k of
+#: each stored measure are kept (what the report's dataset characterisation reads). Every Campos et al. (2016)
+#: dataset stays below it at k = 1..100 (ALOI: 1,508 outliers × 100 k).
+MAX_RANK_ROWS = 200_000
+
+
+def evaluate_unit(result: UnitResult, det: Any, prepared: Prepared, ks: Any, measures: tuple[str, ...],
+                  keep_scores: bool, chunk_bytes: int | None = None) -> None:
+    """Score ``det`` on the prepared variant one chunk of k at a time, evaluate every k as it is produced and
+    fill ``result`` (k, measures, outlier ranks, scores if kept, skipped k, ``runtime_s`` = scoring time).
+
+    Memory: the graph, the labels and one chunk of scores (:func:`odeval.detectors.scoring.stream_ks`, at most
+    ``chunk_bytes``, default :data:`~odeval.detectors.scoring.DEFAULT_CHUNK_BYTES`) plus O(N) for the
+    evaluation of one k; what is kept is O(len(ks) · (measures + |O|)) — never the (len(ks), N) matrix, unless
+    the study keeps scores (``keep_scores``, an explicit request for len(ks) · N values).
+    The store receives ``|O|`` outlier ranks per k while ``|O| · len(ks) ≤`` :data:`MAX_RANK_ROWS`, else the
+    ranks at the best k of each stored measure only (:func:`best_ks`). Raises ``ValueError`` when no k can
+    be computed.
+    """
+    from odeval.detectors.scoring import DEFAULT_CHUNK_BYTES, stream_ks
+    from odeval.measures import evaluate_scoring, outlier_ranks
+
+    plan, scores = stream_ks(det, prepared.graph, ks, chunk_bytes=chunk_bytes or DEFAULT_CHUNK_BYTES)
+    y = prepared.labels
+    objects = np.flatnonzero(y)
+    spent = 0.0
+    t0 = time.perf_counter()
+    for k, s in scores:
+        spent += time.perf_counter() - t0
+        full, r = evaluate_scoring(y, s)
+        result.ks.append(k)
+        result.measures.append({m: float(full[m]) for m in measures if m in full})
+        result.ranks.append((k, objects, np.asarray(outlier_ranks(y, r), dtype=np.float64)))
+        if keep_scores:
+            result.scores.append((k, s.astype(np.float64)))
+        t0 = time.perf_counter()
+    result.runtime_s = spent + (time.perf_counter() - t0)
+    result.skipped.update(plan.skipped)  # type: ignore[arg-type]  # keys: k text ("1", "150..300")
+    if not result.ks:  # a request that computes nothing is an error, as in `odeval score`
+        raise ValueError(f"no requested k can be computed on {prepared.facts['n_objects']} objects: "
+                         + "; ".join(f"k={k}: {why}" for k, why in plan.skipped.items()))
+    if objects.size * len(result.ks) > MAX_RANK_ROWS:
+        keep = best_ks(result.ks, result.measures)
+        result.ranks = [row for row in result.ranks if row[0] in keep]
+
+
+def best_ks(ks: list[int], measures: list[dict[str, float]]) -> set[int]:
+    """The best k of every measure: the smallest k reaching the largest non-NaN value (the rule of
+    :func:`odeval.analysis.per_variant_summary`'s ``best_k``)."""
+    best: set[int] = set()
+    for name in dict.fromkeys(m for row in measures for m in row):
+        values = np.array([row.get(name, np.nan) for row in measures], dtype=np.float64)
+        if not np.isnan(values).all():
+            top = np.nanmax(values)
+            best.add(min(k for k, v in zip(ks, values, strict=True) if v == top))
+    return best
 
 
 def internal_rows(prepared: Prepared, method: MethodSpec, ks: list[int], internal: tuple[str, ...],

@@ -213,6 +213,13 @@ class Detector(ABC):
         """Public scores (higher = more outlying), shape (len(ks), n_objects)."""
         return orient(self.raw_scores_all_k(graph, ks), self.info)
 
+    @property
+    def depends_on_k_range(self) -> bool:
+        """True if the score at one k depends on the largest k of the same call: variant "elki-0.7.1-cks"
+        (ELKI's batch tool orders tied neighbours in lists materialised for the run's largest k), so such a
+        detector is never scored in chunks of k (:func:`odeval.detectors.scoring.stream_ks`)."""
+        return getattr(self, "variant", None) == "elki-0.7.1-cks"
+
     #: True if the method has an out-of-sample ("novelty") form: :meth:`novelty_raw_scores_all_k` scores query
     #: objects against a training graph (docs/detectors.md, "Novelty mode").
     novelty: ClassVar[bool] = False

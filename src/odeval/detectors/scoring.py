@@ -10,10 +10,21 @@
 * scores are oriented by :func:`odeval.detectors.base.orient` only (public: higher = more outlying);
 * ±inf scores (LOF-like methods on duplicates) are kept; ranking them uses
   :func:`odeval.measures.finite_for_ranking` (the evaluation step, :func:`odeval.measures.evaluate_scoring`).
+
+Streaming (:func:`stream_ks`): the k values are scored in chunks of at most :func:`k_chunk` k, so a method
+never holds more than ``chunk_bytes`` of scores (``chunk · N · 8`` bytes, plus the detector's temporaries of
+that chunk) however many k are requested; each k is handed over as it is produced and can be evaluated and
+dropped. A chunk is computed by the same ``score_all_k`` call as the whole range, and a detector's score at k
+does not depend on which other k are requested, so the numbers are identical to :func:`score_ks` (tested for
+all methods) — except the "elki-0.7.1-cks" variants (``Detector.depends_on_k_range``), which are always
+scored in one chunk. With the default budget (1 GiB) a study at N ≤ 1.3·10⁶ and k = 1..100 is one
+chunk, so no work is repeated; beyond it, methods whose all-k cost grows with the largest k (LDOF, COF,
+FastABOD, INFLO) repeat the neighbourhoods below each chunk's first k (docs/scaling.md).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,7 +33,11 @@ import numpy as np
 from odeval._krange import format_ks, parse_k_range
 from odeval.detectors.base import Detector
 
-__all__ = ["KPlan", "ScoredKs", "plan_ks", "required_graph_k", "score_ks", "skipped_lines"]
+__all__ = ["DEFAULT_CHUNK_BYTES", "KPlan", "ScoredKs", "k_chunk", "plan_ks", "required_graph_k", "score_ks",
+           "skipped_lines", "stream_ks"]
+
+#: Default bound on the scores of one method held at once by :func:`stream_ks` (bytes): 1 GiB.
+DEFAULT_CHUNK_BYTES = 1 << 30
 
 
 @dataclass
@@ -83,8 +98,54 @@ def required_graph_k(detector: Detector, ks: Any, n_objects: int) -> int:
     return max(1, min(need, n_objects - 1))
 
 
+def k_chunk(n_objects: int, n_ks: int, chunk_bytes: int | None = DEFAULT_CHUNK_BYTES) -> int:
+    """How many k :func:`stream_ks` scores at once: ``chunk_bytes // (8 · N)`` float64 score rows, at least 1
+    and at most ``n_ks`` (all of them when ``chunk_bytes`` is None)."""
+    if chunk_bytes is None:
+        return max(1, int(n_ks))
+    if isinstance(chunk_bytes, bool) or not isinstance(chunk_bytes, int) or chunk_bytes < 1:
+        raise ValueError(f"chunk_bytes must be a positive integer, got {chunk_bytes!r}")
+    return max(1, min(int(n_ks), chunk_bytes // (8 * max(1, int(n_objects)))))
+
+
+def stream_ks(detector: Detector, graph: Any, ks: Any, *, raw: bool = False,
+              chunk_bytes: int | None = DEFAULT_CHUNK_BYTES) -> tuple[KPlan, Iterator[tuple[int, np.ndarray]]]:
+    """Score ``detector`` at every computable k of ``ks``, one chunk of k at a time; see the module docstring.
+
+    Returns
+    -------
+    (KPlan, iterator)
+        The plan (``plan.ks`` the k that will be attempted; ``plan.skipped`` the k skipped, k text → reason)
+        and an iterator of ``(k, scores)`` in increasing k, ``scores`` of shape (N,) (public orientation
+        unless ``raw``). A k whose scores hold NaN is not yielded; it is added to ``plan.skipped`` as the
+        iteration reaches it. At most :func:`k_chunk` score rows are alive inside the iterator at a time.
+    """
+    n = int(graph.n_objects)
+    plan = plan_ks(detector, ks, n, int(graph.k_max))
+    step = k_chunk(n, len(plan.ks), None if detector.depends_on_k_range else chunk_bytes)
+    todo = list(plan.ks)
+
+    def produce() -> Iterator[tuple[int, np.ndarray]]:
+        for start in range(0, len(todo), step):
+            chunk = todo[start:start + step]
+            scores = detector.raw_scores_all_k(graph, chunk) if raw else detector.score_all_k(graph, chunk)
+            for i, k in enumerate(chunk):
+                nan = np.isnan(scores[i])
+                if nan.any():
+                    bad = np.flatnonzero(nan)
+                    plan.skipped[str(k)] = f"NaN scores for {bad.size} object(s), first at {bad[:5].tolist()}"
+                else:
+                    yield k, scores[i]
+            del scores
+
+    return plan, produce()
+
+
 def score_ks(detector: Detector, graph: Any, ks: Any, *, raw: bool = False) -> ScoredKs:
     """Score ``detector`` at every computable k of ``ks`` on ``graph``; see the module docstring.
+
+    All k are scored in one call (the whole (len(ks), N) matrix is returned); :func:`stream_ks` gives the same
+    scores one k at a time with bounded memory.
 
     Returns
     -------
@@ -93,19 +154,10 @@ def score_ks(detector: Detector, graph: Any, ks: Any, *, raw: bool = False) -> S
         method's raw scores with ``raw=True``. ``skipped`` maps k (text) → reason.
     """
     n = int(graph.n_objects)
-    plan = plan_ks(detector, ks, n, int(graph.k_max))
-    if not plan.ks:
-        return ScoredKs(detector.info.name, [], np.empty((0, n)), plan.skipped)
-    scores = detector.raw_scores_all_k(graph, plan.ks) if raw else detector.score_all_k(graph, plan.ks)
-    keep = []
-    for i, k in enumerate(plan.ks):
-        nan = np.isnan(scores[i])
-        if nan.any():
-            bad = np.flatnonzero(nan)
-            plan.skipped[str(k)] = f"NaN scores for {bad.size} object(s), first at {bad[:5].tolist()}"
-        else:
-            keep.append(i)
-    return ScoredKs(detector.info.name, [plan.ks[i] for i in keep], scores[keep], plan.skipped)
+    plan, it = stream_ks(detector, graph, ks, raw=raw, chunk_bytes=None)
+    got = list(it)
+    scores = np.array([s for _, s in got]) if got else np.empty((0, n))
+    return ScoredKs(detector.info.name, [k for k, _ in got], scores, plan.skipped)
 
 
 def skipped_lines(method: str, skipped: dict[str, str]) -> list[str]:

@@ -37,9 +37,10 @@ _TREE_METRICS = {"euclidean", "cityblock", "chebyshev"}
 # d=3; the tree's cost grows like the brute force's at d=10, and ~N^1.05 at d=3
 _TREE_MAX_DIM = 5
 _TREE_MIN_N = 100_000
-#: pair-dimension evaluations (N² · d) beyond which "auto" gives up exact search in high dimension: ≈ 10⁶ × 10
-#: objects × dims with the brute force kernel (≈ hours on 2 cores), see docs/scaling.md
-_BRUTE_BUDGET = 1e13
+#: pair-dimension evaluations (N² · d) beyond which "auto" gives up exact search in high dimension: ≈ 7·10⁵ × 10
+#: objects × dims, where the brute-force kernel alone takes ≈ 2,200 CPU s (≈ 20 min on 2 cores; 10⁶ × 10:
+#: ≈ 4,500 CPU s, over issue 17's 30-minute budget for the whole all-k study by itself), see docs/scaling.md
+_BRUTE_BUDGET = 5e12
 
 
 def choose_search(n: int, d: int, metric: str, backend: str = "exact") -> tuple[str, str]:
@@ -48,7 +49,7 @@ def choose_search(n: int, d: int, metric: str, backend: str = "exact") -> tuple[
     * "tree" (scikit-learn k-d tree candidates, then this module's exact arithmetic and tie rule) for the
       Euclidean, Manhattan and Chebyshev metrics when d ≤ 5 and N ≥ 10⁵;
     * "brute" (the numba kernel, working set O(N · k_max)) otherwise;
-    * with ``backend="auto"``: "hnsw" (approximate, recall reported) only where d > 5 and N² · d > 10¹³,
+    * with ``backend="auto"``: "hnsw" (approximate, recall reported) only where d > 5 and N² · d > 5·10¹²,
       where the exact searches cannot keep up.
     ``backend`` "brute", "tree" and "approx" force the search.
     """
@@ -334,10 +335,11 @@ def _brute_parts(X, k_max, spec, q0, q1, block):
     qb = min(64, max(1, block))
     _kernels.direct_knn_rows(X, q0, q1, k_max, code, qb, cap, 4 * k_max + 64, keys, idx, cnt)
     redo = (cnt < 0) | (cnt > cap)
+    if not redo.any():  # no copy of the (m, k_max + 8) arrays
+        return [(np.arange(q0, q1, dtype=np.int64), keys, idx, cnt)]
     done = np.flatnonzero(~redo)
     parts = [(done + q0, keys[done], idx[done], cnt[done])]
-    if redo.any():  # rows with massive ties
-        parts += _select_rows(X, spec, np.flatnonzero(redo) + q0, k_max, block)
+    parts += _select_rows(X, spec, np.flatnonzero(redo) + q0, k_max, block)  # rows with massive ties
     return parts
 
 
@@ -372,6 +374,7 @@ def _stack(parts, n: int) -> tuple[np.ndarray, np.ndarray]:
 
 def _assemble(X, k_max, spec, parts, backend, approx_recall=None) -> KNNGraph:
     all_keys, all_idx = _stack(parts, X.shape[0])
+    parts.clear()  # the pieces are copied: free them before the distances are allocated
     distances = spec.key_to_distance(all_keys)
     return KNNGraph(distances=distances, indices=all_idx, k_max=k_max, metric=spec.label, X=X, keys=all_keys,
                     metric_spec=spec, backend=backend, approx_recall=approx_recall)
@@ -398,36 +401,58 @@ def _candidate_keys(X: np.ndarray, spec: Metric, a: np.ndarray, b: np.ndarray) -
     return out
 
 
-def _unique_candidates(cand: Any) -> tuple[np.ndarray, np.ndarray]:
+def _unique_candidates(cand: Any, first: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """The distinct valid candidates of every row of a (N, w) candidate matrix, as (rows, objects) pairs.
 
     Drops padding (< 0), the row's own object and repeated candidates of a row; pairs come out sorted by
     (row, object) — exactly ``np.unique(rows * N + objects)`` of the valid pairs, but with a row-wise sort of
     the (N, w) matrix (w ≈ k_max) instead of a global unique over N·w keys (hash-based in numpy ≥ 2.3:
-    ≈ 180 s and 11 GB for 1.1·10⁸ keys, against seconds for the row-wise sort).
+    ≈ 180 s and 11 GB for 1.1·10⁸ keys, against seconds for the row-wise sort). Row i of ``cand`` is object
+    ``first + i``; the returned rows are 0-based within ``cand``.
     """
     s = np.sort(np.asarray(cand, dtype=np.int64), axis=1)
     n, w = s.shape
-    keep = (s >= 0) & (s != np.arange(n, dtype=np.int64)[:, None])
+    keep = (s >= 0) & (s != np.arange(first, first + n, dtype=np.int64)[:, None])
     if w > 1:
         keep[:, 1:] &= s[:, 1:] != s[:, :-1]
     rows = np.repeat(np.arange(n, dtype=np.int64), keep.sum(axis=1))
     return rows, s[keep]
 
 
+#: Rows of a candidate matrix processed at once by :func:`_candidate_parts` (bounds its temporaries to
+#: ≈ 10 arrays of rows × w entries: 0.9 GB for w = 110, instead of ≈ 8 GB at N = 10⁶ in one piece).
+_CANDIDATE_BLOCK_ROWS = 100_000
+
+
 def _candidate_parts(X, k_max, spec, cand, block, margin: float = 0.0):
     """Graph rows from an (N, w) candidate matrix: exact keys of the distinct candidates, sorted by (key, index),
-    cut after the ties at the k_max-th key.
+    cut after the ties at the k_max-th key; :data:`_CANDIDATE_BLOCK_ROWS` rows at a time (rows are
+    independent, so the result does not depend on the block size).
 
     A row is taken from its candidates only if it has at least k_max of them and, when ``margin > 0``, its
     largest candidate key exceeds ``(1 + margin)`` × its k_max-th key (so, for candidates that are the exact
     w nearest neighbours, no tie or closer object can be missing); the other rows are computed by brute force.
     """
     n = X.shape[0]
-    rows, flat = _unique_candidates(cand)
-    keys = _candidate_keys(X, spec, rows, flat)
+    parts, short = [], []
+    for first in range(0, n, _CANDIDATE_BLOCK_ROWS):
+        p, sh = _candidate_block(X, k_max, spec, cand[first:first + _CANDIDATE_BLOCK_ROWS], first, margin)
+        parts.append(p)
+        short.append(sh)
+    short_rows = np.concatenate(short)
+    if short_rows.size:
+        parts += _select_rows(X, spec, short_rows, k_max, block)
+    return parts
+
+
+def _candidate_block(X, k_max, spec, cand, first, margin):
+    """:func:`_candidate_parts` for the rows ``first .. first + len(cand) - 1``: (part, rows left to brute force)."""
+    n = cand.shape[0]
+    rows, flat = _unique_candidates(cand, first)
+    keys = _candidate_keys(X, spec, rows + first, flat)
     order = np.lexsort((flat, keys, rows))
     rows, flat, keys = rows[order], flat[order], keys[order]
+    del order
     counts = np.bincount(rows, minlength=n)
     starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
     pos = np.arange(rows.size) - starts[rows]
@@ -451,10 +476,7 @@ def _candidate_parts(X, k_max, spec, cand, block, margin: float = 0.0):
     r_keep, p_keep = rows[keep], pos[keep]
     kk[slot[r_keep], p_keep] = keys[keep]
     ii[slot[r_keep], p_keep] = flat[keep]
-    parts = [(full_rows, kk, ii, kept_counts[full_rows])]
-    if short.any():
-        parts += _select_rows(X, spec, np.flatnonzero(short), k_max, block)
-    return parts
+    return (full_rows + first, kk, ii, kept_counts[full_rows]), np.flatnonzero(short) + first
 
 
 #: Metrics of the approximate backend: faiss's own metric, or a linear map of X under which L2 ranks the same.
@@ -524,14 +546,15 @@ def _approx_graph(X, k_max, spec, block, seed, approx_params, recall_sample) -> 
     width = min(n, k_max + 1 + max(5, k_max // 10))
     cand = _hnsw_candidates(X, spec, width, seed, approx_params)
     parts = _candidate_parts(X, k_max, spec, cand, block)
-    recall = None
+    del cand
+    got = _assemble(X, k_max, spec, parts, "approx")  # one graph: the recall is read from it
+    del parts
     if recall_sample:
         rng = np.random.default_rng(seed)
         sample = np.sort(rng.choice(n, size=min(n, int(recall_sample)), replace=False)).astype(np.int64)
         exact = {int(r): set(i[: c].tolist()) for rr, _, ii_, cc in _select_rows(X, spec, sample, k_max, block)
                  for r, i, c in zip(rr, ii_, cc, strict=True)}
-        got = _assemble(X, k_max, spec, parts, "approx")
         hits = [len(exact[int(r)] & set(got.indices[r, : got.counts[r]].tolist())) / len(exact[int(r)])
                 for r in sample]
-        recall = float(np.mean(hits))
-    return _assemble(X, k_max, spec, parts, "approx", approx_recall=recall)
+        got.approx_recall = float(np.mean(hits))
+    return got
