@@ -512,9 +512,10 @@ def _faiss_space(X, spec):
 def _hnsw_candidates(X, spec, width, seed, params) -> np.ndarray:
     """(N, width) candidate neighbours of every object from a faiss HNSW index (``IndexHNSWFlat``).
 
-    Built and searched on one thread, with the level generator seeded by ``seed``: HNSW insertion on several
-    threads depends on the thread schedule; on one thread the index, and so the candidates, depend only on
-    (X, metric, parameters, seed). Padding (-1) where HNSW returns fewer than ``width`` results.
+    Built on one thread, with the level generator seeded by ``seed``: HNSW insertion on several threads depends
+    on the thread schedule; on one thread the index depends only on (X, metric, parameters, seed). The search
+    then runs on faiss's OpenMP threads: each query walks the fixed index on its own, so its candidates do not
+    depend on the number of threads (tested). Padding (-1) where HNSW returns fewer than ``width`` results.
     """
     try:
         import faiss
@@ -533,9 +534,9 @@ def _hnsw_candidates(X, spec, width, seed, params) -> np.ndarray:
     faiss.omp_set_num_threads(1)
     try:
         index.add(Y)
-        _, cand = index.search(Y, width)
     finally:
         faiss.omp_set_num_threads(threads)
+    _, cand = index.search(Y, width)
     return cand
 
 
