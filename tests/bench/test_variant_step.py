@@ -100,6 +100,10 @@ def test_run_twice_skips_and_values_are_ireos_with_one_gamma_max(ran):
     got = values[values.task_id.isin(cand.task_id)].pivot(index="candidate", columns="measure", values="value")
     np.testing.assert_allclose(got["ireos"].to_numpy(), ref.index, rtol=0, atol=1e-12)
     np.testing.assert_allclose(got["ireos_adjusted"].to_numpy(), ref.adjusted, rtol=0, atol=1e-12)
+    # p-values against random permutations of each candidate's weights (m_cl = 1, App. A.2), same seed
+    ref_p = ireos(ds.X, S, quadrature="fixed", n_gamma=12, adjust=True, p_values=True)
+    np.testing.assert_array_equal(got["ireos_p_value"].to_numpy(), ref_p.p_value)
+    assert ((got["ireos_p_value"] > 0) & (got["ireos_p_value"] <= 1)).all()
     with ResultStore(store, read_only=True) as rs:
         details = json.loads(rs.variant_tasks(kind="ireos").set_index("dataset").loc["va", "details"])
     assert details["gamma_max"] == pytest.approx(ref.gamma_max, rel=1e-12) and details["knn"] is None
@@ -141,6 +145,12 @@ def test_candidates_10_and_bad_keys(variant_study, tmp_path):  # variant_study w
     assert len(cands) == 4
     knn10 = picks.set_index("selector").loc["default-knn10"]  # k = 10 is not among k = 2..8: no pick, a note
     assert knn10.choice == "" and "not among the candidates" in knn10.note and np.isnan(knn10.roc_auc)
+    two = study_from_dict({**raw, "selection": {"selectors": ["mc-spearman"], "candidates": ["all", 4]}},
+                          source="t")
+    assert two.variant_step.selection_modes == ("all", "4")
+    run_study(two, tmp_path / "two.duckdb", workers=1, progress="none")
+    tasks, cands, _, _ = stored(tmp_path / "two.duckdb")
+    assert sorted(tasks.candidates) == ["4", "all"] and len(cands) == 4 + 14  # kNN, LOF × k = 2..8
     for bad, msg in (({"internal": ["ireos"], "internal_options": {"mcl": "big"}}, "mcl must be"),
                      ({"internal_options": {"knn": 5}, "internal": ["em"]}, "IREOS option"),
                      ({"selection": {"selectors": ["nope"]}}, "unknown selector"),

@@ -199,7 +199,9 @@ def stored_picks(store: str | Path, *, candidates: str | int = "all", seed: int 
         picks = rs.variant_table("selection_picks", task_ids=ids) if ids else pd.DataFrame()
         facts = {d: rs.variant_facts(d) for d in (tasks["dataset"].unique() if ids else [])}
         itasks = rs.variant_tasks(study_hash=study_hash, kind="ireos", status="ok") if ids else pd.DataFrame()
-        itasks = itasks[itasks["candidates"].astype(str) == str(candidates)] if len(itasks) else itasks
+        # IREOS of the same candidates, or of all candidates (a superset: the pick among these candidates is then
+        # read from them, with the gamma_max of all candidates — noted)
+        itasks = itasks[itasks["candidates"].astype(str).isin({str(candidates), "all"})] if len(itasks) else itasks
         ivalues = rs.variant_table("variant_values", task_ids=list(itasks["task_id"])) if len(itasks) else None
         inames = (rs.variant_table("variant_candidates", task_ids=list(itasks["task_id"])).groupby("task_id")["name"]
                   .agg(tuple).to_dict() if len(itasks) else {})
@@ -234,19 +236,37 @@ def stored_picks(store: str | Path, *, candidates: str | int = "all", seed: int 
 
 def _stored_ireos_pick(values: pd.DataFrame, tasks: pd.DataFrame, cands: pd.DataFrame,
                        names: Mapping[str, tuple[str, ...]]) -> tuple[str, pd.Series, str] | None:
-    """(choice, candidate row, note) of the largest stored IREOS of the variant's latest IREOS task whose
-    candidates are ``cands`` (the same names in the same order); None when there is none."""
-    for task_id in reversed(list(tasks.sort_values("finished", kind="stable")["task_id"])):
-        if tuple(names.get(task_id, ())) != tuple(cands.sort_values("candidate")["name"]):
-            continue
+    """(choice, candidate row, note) of the largest stored IREOS among ``cands``; None when there is none.
+
+    Prefers the variant's latest IREOS task whose candidates are ``cands`` (the same names in the same order);
+    otherwise the latest task whose candidates include all of ``cands`` (IREOS of every candidate, read for the
+    ten of §4.2): its values were computed with one γ_max for *all* its candidates (§3.4), not for these alone,
+    which the note says. The p-value of the pick (``ireos_p_value``, one-sided, against random solutions) is in
+    the note when stored."""
+    order = list(cands.sort_values("candidate")["name"])
+    latest = list(reversed(list(tasks.sort_values("finished", kind="stable")["task_id"])))
+    exact = [t for t in latest if tuple(names.get(t, ())) == tuple(order)]
+    superset = [t for t in latest if t not in exact and set(order) <= set(names.get(t, ()))]
+    for task_id in exact + superset:
         v = values[values["task_id"] == task_id]
         measure = "ireos_adjusted" if (v["measure"] == "ireos_adjusted").any() else "ireos"
-        v = v[v["measure"] == measure].sort_values("candidate")
-        if len(v) != len(cands) or not np.isfinite(v["value"].to_numpy(float)).any():
+        pos = {n: i for i, n in enumerate(names.get(task_id, ()))}
+        wanted = [pos[n] for n in order]
+        by_cand = v[v["measure"] == measure].set_index("candidate")["value"]
+        if not set(wanted) <= set(by_cand.index):
             continue
-        best = int(v["candidate"].iloc[int(np.nanargmax(v["value"].to_numpy(float)))])
-        row = cands.set_index("candidate").loc[best]
-        return str(row["name"]), row, f"from the study's stored {measure} (internal = ['ireos'])"
+        vals = by_cand.loc[wanted].to_numpy(float)
+        if not np.isfinite(vals).any():
+            continue
+        best = int(np.nanargmax(vals))
+        row = cands.sort_values("candidate").iloc[best]
+        note = f"from the study's stored {measure} (internal = ['ireos'])"
+        if task_id in superset:
+            note += f"; γ_max of all {len(pos)} candidates"
+        pv = v[(v["measure"] == "ireos_p_value") & (v["candidate"] == wanted[best])]["value"]
+        if len(pv) and np.isfinite(float(pv.iloc[0])):
+            note += f"; p = {float(pv.iloc[0]):.3g}"
+        return str(row["name"]), row, note
     return None
 
 

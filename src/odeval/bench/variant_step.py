@@ -90,7 +90,8 @@ def plan_variant_tasks(study: Study, file_sha256: str, ref: Variant) -> list[Var
         opts = {k: v for k, v in step.ireos.items() if k != "candidates"}
         tasks.append(("ireos", str(step.ireos["candidates"]), opts))
     if step.selectors is not None:
-        tasks.append(("selection", step.selection_candidates, {"selectors": list(step.selectors), "seed": step.seed}))
+        for mode in step.selection_modes:
+            tasks.append(("selection", mode, {"selectors": list(step.selectors), "seed": step.seed}))
     return [VariantTask(variant_task_id(file_sha256, ref, study, kind, cand, opts), kind, cand, opts)
             for kind, cand, opts in tasks]
 
@@ -232,16 +233,23 @@ def _ireos_task(res: VariantTaskResult, X: np.ndarray | None, S: np.ndarray, opt
     knn = opts.get("knn")
     if knn is not None and X.shape[0] <= int(knn) + 1:
         knn = None  # fewer objects than the subset size: the exact index
+    # with the adjustment the p-values cost no classifier: m_cl = 1 permutes the areas of all objects (computed
+    # for E{I}, Eq. 25), m_cl > 1 reuses the Monte Carlo null of E{I}; without it they would need those classifiers
+    pv = bool(opts.get("adjust", True))
     r = ireos(X, list(S), m_cl=opts.get("mcl", 1), C=float(opts.get("C", 100.0)), gamma_max=opts.get("gamma_max"),
               quadrature=opts.get("quadrature", "adaptive"), n_gamma=int(opts.get("n_gamma", 100)),
               tol=float(opts.get("tol", 1e-3)), knn=knn, adjust=bool(opts.get("adjust", True)),
-              seed=int(opts.get("seed", 0)), n_jobs=1)
+              p_values=pv, seed=int(opts.get("seed", 0)), n_jobs=1)
     for i in range(S.shape[0]):
         res.values.append((i, "ireos", float(r.index[i])))
         if opts.get("adjust", True):
             res.values.append((i, "ireos_adjusted", float(r.adjusted[i])))
+        if pv:
+            res.values.append((i, "ireos_p_value", float(r.p_value[i])))
     res.details.update({"gamma_max": r.gamma_max, "m_cl": r.m_cl, "knn": knn, "n_fits": r.n_fits, "fits": r.fits,
-                        "unseparated": len(r.unseparated)})
+                        "unseparated": len(r.unseparated), "expected": float(r.expected[0]),
+                        "p_value_test": ("one-sided permutation test, 1000 permutations of the weights"
+                                         if r.m_cl == 1.0 else "Monte Carlo over random solutions")})
 
 
 def _selection_task(res: VariantTaskResult, prepared: Any, S: np.ndarray, names: list[str], opts: dict[str, Any],
