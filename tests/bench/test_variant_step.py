@@ -145,12 +145,26 @@ def test_candidates_10_and_bad_keys(variant_study, tmp_path):  # variant_study w
     assert len(cands) == 4
     knn10 = picks.set_index("selector").loc["default-knn10"]  # k = 10 is not among k = 2..8: no pick, a note
     assert knn10.choice == "" and "not among the candidates" in knn10.note and np.isnan(knn10.roc_auc)
-    two = study_from_dict({**raw, "selection": {"selectors": ["mc-spearman"], "candidates": ["all", 4]}},
-                          source="t")
+    # two selection tasks per variant (all and the paper's 4), IREOS of all candidates once
+    two = study_from_dict({**raw, "internal": ["ireos"],
+                           "internal_options": {"knn": "exact", "quadrature": "fixed", "n_gamma": 8},
+                           "selection": {"selectors": ["mc-spearman"], "candidates": ["all", 4]}}, source="t")
     assert two.variant_step.selection_modes == ("all", "4")
     run_study(two, tmp_path / "two.duckdb", workers=1, progress="none")
-    tasks, cands, _, _ = stored(tmp_path / "two.duckdb")
-    assert sorted(tasks.candidates) == ["4", "all"] and len(cands) == 4 + 14  # kNN, LOF × k = 2..8
+    tasks, cands, values, _ = stored(tmp_path / "two.duckdb")
+    assert sorted(tasks.candidates) == ["4", "all", "all"]
+    assert len(cands) == 4 + 14 + 14  # kNN, LOF × k = 2..8
+    # select-audit --candidates 4: the ireos pick among the four, read from the IREOS of all 14 candidates
+    res = CliRunner().invoke(main, ["select-audit", str(tmp_path / "two.duckdb"), "--candidates", "4", "--json"])
+    assert res.exit_code == 0, res.output
+    pick = next(p for p in json.loads(res.output)["picks"] if p["selector"] == "ireos" and p["measure"] == "roc_auc")
+    assert "γ_max of all 14 candidates" in pick["note"] and 0 < pick["pick_p_value"] <= 1
+    itask = tasks.task_id[tasks.kind == "ireos"].iloc[0]
+    four = cands[cands.task_id == tasks.task_id[tasks.candidates == "4"].iloc[0]]["name"]
+    allc = cands[cands.task_id == itask].set_index("candidate")["name"]
+    adj = values[(values.task_id == itask) & (values.measure == "ireos_adjusted")].copy()
+    adj["name"] = adj.candidate.map(allc)
+    assert pick["choice"] == adj[adj.name.isin(set(four))].sort_values("value").name.iloc[-1]
     for bad, msg in (({"internal": ["ireos"], "internal_options": {"mcl": "big"}}, "mcl must be"),
                      ({"internal_options": {"knn": 5}, "internal": ["em"]}, "IREOS option"),
                      ({"selection": {"selectors": ["nope"]}}, "unknown selector"),
@@ -171,7 +185,9 @@ def test_select_audit_and_report_use_the_stored_picks(ran, tmp_path):
     best = cands[(cands.task_id == adj.task_id.iloc[0]) & (cands.candidate == adj.candidate.iloc[adj.value.argmax()])]
     pick = [p for p in out["picks"] if p["dataset"] == "va" and p["selector"] == "ireos" and p["measure"] == "roc_auc"]
     assert pick[0]["choice"] == best.name.iloc[0] and pick[0]["value"] == pytest.approx(best.roc_auc.iloc[0])
+    assert 0 < pick[0]["pick_p_value"] <= 1 and f"p = {pick[0]['pick_p_value']:.3g}" in pick[0]["note"]
     res = CliRunner().invoke(main, ["select-audit", str(store), "--per-variant"])
+    assert "IREOS pick against random solutions (stored one-sided p-values, App. A): p < 0.05 on" in res.output
     assert res.exit_code == 0 and "picks: stored\n" in res.output and "model-selection audit: 2 variants" \
         in res.output, res.output
     res = CliRunner().invoke(main, ["select-audit", str(store), "--selectors", "mc-kendall"])

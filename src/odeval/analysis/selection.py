@@ -220,12 +220,16 @@ def stored_picks(store: str | Path, *, candidates: str | int = "all", seed: int 
             judged.append((row.selector, row.selector_kind,
                            "expected (random)" if row.selector_kind == "expected" else row.choice,
                            value, row.note or ""))
+        ireos_p = math.nan
         if "ireos" not in set(sub["selector"]) and ivalues is not None:
             pick = _stored_ireos_pick(ivalues, itasks[itasks["dataset"] == dataset], c, inames)
             if pick is not None:
                 judged.append(("ireos", "pick", pick[0], {m: float(pick[1][m]) for m in measures}, pick[2]))
+                ireos_p = pick[3]
         base = facts.get(dataset, {}).get("base_dataset") or dataset
-        all_picks.append(pick_rows(str(dataset), str(base), quality, judged, measures))
+        rows = pick_rows(str(dataset), str(base), quality, judged, measures)
+        rows["pick_p_value"] = np.where(rows["selector"] == "ireos", ireos_p, math.nan)
+        all_picks.append(rows)
         all_cands.append(pd.DataFrame({"dataset": dataset, "candidate": list(c["name"]),
                                        **{m: quality[m] for m in measures}}))
         chosen[str(dataset)] = tuple(j[0] for j in judged)
@@ -235,8 +239,8 @@ def stored_picks(store: str | Path, *, candidates: str | int = "all", seed: int 
 
 
 def _stored_ireos_pick(values: pd.DataFrame, tasks: pd.DataFrame, cands: pd.DataFrame,
-                       names: Mapping[str, tuple[str, ...]]) -> tuple[str, pd.Series, str] | None:
-    """(choice, candidate row, note) of the largest stored IREOS among ``cands``; None when there is none.
+                       names: Mapping[str, tuple[str, ...]]) -> tuple[str, pd.Series, str, float] | None:
+    """(choice, candidate row, note, p-value) of the largest stored IREOS among ``cands``; None when there is none.
 
     Prefers the variant's latest IREOS task whose candidates are ``cands`` (the same names in the same order);
     otherwise the latest task whose candidates include all of ``cands`` (IREOS of every candidate, read for the
@@ -264,9 +268,10 @@ def _stored_ireos_pick(values: pd.DataFrame, tasks: pd.DataFrame, cands: pd.Data
         if task_id in superset:
             note += f"; γ_max of all {len(pos)} candidates"
         pv = v[(v["measure"] == "ireos_p_value") & (v["candidate"] == wanted[best])]["value"]
-        if len(pv) and np.isfinite(float(pv.iloc[0])):
-            note += f"; p = {float(pv.iloc[0]):.3g}"
-        return str(row["name"]), row, note
+        p = float(pv.iloc[0]) if len(pv) else math.nan
+        if np.isfinite(p):
+            note += f"; p = {p:.3g}"
+        return str(row["name"]), row, note, p
     return None
 
 
@@ -678,6 +683,20 @@ def friedman_line(fr: Mapping[str, Any]) -> str:
             f"Nemenyi CD (α = {fr['alpha']}) = {fr['cd']:.2f} ranks")
 
 
+def ireos_p_line(picks: pd.DataFrame, measure: str = "roc_auc", alpha: float = 0.05) -> str | None:
+    """One line on the stored p-values of the IREOS picks (``pick_p_value``: one-sided, the pick's index against
+    random solutions, Marques et al. 2020 App. A); None when no variant has one."""
+    if "pick_p_value" not in picks:
+        return None
+    p = picks[(picks["selector"] == "ireos") & (picks["measure"] == measure)]["pick_p_value"].to_numpy(float)
+    p = p[np.isfinite(p)]
+    if p.size == 0:
+        return None
+    return (f"IREOS pick against random solutions (stored one-sided p-values, App. A): p < {alpha} on "
+            f"{int((p < alpha).sum())} of {p.size} variants (median p = {_p(float(np.median(p)))}); significance "
+            "says the pick is better than chance as IREOS sees it, not that it is a good candidate by the labels")
+
+
 def format_audit(audit: SelectionAudit, *, per_variant: bool = False) -> str:
     """Plain-text tables of :func:`audit_selection` (used by ``odeval select-audit``)."""
     m = audit.measure
@@ -709,6 +728,8 @@ def format_audit(audit: SelectionAudit, *, per_variant: bool = False) -> str:
                  "variants where the pick is the best candidate; rank = mean rank among the selectors (1 = best); "
                  "p = one-sided Wilcoxon signed-rank, selector better than the baseline.")
     lines.append(friedman_line(audit.friedman))
+    if (pl := ireos_p_line(audit.picks, m)) is not None:
+        lines.append(pl)
     lines.append("")
     lines += list(audit.verdicts.values())
     if per_variant:
