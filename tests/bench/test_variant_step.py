@@ -203,6 +203,7 @@ def test_select_audit_and_report_use_the_stored_picks(ran, tmp_path):
     index, _ = report_from_store(store, tmp_path / "rep", permutations=0, ensembles=False, simulations=5)
     html = Path(index).read_text()
     assert 'id="ireos"' in html and "IREOS (max)" in html
+    assert "p_value: one-sided, the pick's index against random solutions" in html
     assert "Label-free model selection" in html  # the stored picks, without --selection
 
 
