@@ -56,6 +56,7 @@ def main() -> None:
     ap.add_argument("store", type=Path)
     ap.add_argument("--study", type=Path, default=EXAMPLE)
     ap.add_argument("--workers", type=int, default=1)
+    ap.add_argument("--retry-failed", action="store_true", help="recompute units and tasks that failed before")
     ap.add_argument("--list", action="store_true", help="print the order and stop")
     args = ap.parse_args()
     study = load_study(args.study)
@@ -67,7 +68,7 @@ def main() -> None:
     print(f"{len(study.datasets)} variants, first: {', '.join(v.name for v in study.datasets[:15])}", flush=True)
     c0, w0 = cpu_s(), time.perf_counter()
     try:
-        summary = run_study(study, args.store, workers=args.workers, progress="log")
+        summary = run_study(study, args.store, workers=args.workers, progress="log", retry_failed=args.retry_failed)
         print(f"units computed {summary.computed}, per-variant tasks ok {summary.variant_tasks_ok}, "
               f"failed {len(summary.failed)}", flush=True)
     finally:

@@ -249,3 +249,40 @@ def test_dask_local_cluster_runs_the_variant_step(variant_study, tmp_path):
     assert summary.variant_tasks_ok == 4 and not summary.failed
     for a, b in zip(stored(local), stored(dask), strict=True):
         pd.testing.assert_frame_equal(a, b)
+
+
+def test_ireos_task_excludes_constant_candidates_and_reads_0_1_scorings_as_scorings(tmp_path):
+    """A candidate with constant scores (e.g. INFLO at k = N − 1: 1 for every object) has no IREOS weights: it gets
+    NaN and a reason instead of failing the variant; one that takes only the values 0 and 1 is a scoring (Gaussian
+    weights), not a binary top-n solution. The stored values with NaN are written and read back."""
+    from odeval.bench.store import VariantTaskResult
+    from odeval.bench.variant_step import _ireos_task
+    from odeval.measures.internal import ireos
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 3))
+    X[:3] += 4.0
+    good = np.linalg.norm(X, axis=1)
+    zero_one = (good > np.quantile(good, 0.8)).astype(float)
+    S = np.vstack([good, np.ones(30), zero_one])
+    res = VariantTaskResult(task_id="t" * 24, kind="ireos", dataset="d", file_sha256="x", metric="euclidean",
+                            candidates_mode="all", options={})
+    opts = {"knn": None, "quadrature": "fixed", "n_gamma": 8}
+    _ireos_task(res, X, S, opts)
+    vals = {(i, m): v for i, m, v in res.values}
+    assert np.isnan(vals[(1, "ireos")]) and np.isnan(vals[(1, "ireos_p_value")])
+    assert res.details["excluded"] == [{"candidate": 1, "reason": "constant scores: no outlier weights"}]
+    ref = ireos(X, [good, zero_one + 7.0], quadrature="fixed", n_gamma=8, adjust=True, p_values=True)
+    assert ref.kinds == ["scoring", "scoring"]
+    np.testing.assert_allclose([vals[(0, "ireos")], vals[(2, "ireos")]], ref.index, rtol=0, atol=1e-12)
+    np.testing.assert_allclose([vals[(0, "ireos_adjusted")], vals[(2, "ireos_adjusted")]], ref.adjusted, atol=1e-12)
+    assert ireos(X, [good, zero_one], quadrature="fixed", n_gamma=8).kinds[1] == "binary"  # what the shift avoids
+    only_constant = VariantTaskResult(task_id="u" * 24, kind="ireos", dataset="d", file_sha256="x",
+                                      metric="euclidean", candidates_mode="all", options={})
+    with pytest.raises(ValueError, match="no candidate has IREOS weights: constant scores"):
+        _ireos_task(only_constant, X, np.ones((2, 30)), opts)
+    with ResultStore(tmp_path / "n.duckdb") as rs:  # NaN values are stored as NaN
+        rs.write_variant_task(res, study_hash="h", version="0")
+    with ResultStore(tmp_path / "n.duckdb", read_only=True) as rs:
+        got = rs.variant_table("variant_values")
+    assert got[(got.candidate == 1)]["value"].isna().all() and got[(got.candidate == 0)]["value"].notna().all()
