@@ -205,6 +205,13 @@ def run_unit(prepared: Prepared, uid: str, method: MethodSpec, metric: str, meas
     return result
 
 
+#: The driver writes finished units in batches (one transaction each, :meth:`ResultStore.write_units`): all
+#: pending units when a variant is done, or as soon as the oldest pending unit has waited this many seconds or
+#: :data:`FLUSH_UNITS` units are pending. A process killed with SIGKILL loses at most these; Ctrl-C and
+#: failures of the driver write the pending units first.
+FLUSH_SECONDS = 1.0
+FLUSH_UNITS = 64
+
 #: Most outlier-rank rows one unit sends to the store (``|O|`` per k): above it only the ranks at the best k of
 #: each stored measure are kept (what the report's dataset characterisation reads). Every Campos et al. (2016)
 #: dataset stays below it at k = 1..100 (ALOI: 1,508 outliers × 100 k).
@@ -554,8 +561,27 @@ def _drive(study: Study, plans: list[VariantPlan], store: ResultStore, ex: Any, 
             active += 1
             report.started(plan.ref.name)
 
+    pending: list[tuple[UnitResult, str]] = []  # finished units not yet in the store (see flush)
+    pending_since = 0.0
+
+    def flush() -> None:
+        """Write the pending units in one transaction (:meth:`ResultStore.write_units`)."""
+        if pending:
+            batch = list(pending)
+            pending.clear()
+            store.write_units([r for r, _ in batch], study_hash=study.study_hash, version=__version__,
+                              file_sha256=[sha for _, sha in batch])
+
     def record(res: UnitResult, plan: VariantPlan) -> None:
-        store.write_unit(res, study_hash=study.study_hash, version=__version__, file_sha256=plan.file_sha256)
+        # finished units are written together when their variant is done, or once the oldest has waited
+        # FLUSH_SECONDS (a small unit's cost was mostly its own store transaction); on Ctrl-C or a failure of
+        # the driver the pending units are written before the error propagates (see below)
+        nonlocal pending_since
+        if not pending:
+            pending_since = time.monotonic()
+        pending.append((res, plan.file_sha256))
+        if time.monotonic() - pending_since >= FLUSH_SECONDS or len(pending) >= FLUSH_UNITS:
+            flush()
         if res.status == "ok":
             summary.ok += 1
         else:
@@ -574,52 +600,63 @@ def _drive(study: Study, plans: list[VariantPlan], store: ResultStore, ex: Any, 
             report.finished(task_display(res))
 
     remaining_units: dict[str, int] = {}
-    admit()
-    while inflight:
-        for fut in ex.wait(set(inflight)):
-            kind, plan, *rest = inflight.pop(fut)
-            if kind == "prepare":
-                try:
-                    prepared = ex.materialize(fut)
-                except Exception as exc:  # the whole variant failed to load: every unit records the error
-                    active -= 1
-                    msg = f"preparing {plan.ref.path} failed: {type(exc).__name__}: {exc}"
-                    for uid, m in plan.units:
-                        record(_failed_unit(uid, plan.ref, m, study.metric, msg), plan)
-                    record_variant(failed_variant_tasks(plan, study.metric, msg))
-                    report.done_with(plan.ref.name)
-                    continue
-                remaining_units[plan.ref.name] = len(plan.units) + (1 if plan.variant_tasks else 0)
-                for uid, m in plan.units:
-                    ufut = ex.submit(run_unit, prepared, uid, m, study.metric, study.measures, study.keep_scores,
-                                     study.internal, study.internal_options)
-                    inflight[ufut] = ("unit", plan, uid, m)
-                if plan.variant_tasks:
-                    vfut = ex.submit(run_variant_job, prepared, plan.ref.name, plan.file_sha256, plan.all_methods,
-                                     study.metric, plan.variant_tasks)
-                    inflight[vfut] = ("variant", plan)
-            elif kind == "variant":
-                try:
-                    results = fut.result()
-                except Exception as exc:  # a worker died (e.g. out of memory)
-                    results = failed_variant_tasks(plan, study.metric, f"worker failed: {type(exc).__name__}: {exc}")
-                record_variant(results)
-                remaining_units[plan.ref.name] -= 1
-                if remaining_units[plan.ref.name] == 0:
-                    active -= 1
-                    report.done_with(plan.ref.name)
-            else:
-                uid, m = rest
-                try:
-                    res = fut.result()
-                except Exception as exc:  # a worker died (e.g. out of memory)
-                    res = _failed_unit(uid, plan.ref, m, study.metric, f"worker failed: {type(exc).__name__}: {exc}")
-                record(res, plan)
-                remaining_units[plan.ref.name] -= 1
-                if remaining_units[plan.ref.name] == 0:
-                    active -= 1
-                    report.done_with(plan.ref.name)
+    try:
         admit()
+        while inflight:
+            done = ex.wait(set(inflight))
+            for fut in [f for f in inflight if f in done]:  # in submission order
+                kind, plan, *rest = inflight.pop(fut)
+                if kind == "prepare":
+                    try:
+                        prepared = ex.materialize(fut)
+                    except Exception as exc:  # the whole variant failed to load: every unit records the error
+                        active -= 1
+                        msg = f"preparing {plan.ref.path} failed: {type(exc).__name__}: {exc}"
+                        for uid, m in plan.units:
+                            record(_failed_unit(uid, plan.ref, m, study.metric, msg), plan)
+                        record_variant(failed_variant_tasks(plan, study.metric, msg))
+                        flush()
+                        report.done_with(plan.ref.name)
+                        continue
+                    remaining_units[plan.ref.name] = len(plan.units) + (1 if plan.variant_tasks else 0)
+                    for uid, m in plan.units:
+                        ufut = ex.submit(run_unit, prepared, uid, m, study.metric, study.measures,
+                                         study.keep_scores, study.internal, study.internal_options)
+                        inflight[ufut] = ("unit", plan, uid, m)
+                    if plan.variant_tasks:
+                        vfut = ex.submit(run_variant_job, prepared, plan.ref.name, plan.file_sha256,
+                                         plan.all_methods, study.metric, plan.variant_tasks)
+                        inflight[vfut] = ("variant", plan)
+                elif kind == "variant":
+                    try:
+                        results = fut.result()
+                    except Exception as exc:  # a worker died (e.g. out of memory)
+                        why = f"worker failed: {type(exc).__name__}: {exc}"
+                        results = failed_variant_tasks(plan, study.metric, why)
+                    record_variant(results)
+                    remaining_units[plan.ref.name] -= 1
+                    if remaining_units[plan.ref.name] == 0:
+                        active -= 1
+                        flush()
+                        report.done_with(plan.ref.name)
+                else:
+                    uid, m = rest
+                    try:
+                        res = fut.result()
+                    except Exception as exc:  # a worker died (e.g. out of memory)
+                        why = f"worker failed: {type(exc).__name__}: {exc}"
+                        res = _failed_unit(uid, plan.ref, m, study.metric, why)
+                    record(res, plan)
+                    remaining_units[plan.ref.name] -= 1
+                    if remaining_units[plan.ref.name] == 0:
+                        active -= 1
+                        flush()
+                        report.done_with(plan.ref.name)
+            admit()
+    except BaseException:
+        flush()  # finished units are never lost: written before the interruption or failure propagates
+        raise
+    flush()
 
 
 # --- progress -------------------------------------------------------------------------------------
