@@ -232,19 +232,20 @@ def evaluate_unit(result: UnitResult, det: Any, prepared: Prepared, ks: Any, mea
     be computed.
     """
     from odeval.detectors.scoring import DEFAULT_CHUNK_BYTES, stream_ks
-    from odeval.measures import evaluate_scoring, outlier_ranks
+    from odeval.measures import ScoringEvaluator
 
     plan, scores = stream_ks(det, prepared.graph, ks, chunk_bytes=chunk_bytes or DEFAULT_CHUNK_BYTES)
     y = prepared.labels
-    objects = np.flatnonzero(y)
+    evaluator = ScoringEvaluator(y)  # = evaluate_scoring + outlier_ranks per k, bit for bit, one compiled pass
+    objects = evaluator.objects
     spent = 0.0
     t0 = time.perf_counter()
     for k, s in scores:
         spent += time.perf_counter() - t0
-        full, r = evaluate_scoring(y, s)
+        full, ranks = evaluator(s)
         result.ks.append(k)
-        result.measures.append({m: float(full[m]) for m in measures if m in full})
-        result.ranks.append((k, objects, np.asarray(outlier_ranks(y, r), dtype=np.float64)))
+        result.measures.append({m: full[m] for m in measures if m in full})
+        result.ranks.append((k, objects, ranks))
         if keep_scores:
             result.scores.append((k, s.astype(np.float64)))
         t0 = time.perf_counter()
