@@ -2,8 +2,11 @@
 
 Unit of work: one dataset variant × one method × all its k. The kNN graph of a variant is computed once
 (for the largest k any of its methods needs) by a *prepare* task and shared by all method units of that
-variant. Finished units are written to the store one transaction each, as they arrive, so an interrupted
-study loses no finished unit; running it again computes only the units missing from the store.
+variant. Finished units are written to the store as whole units, a variant's units in one transaction when the
+variant is done (or earlier, once a finished unit has waited :data:`FLUSH_SECONDS`); Ctrl-C and failures of the
+driver write the pending units first, so an interrupted study loses no finished unit (SIGKILL: at most the
+pending ones); running it again computes only the units missing from the store. Every k of a unit is
+evaluated by :class:`odeval.measures.ScoringEvaluator` (the numbers of ``evaluate_scoring``, bit for bit).
 
 Scores are a pure function of (dataset file, method, parameters, k, metric): the stored measures are
 identical whatever the number of workers or the backend; only ``runtime_s`` differs between runs.
@@ -327,8 +330,8 @@ class _SerialExecutor:
             fut.set_exception(exc)
         return fut
 
-    def wait(self, futures: set[Any]) -> set[Any]:
-        return set(futures)
+    def wait(self, futures: set[Any], timeout: float | None = None) -> set[Any]:
+        return set(futures)  # every task ran at submission
 
     def materialize(self, fut: Any) -> Any:
         return fut.result()
@@ -345,8 +348,8 @@ class _PoolExecutor(_SerialExecutor):
     def submit(self, fn: Callable[..., Any], *args: Any) -> Future:
         return self.pool.submit(fn, *args)
 
-    def wait(self, futures: set[Any]) -> set[Any]:
-        return cf_wait(futures, return_when=FIRST_COMPLETED).done
+    def wait(self, futures: set[Any], timeout: float | None = None) -> set[Any]:
+        return cf_wait(futures, timeout=timeout, return_when=FIRST_COMPLETED).done
 
     def close(self) -> None:
         self.pool.shutdown(wait=False, cancel_futures=True)
@@ -401,10 +404,13 @@ class _DaskExecutor:
     def submit(self, fn: Callable[..., Any], *args: Any) -> Any:
         return self.client.submit(fn, *args, pure=False)
 
-    def wait(self, futures: set[Any]) -> set[Any]:
+    def wait(self, futures: set[Any], timeout: float | None = None) -> set[Any]:
         from distributed import wait
 
-        return set(wait(list(futures), return_when="FIRST_COMPLETED").done)
+        try:
+            return set(wait(list(futures), timeout=timeout, return_when="FIRST_COMPLETED").done)
+        except TimeoutError:  # nothing finished within the timeout
+            return set()
 
     def materialize(self, fut: Any) -> Any:
         if fut.status == "error":
@@ -566,12 +572,21 @@ def _drive(study: Study, plans: list[VariantPlan], store: ResultStore, ex: Any, 
     pending_since = 0.0
 
     def flush() -> None:
-        """Write the pending units in one transaction (:meth:`ResultStore.write_units`)."""
-        if pending:
-            batch = list(pending)
-            pending.clear()
-            store.write_units([r for r, _ in batch], study_hash=study.study_hash, version=__version__,
-                              file_sha256=[sha for _, sha in batch])
+        """Write the pending units in one transaction (:meth:`ResultStore.write_units`), then count and report
+        them (a reported unit is in the store)."""
+        if not pending:
+            return
+        batch = list(pending)
+        pending.clear()
+        store.write_units([r for r, _ in batch], study_hash=study.study_hash, version=__version__,
+                          file_sha256=[sha for _, sha in batch])
+        for res, _ in batch:
+            if res.status == "ok":
+                summary.ok += 1
+            else:
+                summary.failed.append({"dataset": res.dataset["name"], "method": res.method, "params": res.params,
+                                       "error": res.error or ""})
+            report.finished(res)
 
     def record(res: UnitResult, plan: VariantPlan) -> None:
         # finished units are written together when their variant is done, or once the oldest has waited
@@ -583,12 +598,6 @@ def _drive(study: Study, plans: list[VariantPlan], store: ResultStore, ex: Any, 
         pending.append((res, plan.file_sha256))
         if time.monotonic() - pending_since >= FLUSH_SECONDS or len(pending) >= FLUSH_UNITS:
             flush()
-        if res.status == "ok":
-            summary.ok += 1
-        else:
-            summary.failed.append({"dataset": res.dataset["name"], "method": res.method, "params": res.params,
-                                   "error": res.error or ""})
-        report.finished(res)
 
     def record_variant(results: list[Any]) -> None:
         for res in results:
@@ -604,7 +613,11 @@ def _drive(study: Study, plans: list[VariantPlan], store: ResultStore, ex: Any, 
     try:
         admit()
         while inflight:
-            done = ex.wait(set(inflight))
+            timeout = max(pending_since + FLUSH_SECONDS - time.monotonic(), 0.0) if pending else None
+            done = ex.wait(set(inflight), timeout)
+            if not done:  # the oldest pending unit has waited FLUSH_SECONDS
+                flush()
+                continue
             for fut in [f for f in inflight if f in done]:  # in submission order
                 kind, plan, *rest = inflight.pop(fut)
                 if kind == "prepare":

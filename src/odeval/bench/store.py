@@ -50,10 +50,10 @@ Tables (schema version :data:`SCHEMA_VERSION`; the contract with :mod:`odeval.an
     scoring), ``choice`` (name), ``selector_kind``, ``members``, ``note`` — and the pick's quality by the labels
     (:data:`VARIANT_QUALITY`; for a returned ensemble scoring or a reference scoring, that scoring's quality).
 
-Each unit is written in a single transaction, so a process killed at any moment (even ``kill -9`` during a
-write) leaves only whole units behind; DuckDB's write-ahead log discards the unfinished transaction. A store
-open for writing is locked by DuckDB for its process: another process gets :class:`StoreInUseError` naming
-the PID that holds it.
+Each unit is written whole in a single transaction (:meth:`ResultStore.write_units` writes several units in
+one), so a process killed at any moment (even ``kill -9`` during a write) leaves only whole units behind;
+DuckDB's write-ahead log discards the unfinished transaction. A store open for writing is locked by DuckDB for
+its process: another process gets :class:`StoreInUseError` naming the PID that holds it.
 """
 
 from __future__ import annotations
