@@ -99,7 +99,8 @@ def _abof_poly2(X, ks, no_pair):  # pragma: no cover - numba
     are computed once. Every k whose list is a prefix of the widest list (in the same order) is accumulated
     in one row-major pass over the pairs — the row-major order restricted to a prefix is the prefix's own, so
     each k's chain of updates is ELKI's, and the chains of different k run side by side; the others (their
-    heap ordered ties differently) get their own pass."""
+    heap ordered ties differently) run in the same pass, each reading the pairs through its own list order
+    (the same row-major argument holds for any order), so no chain waits for another's divisions."""
     n = X.shape[0]
     nk = ks.shape[0]
     diag = np.empty(n)
