@@ -945,7 +945,13 @@ class ResultStore:
 def _arrow_table(columns: dict[str, tuple[Any, str]]) -> pa.Table:
     """An Arrow table of (values, DuckDB type) columns for an INSERT … SELECT. NaN becomes NULL, as in a pandas
     frame scanned by DuckDB (the rows are those the earlier pandas path stored)."""
-    return pa.table({c: pa.array(v, type=_ARROW_TYPES[t], from_pandas=True) for c, (v, t) in columns.items()})
+    def column(values: Any, kind: str) -> pa.Array:
+        try:
+            return pa.array(values, type=_ARROW_TYPES[kind], from_pandas=True)
+        except (pa.ArrowInvalid, pa.ArrowTypeError):  # unusual values (e.g. a number as text): DuckDB casts them
+            return pa.array([None if v is None else str(v) for v in values], type=pa.string())
+
+    return pa.table({c: column(v, t) for c, (v, t) in columns.items()})
 
 
 def _ranks_table(results: Sequence[UnitResult]) -> pa.Table:
