@@ -114,6 +114,30 @@ def test_unit_error_names_where_it_was_raised(tmp_path, npz_dataset):
     assert res.error.startswith("AttributeError") and "raised in" in res.error
 
 
+def test_ctrl_c_inside_a_compiled_kernel_interrupts_the_study_not_the_unit(monkeypatch):
+    """A SIGINT that arrives while numba code runs surfaces as ``SystemError: ... returned a result with an
+    exception set`` with the KeyboardInterrupt as its cause: it must stop the study, not be recorded as the
+    unit's error (the study would then run on and exit 0)."""
+    from odeval.bench import runner
+    from odeval.bench.config import MethodSpec
+    from odeval.bench.store import is_interrupt
+
+    def interrupted_kernel(*args, **kwargs):
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as ki:
+            raise SystemError("CPUDispatcher(<function k>) returned a result with an exception set") from ki
+
+    assert is_interrupt(SystemError("x").with_traceback(None)) is False
+    monkeypatch.setattr(runner, "evaluate_unit", interrupted_kernel)
+    prepared = runner.Prepared(facts={"name": "x", "n_objects": 10}, labels=np.zeros(10, bool), graph=None)
+    with pytest.raises(SystemError) as info:
+        runner.run_unit(prepared, "uid", MethodSpec("LOF", {}, (2,)), "euclidean", MEASURES, False)
+    assert is_interrupt(info.value)
+    with pytest.raises(SystemError):
+        runner._SerialExecutor().submit(interrupted_kernel)
+
+
 def test_scoring_version_is_part_of_the_unit_id_and_outdated_units_are_recomputed(toy_study, tmp_path,
                                                                                    monkeypatch):
     """A method whose scoring definition changed (MethodInfo.scoring_version) gets new unit ids; the units an

@@ -199,6 +199,8 @@ def run_unit(prepared: Prepared, uid: str, method: MethodSpec, metric: str, meas
         if internal:
             result.internal = internal_rows(prepared, method, result.ks, internal, internal_options or {})
     except Exception as exc:  # recorded, never fatal for the study
+        if is_interrupt(exc):  # Ctrl-C inside a compiled kernel arrives as a SystemError: not the unit's error
+            raise
         result.status = "error"
         where = traceback.extract_tb(exc.__traceback__)[-1]
         result.error = (f"{type(exc).__name__}: {exc} "
@@ -327,6 +329,8 @@ class _SerialExecutor:
         try:
             fut.set_result(fn(*args))
         except Exception as exc:  # KeyboardInterrupt goes straight to the driver
+            if is_interrupt(exc):
+                raise
             fut.set_exception(exc)
         return fut
 

@@ -204,12 +204,21 @@ def _translate(path: Path, exc: BaseException) -> StoreError:
 
 
 def is_interrupt(exc: BaseException) -> bool:
-    """Ctrl-C as DuckDB reports it when it arrives during a query."""
-    if isinstance(exc, KeyboardInterrupt | duckdb.InterruptException):
-        return True
-    text = str(exc)  # DuckDB wraps a KeyboardInterrupt raised in a Python callback (a DataFrame scan)
-    return isinstance(exc, RuntimeError | duckdb.Error) and ("interrupted" in text.lower()
-                                                              or "KeyboardInterrupt" in text)
+    """Ctrl-C, also as DuckDB reports it when it arrives during a query and as numba reports it when it arrives
+    inside a compiled function (``SystemError: ... returned a result with an exception set``, the
+    KeyboardInterrupt as its cause)."""
+    seen: set[int] = set()
+    e: BaseException | None = exc
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        if isinstance(e, KeyboardInterrupt | duckdb.InterruptException):
+            return True
+        text = str(e)  # DuckDB wraps a KeyboardInterrupt raised in a Python callback (a DataFrame scan)
+        if isinstance(e, RuntimeError | duckdb.Error) and ("interrupted" in text.lower()
+                                                           or "KeyboardInterrupt" in text):
+            return True
+        e = e.__cause__ or e.__context__
+    return False
 
 
 def _jsonable(value: Any) -> Any:

@@ -45,7 +45,7 @@ import numpy as np
 
 from odeval._krange import parse_k_range
 from odeval.bench.config import MethodSpec, Study
-from odeval.bench.store import VARIANT_QUALITY, VariantTaskResult
+from odeval.bench.store import VARIANT_QUALITY, VariantTaskResult, is_interrupt
 from odeval.data.catalogue import Variant
 
 __all__ = ["VariantTask", "candidate_scorings", "failed_variant_tasks", "plan_variant_tasks", "run_variant_job",
@@ -196,6 +196,8 @@ def run_variant_job(prepared: Any, dataset: str, file_sha256: str, methods: list
 
 
 def _failed(res: VariantTaskResult, exc: BaseException) -> None:
+    if is_interrupt(exc):  # Ctrl-C inside a compiled kernel (a SystemError from numba): not the task's error
+        raise exc
     where = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
     place = f" (raised in {Path(where.filename).name}:{where.lineno}, {where.name})" if where else ""
     res.status, res.error = "error", f"{type(exc).__name__}: {exc}{place}"
