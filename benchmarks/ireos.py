@@ -130,8 +130,24 @@ def _report_progress(stage: str, n: int, _last=[0]) -> None:  # noqa: B006 (a co
         print(f"  {stage}: {n} classifiers, CPU {time.process_time():.0f} s", file=sys.stderr, flush=True)
 
 
+def _swaps(ref_index: np.ndarray, order: np.ndarray, index: np.ndarray | None) -> list[str]:
+    """The candidate pairs a configuration ranks the other way round than the reference, each with the
+    reference's index gap (and the configuration's gap where it computed full indices)."""
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[np.asarray(order)] = np.arange(len(order))
+    ref_order = np.argsort(-ref_index, kind="stable")
+    out = []
+    for x in range(len(ref_order)):
+        for y in range(x + 1, len(ref_order)):
+            a, b = int(ref_order[x]), int(ref_order[y])
+            if rank[a] > rank[b]:
+                here = "" if index is None else f", here {index[a] - index[b]:+.4f}"
+                out.append(f"{a}>{b} (ref gap {ref_index[a] - ref_index[b]:.4f}{here})")
+    return out
+
+
 def _speed_one(name: str, max_exact: int, jobs: int, only_combined: bool) -> None:
-    (X, sols, _, _), tl = timed(lambda: load(name))
+    (X, sols, aucs, cand), tl = timed(lambda: load(name))
     print(f"{name}: candidates in {tl[0]:.0f} s", file=sys.stderr)
     N = X.shape[0]
     kw = {"n_jobs": jobs, "progress": _report_progress}
@@ -142,30 +158,44 @@ def _speed_one(name: str, max_exact: int, jobs: int, only_combined: bool) -> Non
     if exact:
         r, t = timed(lambda: ireos(X, sols, quadrature="fixed", n_gamma=100, **kw))
         ref = r
-        rows.append(("fixed n_gamma=100 (exact)", r.n_fits, t, 0.0, np.argsort(-r.index, kind="stable")))
+        rows.append(("fixed n_gamma=100 (exact)", r.n_fits, t, 0.0, np.argsort(-r.index, kind="stable"), r.index))
         r, t = timed(lambda: ireos(X, sols, **kw))
         rows.append(("adaptive", r.n_fits, t, np.abs(r.index - ref.index).max(),
-                     np.argsort(-r.index, kind="stable")))
+                     np.argsort(-r.index, kind="stable"), r.index))
         s, t = timed(lambda: ireos_select(X, sols, **kw))
-        rows.append(("adaptive + pruning", s.n_fits, t, math.nan, s.order))
+        rows.append(("adaptive + pruning", s.n_fits, t, math.nan, s.order, None))
     if exact and not only_combined:
         r, t = timed(lambda: ireos(X, sols, knn=knn, quadrature="fixed", n_gamma=100, **kw))
         rows.append((f"fixed n_gamma=100 + kNN k={knn}", r.n_fits, t, np.abs(r.index - ref.index).max(),
-                     np.argsort(-r.index, kind="stable")))
+                     np.argsort(-r.index, kind="stable"), r.index))
     if not only_combined:
         r, t = timed(lambda: ireos(X, sols, knn=knn, **kw))
         rows.append((f"adaptive + kNN k={knn}", r.n_fits, t,
                      np.abs(r.index - ref.index).max() if ref is not None else math.nan,
-                     np.argsort(-r.index, kind="stable")))
+                     np.argsort(-r.index, kind="stable"), r.index))
     s, t = timed(lambda: ireos_select(X, sols, knn=knn, **kw))
-    rows.append(("all combined (adaptive + kNN + pruning)", s.n_fits, t, math.nan, s.order))
+    rows.append(("all combined (adaptive + kNN + pruning)", s.n_fits, t, math.nan, s.order, None))
     ref_order = rows[0][4]
-    for label, fits, t, diff, order in rows:
+    for label, fits, t, diff, order, _ in rows:
         same = "same as reference" if list(order) == list(ref_order) else "differs"
         if rows[0][0] == label:
             same = "reference"
         d = "—" if math.isnan(diff) else f"{diff:.4f}"
         print(f"| {name} | {N} | {label} | {fits} | {t[0]:.1f} | {t[1]:.1f} | {d} | {same} |", flush=True)
+    if ref is None:
+        return
+    # what "differs" means: the swapped pairs, and what the approximation does to Spearman(index, ROC AUC)
+    print(f"  {name} reference indices: " + ", ".join(f"{i} {cand[i]} (AUC {aucs[i]:.3f}) {ref.index[i]:.4f}"
+                                                    for i in np.argsort(-ref.index, kind="stable")), flush=True)
+    rank_auc = stats.rankdata(aucs)
+    for label, _, _, _, order, index in rows[1:]:
+        pos = np.empty(len(order))
+        pos[np.asarray(order)] = np.arange(len(order), 0, -1)
+        rho_ref = stats.spearmanr(ref.index, rank_auc).statistic
+        rho = stats.spearmanr(pos, rank_auc).statistic
+        sw = _swaps(ref.index, order, index)
+        print(f"  {name} {label}: {len(sw)} swapped pair(s){': ' + '; '.join(sw) if sw else ''}; "
+              f"Spearman(index, ROC AUC) {rho_ref:.3f} -> {rho:.3f}", flush=True)
 
 
 def target(name: str, jobs: int, max_exact: int, executor: str | None) -> None:
