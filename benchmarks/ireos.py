@@ -235,9 +235,15 @@ def table(names: list[str], jobs: int, max_sqrt5: int) -> None:
         N = X.shape[0]
         knn = 250 if N > 251 else None
         t0 = _cpu()
-        r1 = ireos(X, sols, knn=knn, n_jobs=jobs)
-        r5 = ireos(X, sols, knn=knn, m_cl="sqrt5", n_jobs=jobs) if N <= max_sqrt5 else None
+        r1 = ireos(X, sols, knn=knn, n_jobs=jobs, progress=_report_progress)
+        t1 = _cpu() - t0
+        print(f"  {name}: m_cl=1 {r1.n_fits} classifiers, {t1:.0f} s CPU, {int((r1.weights > 0).any(axis=0).sum())} "
+              f"objects with weight; m_cl=sqrt5 needs curves for {int((r1.weights > 0).sum())} (object, candidate) "
+              f"pairs", file=sys.stderr, flush=True)
+        r5 = ireos(X, sols, knn=knn, m_cl="sqrt5", n_jobs=jobs, progress=_report_progress) if N <= max_sqrt5 else None
         t = _cpu() - t0
+        if r5 is not None:
+            print(f"  {name}: m_cl=sqrt5 {r5.n_fits} classifiers, {t - t1:.0f} s CPU", file=sys.stderr, flush=True)
         if r5 is None:  # m_cl > 1 has no shared curves (S times the classifiers): not run above --max-sqrt5
             r5 = r1.__class__(**{**r1.__dict__, "index": np.full(len(sols), np.nan)})
         rho = [stats.spearmanr(r.index, aucs).statistic if np.isfinite(r.index).all() else math.nan
