@@ -315,3 +315,23 @@ def test_local_processes_and_dask_cluster_give_the_same_bits():
     np.testing.assert_array_equal(dask.areas, serial.areas)
     assert dask.n_fits == serial.n_fits
     assert list(by_address.order) == list(np.argsort(-serial.index, kind="stable"))
+
+
+def test_gamma_max_quantile_lets_a_near_duplicate_stay_unseparated():
+    """A candidate outlier with a near-duplicate (distance 1e-4) is separated by the exact classifier only at
+    gamma ~ 0.005 / 1e-8: the paper's rule (quantile 1) follows it there; quantile 0.75 of 4 outliers lets that
+    one object fail and gives the gamma_max of the other three (docs/ireos.md, Shuttle)."""
+    rng = np.random.default_rng(3)
+    X = np.vstack([rng.normal(0, 1, (40, 2)), [[5.0, 5.0], [-5.0, 5.0], [5.0, -5.0], [0.5, 0.5], [0.5, 0.5001]]])
+    base = np.zeros(X.shape[0], bool)
+    base[[40, 41, 42]] = True
+    with_dup = base.copy()
+    with_dup[43] = True
+    paper = ireos(X, [with_dup])
+    q = ireos(X, [with_dup], gamma_max_quantile=0.75)
+    three = ireos(X, [base])
+    assert paper.gamma_max > 1e3 * three.gamma_max
+    assert q.gamma_max == three.gamma_max
+    assert ireos_select(X, [with_dup, base], gamma_max_quantile=0.75).gamma_max == three.gamma_max
+    with pytest.raises(ValueError, match="gamma_max_quantile"):
+        ireos(X, [base], gamma_max_quantile=0.0)
