@@ -25,9 +25,18 @@ Mode ``table``: Spearman(IREOS, ROC AUC) over the 10 candidates for m_cl in {1, 
 baseline (k = 1, sqrt N, 100) and the ROC AUC of the candidate each index picks (min / mean / max), printed as
 Markdown rows for docs/ireos.md.
 
+Mode ``explain`` (docs/ireos.md, *Shuttle*): per candidate its weights and where they sit (labelled outliers or
+inliers), the separability areas of the labelled outliers against everybody's, the ground truth as a binary
+solution, and Spearman with gamma_max set by the labelled outliers alone (a diagnosis: uses the labels).
+
+Mode ``chance``: Monte Carlo E{I} per candidate for m_cl > 1 (Appendix A.2) and whether the adjusted index ranks
+the candidates like the raw one.
+
     .venv/bin/python benchmarks/ireos.py target                       # Annthyroid, all combined
     .venv/bin/python benchmarks/ireos.py speed wbc-example Ionosphere_withoutdupl_norm WDBC_withoutdupl_norm_v01
     .venv/bin/python benchmarks/ireos.py table WBC_withoutdupl_norm_v01 Glass_withoutdupl_norm
+    .venv/bin/python benchmarks/ireos.py explain Shuttle_withoutdupl_norm_v01 --jobs 1
+    .venv/bin/python benchmarks/ireos.py chance Parkinson_withoutdupl_norm_05_v01 --ci-width 0.004 --max-draws 1000
 """
 
 from __future__ import annotations
