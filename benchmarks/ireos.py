@@ -150,8 +150,8 @@ def _swaps(ref_index: np.ndarray, order: np.ndarray, index: np.ndarray | None) -
         for y in range(x + 1, len(ref_order)):
             a, b = int(ref_order[x]), int(ref_order[y])
             if rank[a] > rank[b]:
-                here = "" if index is None else f", here {index[a] - index[b]:+.4f}"
-                out.append(f"{a}>{b} (ref gap {ref_index[a] - ref_index[b]:.4f}{here})")
+                here = "" if index is None else f", here {index[a] - index[b]:+.1e}"
+                out.append(f"{a}>{b} (ref gap {ref_index[a] - ref_index[b]:.1e}{here})")
     return out
 
 
@@ -194,8 +194,9 @@ def _speed_one(name: str, max_exact: int, jobs: int, only_combined: bool) -> Non
     if ref is None:
         return
     # what "differs" means: the swapped pairs, and what the approximation does to Spearman(index, ROC AUC)
-    print(f"  {name} reference indices: " + ", ".join(f"{i} {cand[i]} (AUC {aucs[i]:.3f}) {ref.index[i]:.4f}"
-                                                    for i in np.argsort(-ref.index, kind="stable")), flush=True)
+    listing = ", ".join(f"{i} {cand[i]} (AUC {aucs[i]:.3f}) {ref.index[i]:.6f}"
+                        for i in np.argsort(-ref.index, kind="stable"))
+    print(f"  {name} reference (gamma_max {ref.gamma_max:.4g}) indices: {listing}", flush=True)
     rank_auc = stats.rankdata(aucs)
     for label, _, _, _, order, index in rows[1:]:
         pos = np.empty(len(order))
