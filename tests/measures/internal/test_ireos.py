@@ -335,3 +335,21 @@ def test_gamma_max_quantile_lets_a_near_duplicate_stay_unseparated():
     assert ireos_select(X, [with_dup, base], gamma_max_quantile=0.75).gamma_max == three.gamma_max
     with pytest.raises(ValueError, match="gamma_max_quantile"):
         ireos(X, [base], gamma_max_quantile=0.0)
+
+
+def test_exact_duplicates_are_left_out_of_the_gamma_max_search():
+    """An exact duplicate can never reach p >= 0.5 (m_cl = 1), so the rule of Sect. 3.4 cannot be met: it is left
+    out of the search (the search ran to its cap of ~1e12 before; Ionosphere_withoutdupl_norm has such a pair)."""
+    rng = np.random.default_rng(3)
+    X = np.vstack([rng.normal(0, 1, (40, 2)), [[5.0, 5.0], [-5.0, 5.0], [5.0, -5.0], [0.5, 0.5], [0.5, 0.5]]])
+    base = np.zeros(X.shape[0], bool)
+    base[[40, 41, 42]] = True
+    with_dup = base.copy()
+    with_dup[43] = True
+    res = ireos(X, [with_dup])
+    three = ireos(X, [base])
+    assert res.gamma_max == three.gamma_max and res.gamma_max_duplicates == [43] and res.unseparated == []
+    assert ireos_select(X, [with_dup, base]).gamma_max == three.gamma_max
+    only_dup = np.zeros(X.shape[0], bool)
+    only_dup[[43, 44]] = True  # nothing else left: the duplicates are kept and reported as unseparated
+    assert ireos(X, [only_dup]).unseparated == [43, 44]

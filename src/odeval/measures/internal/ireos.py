@@ -430,6 +430,9 @@ class IREOSResult:
     gamma_max, m_cl, C, kinds, weights (S, N).
     areas : (N,) normalised areas A_j of the separability curves (m_cl = 1; NaN where not computed).
     n_fits : classifiers trained (all stages); fits : per stage {"gamma_max", "curves", "null"}.
+    unseparated : objects that never reached p >= 0.5 in the gamma_max search (gamma_max then stopped at its cap).
+    gamma_max_duplicates : candidate outliers left out of the gamma_max search because they have an exact
+        duplicate in X (they can never reach p >= 0.5 with m_cl = 1; see :func:`_gmax_tasks`).
     """
 
     index: np.ndarray
@@ -447,6 +450,7 @@ class IREOSResult:
     fits: dict[str, int] = field(default_factory=dict)
     n_draws: np.ndarray | None = None
     unseparated: list[int] = field(default_factory=list)
+    gamma_max_duplicates: list[int] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         def clean(a):
@@ -489,14 +493,26 @@ def _areas(engine: _Engine, tasks, gamma_max, quadrature, n_gamma, tol, max_dept
     return _adaptive_areas(engine, tasks, gamma_max, tol, max_depth)
 
 
-def _gmax_tasks(W: np.ndarray, shared: bool) -> list[tuple[int, int]]:
+def _gmax_tasks(W: np.ndarray, shared: bool, X: np.ndarray) -> tuple[list[tuple[int, int]], list[int]]:
+    """The (object, cost vector) tasks whose separability decides gamma_max (Sect. 3.4): every object with
+    weight >= 0.5 in a solution (or its most outlying ones), except objects with an exact duplicate in X. Such
+    an object and its duplicate get the same decision value at every gamma, so with equal costs its p stays
+    below 0.5 for ever (it tends to 0.5 from below) and the paper's rule could not be met: gamma_max would run
+    to the cap of the search, where every object's separability has levelled off and the index no longer tells
+    solutions apart (docs/ireos.md, *Ionosphere*). They are returned second (and kept if nothing else is left).
+    """
     tasks = []
     for s, w in enumerate(W):
         objs = np.flatnonzero(w >= 0.5)
         if objs.size == 0:  # no object with outlier probability >= 0.5: use the most outlying ones
             objs = np.flatnonzero(w == w.max())
         tasks += [(int(j), 0 if shared else s) for j in objs]
-    return tasks
+    _, inverse, counts = np.unique(X, axis=0, return_inverse=True, return_counts=True)
+    dup = counts[np.ravel(inverse)] > 1
+    kept = [t for t in tasks if not dup[t[0]]]
+    if not kept:
+        return tasks, []
+    return kept, sorted({t[0] for t in tasks if dup[t[0]]})
 
 
 def _check_options(quadrature: str, n_gamma: int, tol: float, gamma_max_quantile: float = 1.0) -> None:
@@ -574,8 +590,10 @@ def ireos(X: Any, solutions: Sequence[Any], *, m_cl: Any = 1, C: float = 100.0, 
     try:
         fits: dict[str, int] = {}
         unseparated: list[int] = []
+        duplicated: list[int] = []
         if gamma_max is None:
-            gamma_max, unseparated = find_gamma_max(engine, _gmax_tasks(W, shared), start=1.0 / (1000.0 * d),
+            gtasks, duplicated = _gmax_tasks(W, shared, Xc)
+            gamma_max, unseparated = find_gamma_max(engine, gtasks, start=1.0 / (1000.0 * d),
                                                     quantile=gamma_max_quantile)
         fits["gamma_max"] = engine.n_fits
         gamma_max = float(gamma_max)
@@ -637,7 +655,8 @@ def ireos(X: Any, solutions: Sequence[Any], *, m_cl: Any = 1, C: float = 100.0, 
             expected_out = expected
         return IREOSResult(index=index, adjusted=adjusted, p_value=p_value, expected=expected_out, std_null=std_null,
                            gamma_max=gamma_max, m_cl=mcl, C=float(C), kinds=kinds, weights=W, areas=A_all,
-                           n_fits=engine.n_fits, fits=fits, n_draws=n_draws, unseparated=unseparated)
+                           n_fits=engine.n_fits, fits=fits, n_draws=n_draws, unseparated=unseparated,
+                           gamma_max_duplicates=duplicated)
     finally:
         engine.close()
 
@@ -706,7 +725,7 @@ def ireos_select(X: Any, solutions: Sequence[Any], *, m_cl: Any = 1, C: float = 
                      executor=executor)
     try:
         if gamma_max is None:
-            gamma_max, _ = find_gamma_max(engine, _gmax_tasks(W, shared), start=1.0 / (1000.0 * Xc.shape[1]),
+            gamma_max, _ = find_gamma_max(engine, _gmax_tasks(W, shared, Xc)[0], start=1.0 / (1000.0 * Xc.shape[1]),
                                           quantile=gamma_max_quantile)
         gamma_max = float(gamma_max)
         Wn = W / W.sum(axis=1, keepdims=True)
