@@ -235,7 +235,7 @@ def _cpu() -> float:
     return time.process_time() + ch.ru_utime + ch.ru_stime
 
 
-def table(names: list[str], jobs: int, max_sqrt5: int) -> None:
+def table(names: list[str], jobs: int, max_sqrt5: int, gamma_max_quantile: float = 1.0) -> None:
     print(f"load average {os.getloadavg()[0]:.1f}")
     print("| dataset | N | IREOS m_cl=1 | IREOS m_cl=sqrt5 | LS k=1 | LS k=sqrt N | LS k=100 | "
           "ROC AUC min / mean / max | picked by IREOS 1 / sqrt5 | picked by LS sqrtN | CPU (s) |")
@@ -245,12 +245,14 @@ def table(names: list[str], jobs: int, max_sqrt5: int) -> None:
         N = X.shape[0]
         knn = 250 if N > 251 else None
         t0 = _cpu()
-        r1 = ireos(X, sols, knn=knn, n_jobs=jobs, progress=_report_progress)
+        q = {"gamma_max_quantile": gamma_max_quantile}
+        r1 = ireos(X, sols, knn=knn, n_jobs=jobs, progress=_report_progress, **q)
         t1 = _cpu() - t0
         print(f"  {name}: m_cl=1 {r1.n_fits} classifiers, {t1:.0f} s CPU, {int((r1.weights > 0).any(axis=0).sum())} "
               f"objects with weight; m_cl=sqrt5 needs curves for {int((r1.weights > 0).sum())} (object, candidate) "
               f"pairs", file=sys.stderr, flush=True)
-        r5 = ireos(X, sols, knn=knn, m_cl="sqrt5", n_jobs=jobs, progress=_report_progress) if N <= max_sqrt5 else None
+        r5 = (ireos(X, sols, knn=knn, m_cl="sqrt5", n_jobs=jobs, progress=_report_progress, **q)
+              if N <= max_sqrt5 else None)
         t = _cpu() - t0
         if r5 is not None:
             print(f"  {name}: m_cl=sqrt5 {r5.n_fits} classifiers, {t - t1:.0f} s CPU", file=sys.stderr, flush=True)
@@ -357,6 +359,8 @@ def main() -> None:
     ap.add_argument("--only-combined", action="store_true", help="speed: run only the all-combined row.")
     ap.add_argument("--max-sqrt5", type=int, default=10**9, help="table: m_cl = sqrt5 only up to this N.")
     ap.add_argument("--executor", default=None, help="None (threads), 'processes' or a Dask scheduler address.")
+    ap.add_argument("--gamma-max-quantile", type=float, default=1.0,
+                    help="table: stop the gamma_max search when this fraction of the candidate outliers is separable.")
     ap.add_argument("--mcl", default="sqrt5", help="chance: m_cl (default sqrt5).")
     ap.add_argument("--ci-width", type=float, default=0.02, help="chance: 95%% CI width of E{I}.")
     ap.add_argument("--max-draws", type=int, default=100, help="chance: Monte Carlo draws at most.")
@@ -373,7 +377,7 @@ def main() -> None:
     elif args.mode == "speed":
         speed(args.datasets, 0 if args.only_combined else args.max_exact, args.jobs, args.only_combined)
     else:
-        table(args.datasets, args.jobs, args.max_sqrt5)
+        table(args.datasets, args.jobs, args.max_sqrt5, args.gamma_max_quantile)
 
 
 if __name__ == "__main__":
