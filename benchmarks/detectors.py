@@ -83,7 +83,25 @@ def write_elki_input(X: np.ndarray, y: np.ndarray, path: Path) -> None:
 ELKI_FASTABOD_MAX_N = 20000
 
 
-def run_elki(X: np.ndarray, y: np.ndarray, k_max: int, timeout: float) -> dict[str, float] | None:
+def _time_output(stderr: str) -> dict[str, float]:
+    """Peak RSS (MB) and CPU seconds (user + sys) from ``/usr/bin/time -v``'s report."""
+    res = {}
+    m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", stderr)
+    if m:
+        res["peak_rss_mb"] = int(m.group(1)) / 1024.0
+    cpu = [re.search(rf"{w} time \(seconds\): ([0-9.]+)", stderr) for w in ("User", "System")]
+    if all(cpu):
+        res["cpu"] = sum(float(c.group(1)) for c in cpu)
+    return res
+
+
+def run_elki(X: np.ndarray, y: np.ndarray, k_max: int, timeout: float,
+             evaluate: bool = False) -> dict[str, float] | None:
+    """ELKI 0.7.1's ``ComputeKNNOutlierScores`` on (X, y), k = 1..k_max, the 12 methods of Campos et al.: one JVM.
+    Returns wall seconds (``total``), CPU seconds (``cpu``, user + sys of the JVM, its JIT and GC threads
+    included) and peak RSS. With ``evaluate``, then ``EvaluatePrecomputedOutlierScores`` on its output (a
+    second JVM, as ``make_cks_fixtures.py`` / ``run_elki_all.sh MODE=cks`` run it): ``eval_total``,
+    ``eval_cpu``, ``eval_rows``."""
     if not ELKI_JAR.exists() or shutil.which("java") is None:
         print("  ELKI 0.7.1 not installed (apt-get install -y elki): skipped", file=sys.stderr)
         return None
@@ -112,13 +130,22 @@ def run_elki(X: np.ndarray, y: np.ndarray, k_max: int, timeout: float) -> dict[s
         if proc.returncode != 0:
             print(proc.stderr[-2000:], file=sys.stderr)
             raise RuntimeError("ELKI failed")
-        res = {"total": wall, "without_fastabod": float(without_fastabod)}
-        m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", proc.stderr)
-        if m:
-            res["peak_rss_mb"] = int(m.group(1)) / 1024.0
-        cpu = [re.search(rf"{w} time \(seconds\): ([0-9.]+)", proc.stderr) for w in ("User", "System")]
-        if all(cpu):
-            res["cpu"] = sum(float(c.group(1)) for c in cpu)
+        res = {"total": wall, "without_fastabod": float(without_fastabod), **_time_output(proc.stderr)}
+        if evaluate:
+            evaluation = Path(tmp) / "evaluation.csv"
+            cmd = ["java", "-Djdk.net.URLClassPath.disableJarIndex=true", "-Xmx8g", "-cp", str(ELKI_JAR),
+                   "de.lmu.ifi.dbs.elki.application.greedyensemble.EvaluatePrecomputedOutlierScores",
+                   "-dbc.in", str(out), "-app.out", str(evaluation)]
+            t0 = time.perf_counter()
+            proc = subprocess.run(timer + cmd, capture_output=True, text=True, timeout=timeout)
+            res["eval_total"] = time.perf_counter() - t0
+            if proc.returncode != 0:
+                print(proc.stderr[-2000:], file=sys.stderr)
+                raise RuntimeError("ELKI EvaluatePrecomputedOutlierScores failed")
+            got = _time_output(proc.stderr)
+            if "cpu" in got:
+                res["eval_cpu"] = got["cpu"]
+            res["eval_rows"] = float(max(len(evaluation.read_text().splitlines()) - 1, 0))
         return res
 
 

@@ -1202,6 +1202,11 @@ def warmup_cmd(methods: tuple[str, ...], no_novelty: bool) -> None:
         warmup(list(methods) or None, novelty=not no_novelty, log=lambda line: click.echo(f"  {line}"))
     except ValueError as exc:
         raise click.ClickException(str(exc)) from None
+    from odeval.measures import ScoringEvaluator
+
+    t_eval = time.perf_counter()
+    ScoringEvaluator([True, False, False])([1.0, 0.5, 0.5])  # the study runner's evaluation kernel
+    click.echo(f"  evaluation: {time.perf_counter() - t_eval:.1f}s")
     click.echo(f"kernels compiled and cached in {time.perf_counter() - t:.1f}s")
 
 

@@ -50,10 +50,10 @@ Tables (schema version :data:`SCHEMA_VERSION`; the contract with :mod:`odeval.an
     scoring), ``choice`` (name), ``selector_kind``, ``members``, ``note`` — and the pick's quality by the labels
     (:data:`VARIANT_QUALITY`; for a returned ensemble scoring or a reference scoring, that scoring's quality).
 
-Each unit is written in a single transaction, so a process killed at any moment (even ``kill -9`` during a
-write) leaves only whole units behind; DuckDB's write-ahead log discards the unfinished transaction. A store
-open for writing is locked by DuckDB for its process: another process gets :class:`StoreInUseError` naming
-the PID that holds it.
+Each unit is written whole in a single transaction (:meth:`ResultStore.write_units` writes several units in
+one), so a process killed at any moment (even ``kill -9`` during a write) leaves only whole units behind;
+DuckDB's write-ahead log discards the unfinished transaction. A store open for writing is locked by DuckDB for
+its process: another process gets :class:`StoreInUseError` naming the PID that holds it.
 """
 
 from __future__ import annotations
@@ -70,6 +70,7 @@ from typing import Any
 import duckdb
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -120,6 +121,7 @@ _RUN_TAIL_COLUMNS: dict[str, str] = {
     "error": "VARCHAR",
     "odeval_version": "VARCHAR",
 }
+_ARROW_TYPES = {"VARCHAR": pa.string(), "BOOLEAN": pa.bool_(), "DOUBLE": pa.float64(), "INTEGER": pa.int64()}
 _ORDER = {
     "runs": "dataset, method, params, metric, k, unit_id",
     "units": "dataset, method, params, metric, unit_id",
@@ -484,59 +486,103 @@ class ResultStore:
 
     def write_unit(self, result: UnitResult, *, study_hash: str, version: str, file_sha256: str | None = None) -> None:
         """Write one unit — units row, runs rows, labels, ranks, scores, internal measures — in one transaction."""
-        ds = result.dataset
-        rows = []
-        for k, meas in zip(result.ks, result.measures, strict=True):
-            row = {
-                "unit_id": result.unit_id, "study_hash": study_hash, "dataset": ds["name"],
-                "base_dataset": ds["base_dataset"], "normalized": ds.get("normalized"),
-                "deduplicated": ds.get("deduplicated"), "outlier_pct": ds.get("outlier_pct"),
-                "version": ds.get("version"), "provenance": ds.get("provenance", "{}"),
-                "n_objects": ds["n_objects"], "n_outliers": ds["n_outliers"], "n_attributes": ds["n_attributes"],
-                "method": result.method, "params": result.params, "metric": result.metric, "k": k,
-            }
-            row.update({m: meas.get(m) for m in self._measures})
-            row.update({"runtime_s": result.runtime_s / max(len(result.ks), 1), "status": "ok", "error": None,
-                        "odeval_version": version})
-            rows.append(row)
-        runs_df = pd.DataFrame(rows, columns=self._runs_columns())
-        ranks_df = _ranks_frame(result, ds["name"])
+        self.write_units([result], study_hash=study_hash, version=version, file_sha256=file_sha256)
+
+    def write_units(self, results: Sequence[UnitResult], *, study_hash: str, version: str,
+                    file_sha256: str | Sequence[str | None] | None = None) -> None:
+        """Write several units in one transaction: what :meth:`write_unit` writes for each, with one statement per
+        table for all of them (the runner writes a variant's finished units together; a small unit's cost was
+        mostly the per-statement cost of DuckDB and pandas). ``file_sha256``: one hash for all results, or one per
+        result. The stored rows are exactly those of ``write_unit`` called on each result in turn (tested); a unit
+        written again replaces its earlier rows, and either every unit of the call is stored or none.
+        """
+        results = list(results)
+        if not results:
+            return
+        shas = list(file_sha256) if isinstance(file_sha256, list | tuple) else [file_sha256] * len(results)
+        if len(shas) != len(results):
+            raise ValueError(f"write_units: {len(results)} results but {len(shas)} file hashes")
+        ids = [r.unit_id for r in results]
+        if len(set(ids)) != len(ids):
+            raise ValueError("write_units: a unit id occurs twice in one call")
+        runs_tab = self._runs_table(results, study_hash, version)
+        ranks_tab = _ranks_table([r for r in results if r.ranks])
+        kept = [(r, k, s) for r in results for k, s in r.scores]
         scores_df = pd.DataFrame(
-            {"unit_id": result.unit_id, "dataset": ds["name"], "method": result.method, "params": result.params,
-             "k": [k for k, _ in result.scores], "scores": [s.tolist() for _, s in result.scores]})
-        internal = [InternalMeasure(result.unit_id, ds["name"], result.method, result.params, result.metric,
-                                    k, name, value, details) for k, name, value, details in result.internal]
-        outliers = ds.get("outliers")
+            {"unit_id": [r.unit_id for r, _, _ in kept], "dataset": [r.dataset["name"] for r, _, _ in kept],
+             "method": [r.method for r, _, _ in kept], "params": [r.params for r, _, _ in kept],
+             "k": [k for _, k, _ in kept], "scores": [s.tolist() for _, _, s in kept]})
+        internal = [InternalMeasure(r.unit_id, r.dataset["name"], r.method, r.params, r.metric, k, name, value, details)
+                    for r in results for k, name, value, details in r.internal]
+        units_tab = _arrow_table({
+            "unit_id": (ids, "VARCHAR"), "study_hash": ([study_hash] * len(ids), "VARCHAR"),
+            "dataset": ([r.dataset["name"] for r in results], "VARCHAR"), "file_sha256": (shas, "VARCHAR"),
+            "method": ([r.method for r in results], "VARCHAR"), "params": ([r.params for r in results], "VARCHAR"),
+            "metric": ([r.metric for r in results], "VARCHAR"), "status": ([r.status for r in results], "VARCHAR"),
+            "error": ([r.error for r in results], "VARCHAR"),
+            "skipped": ([json.dumps({str(k): v for k, v in r.skipped.items()}, ensure_ascii=False) for r in results],
+                        "VARCHAR"),
+            "n_k": ([len(r.ks) for r in results], "INTEGER"),
+            "runtime_s": ([float(r.runtime_s) for r in results], "DOUBLE")})
+        labels: dict[tuple[str, str], list[Any]] = {}
+        for r, sha in zip(results, shas, strict=True):
+            ds = r.dataset
+            outliers = ds.get("outliers")
+            if outliers is not None and sha is not None and ds.get("n_objects") is not None:
+                labels.setdefault((ds["name"], sha), [ds["name"], sha, int(ds["n_objects"]),
+                                                      [int(o) for o in outliers]])
         con = self.con
-        with self._transaction(f"write unit {result.unit_id} to"):
+        what = f"write unit {ids[0]} to" if len(ids) == 1 else f"write {len(ids)} units ({ids[0]}, …) to"
+        with self._transaction(what):
             # a unit re-run (e.g. --retry-failed) replaces its earlier rows
+            con.register("_units_tab", units_tab)
             for table in _UNIT_TABLES:
-                con.execute(f"DELETE FROM {table} WHERE unit_id = ?", [result.unit_id])
-            con.execute(
-                "INSERT INTO units (unit_id, study_hash, dataset, file_sha256, method, params, metric, status, "
-                "error, skipped, n_k, runtime_s) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [result.unit_id, study_hash, ds["name"], file_sha256, result.method, result.params, result.metric,
-                 result.status, result.error,
-                 json.dumps({str(k): v for k, v in result.skipped.items()}, ensure_ascii=False),
-                 len(result.ks), result.runtime_s])
-            con.execute("INSERT INTO study_units VALUES (?, ?) ON CONFLICT DO NOTHING", [study_hash, result.unit_id])
-            if outliers is not None and file_sha256 is not None and ds.get("n_objects") is not None:
-                con.execute("INSERT INTO labels VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
-                            [ds["name"], file_sha256, int(ds["n_objects"]), [int(o) for o in outliers]])
-            if len(runs_df):
-                con.register("_runs_df", runs_df)
-                con.execute(f"INSERT INTO runs SELECT {self._select_list(runs_df)} FROM _runs_df")
-                con.unregister("_runs_df")
-            if len(ranks_df):
-                con.register("_ranks_df", ranks_df)
+                con.execute(f"DELETE FROM {table} WHERE unit_id IN (SELECT unit_id FROM _units_tab)")
+            con.execute("INSERT INTO units (unit_id, study_hash, dataset, file_sha256, method, params, metric, status, "
+                        "error, skipped, n_k, runtime_s) SELECT unit_id, study_hash, dataset, file_sha256, method, "
+                        "params, metric, status, error, skipped, n_k, runtime_s FROM _units_tab")
+            con.execute("INSERT INTO study_units SELECT study_hash, unit_id FROM _units_tab ON CONFLICT DO NOTHING")
+            con.unregister("_units_tab")
+            for row in labels.values():
+                con.execute("INSERT INTO labels VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING", row)
+            if runs_tab.num_rows:
+                con.register("_runs_tab", runs_tab)
+                con.execute(f"INSERT INTO runs SELECT {self._select_list(runs_tab.column_names)} FROM _runs_tab")
+                con.unregister("_runs_tab")
+            if ranks_tab.num_rows:
+                con.register("_ranks_tab", ranks_tab)
                 con.execute("INSERT INTO outlier_ranks SELECT unit_id, dataset, method, params, k, object, rank "
-                            "FROM _ranks_df")
-                con.unregister("_ranks_df")
+                            "FROM _ranks_tab")
+                con.unregister("_ranks_tab")
             if len(scores_df):
                 con.register("_scores_df", scores_df)
                 con.execute("INSERT INTO scores SELECT unit_id, dataset, method, params, k, scores FROM _scores_df")
                 con.unregister("_scores_df")
             self._insert_internal(internal)
+
+    def _runs_table(self, results: Sequence[UnitResult], study_hash: str, version: str) -> pa.Table:
+        """The ``runs`` rows of ``results`` (one per unit and k), built column by column as an Arrow table."""
+        types = self._runs_types()
+        cols: dict[str, list[Any]] = {c: [] for c in types}
+        for r in results:
+            n = len(r.ks)
+            if len(r.measures) != n:
+                raise ValueError(f"unit {r.unit_id}: {n} k but {len(r.measures)} rows of measures")
+            ds = r.dataset
+            facts = {
+                "unit_id": r.unit_id, "study_hash": study_hash, "dataset": ds["name"],
+                "base_dataset": ds["base_dataset"], "normalized": ds.get("normalized"),
+                "deduplicated": ds.get("deduplicated"), "outlier_pct": ds.get("outlier_pct"),
+                "version": ds.get("version"), "provenance": ds.get("provenance", "{}"),
+                "n_objects": ds["n_objects"], "n_outliers": ds["n_outliers"], "n_attributes": ds["n_attributes"],
+                "method": r.method, "params": r.params, "metric": r.metric,
+                "runtime_s": r.runtime_s / max(n, 1), "status": "ok", "error": None, "odeval_version": version}
+            for c, v in facts.items():
+                cols[c].extend([v] * n)
+            cols["k"].extend(r.ks)
+            for m in self._measures:
+                cols[m].extend([meas.get(m) for meas in r.measures])
+        return _arrow_table({c: (cols[c], types[c]) for c in types})
 
     def finished_variant_tasks(self, *, include_errors: bool = True) -> set[str]:
         """Ids of the per-variant tasks in the store (only the successful ones with ``include_errors=False``)."""
@@ -647,9 +693,12 @@ class ResultStore:
     def _runs_columns(self) -> list[str]:
         return [*_RUN_FACT_COLUMNS, *self._measures, *_RUN_TAIL_COLUMNS]
 
-    def _select_list(self, df: pd.DataFrame) -> str:
-        types = {**_RUN_FACT_COLUMNS, **{m: "DOUBLE" for m in self._measures}, **_RUN_TAIL_COLUMNS}
-        return ", ".join(f'CAST("{c}" AS {types[c]}) AS "{c}"' for c in df.columns)
+    def _runs_types(self) -> dict[str, str]:
+        return {**_RUN_FACT_COLUMNS, **{m: "DOUBLE" for m in self._measures}, **_RUN_TAIL_COLUMNS}
+
+    def _select_list(self, columns: Sequence[str]) -> str:
+        types = self._runs_types()
+        return ", ".join(f'CAST("{c}" AS {types[c]}) AS "{c}"' for c in columns)
 
     # --- reading ------------------------------------------------------------------------------
     def _where(self, study_hash: str | None, alias: str = "", *, link: str = _STUDY_FILTER,
@@ -893,12 +942,34 @@ class ResultStore:
         self.close()
 
 
-def _ranks_frame(result: UnitResult, dataset: str) -> pd.DataFrame:
-    if not result.ranks:
-        return pd.DataFrame(columns=["unit_id", "dataset", "method", "params", "k", "object", "rank"])
-    # one frame for all k (one per k cost ~1 ms each in pandas' scalar broadcasting: most of a small unit)
-    return pd.DataFrame({
-        "unit_id": result.unit_id, "dataset": dataset, "method": result.method, "params": result.params,
-        "k": np.concatenate([np.full(len(objs), k, dtype=np.int64) for k, objs, _ in result.ranks]),
-        "object": np.concatenate([objs.astype(np.int64) for _, objs, _ in result.ranks]),
-        "rank": np.concatenate([np.asarray(r, dtype=np.float64) for _, _, r in result.ranks])})
+def _arrow_table(columns: dict[str, tuple[Any, str]]) -> pa.Table:
+    """An Arrow table of (values, DuckDB type) columns for an INSERT … SELECT. NaN becomes NULL, as in a pandas
+    frame scanned by DuckDB (the rows are those the earlier pandas path stored)."""
+    def column(values: Any, kind: str) -> pa.Array:
+        try:
+            return pa.array(values, type=_ARROW_TYPES[kind], from_pandas=True)
+        except (pa.ArrowInvalid, pa.ArrowTypeError):  # unusual values (e.g. a number as text): DuckDB casts them
+            return pa.array([None if v is None else str(v) for v in values], type=pa.string())
+
+    return pa.table({c: column(v, t) for c, (v, t) in columns.items()})
+
+
+def _ranks_table(results: Sequence[UnitResult]) -> pa.Table:
+    """The ``outlier_ranks`` rows of ``results``: |O| per stored k (see :data:`odeval.bench.runner.MAX_RANK_ROWS`)."""
+    rows = [(r, k, objs, rk) for r in results for k, objs, rk in r.ranks]
+    size = [len(objs) for _, _, objs, _ in rows]
+
+    def text(values: list[str]) -> pa.Array:
+        return pa.array(np.repeat(np.array(values, dtype=object), size), type=pa.string())
+
+    if not rows:
+        return _arrow_table({c: ([], t) for c, t in (("unit_id", "VARCHAR"), ("dataset", "VARCHAR"),
+                                                      ("method", "VARCHAR"), ("params", "VARCHAR"),
+                                                      ("k", "INTEGER"), ("object", "INTEGER"), ("rank", "DOUBLE"))})
+    return pa.table({
+        "unit_id": text([r.unit_id for r, _, _, _ in rows]),
+        "dataset": text([r.dataset["name"] for r, _, _, _ in rows]),
+        "method": text([r.method for r, _, _, _ in rows]), "params": text([r.params for r, _, _, _ in rows]),
+        "k": pa.array(np.repeat(np.array([k for _, k, _, _ in rows], dtype=np.int64), size)),
+        "object": pa.array(np.concatenate([np.asarray(o).astype(np.int64) for _, _, o, _ in rows])),
+        "rank": pa.array(np.concatenate([np.asarray(x, dtype=np.float64) for _, _, _, x in rows]), from_pandas=True)})

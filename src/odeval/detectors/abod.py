@@ -99,7 +99,8 @@ def _abof_poly2(X, ks, no_pair):  # pragma: no cover - numba
     are computed once. Every k whose list is a prefix of the widest list (in the same order) is accumulated
     in one row-major pass over the pairs — the row-major order restricted to a prefix is the prefix's own, so
     each k's chain of updates is ELKI's, and the chains of different k run side by side; the others (their
-    heap ordered ties differently) get their own pass."""
+    heap ordered ties differently) run in the same pass, each reading the pairs through its own list order
+    (the same row-major argument holds for any order), so no chain waits for another's divisions."""
     n = X.shape[0]
     nk = ks.shape[0]
     diag = np.empty(n)
@@ -203,7 +204,11 @@ def _abof_poly2(X, ks, no_pair):  # pragma: no cover - numba
                 w = np.sqrt(div)
                 W[i, j] = w
                 W[j, i] = w
-        # one row-major pass over the pairs for every shared k (chains side by side)
+        # one row-major pass over the pairs for every k, the chains side by side: a shared k reads the pairs of
+        # the widest list's prefix, a separate k (its heap ordered ties differently) the pairs through its own
+        # order. For each k the pairs (i, j), j < m_k, come in row-major order — its own chain of updates, in
+        # ELKI's order — and independent chains overlap (the divisions of one chain no longer wait for each
+        # other's); separate k were one pass each before, bit for bit the same values.
         nsh = 0
         sh_m = np.empty(nk, dtype=np.int64)
         sh_t = np.empty(nk, dtype=np.int64)
@@ -216,6 +221,15 @@ def _abof_poly2(X, ks, no_pair):  # pragma: no cover - numba
         st_mean = np.zeros(nsh)
         st_m2 = np.zeros(nsh)
         mtop = sh_m[nsh - 1] if nsh > 0 else 0
+        sep_m = np.empty(nsep, dtype=np.int64)
+        for q in range(nsep):
+            sep_m[q] = sizes[sep_t[q]]
+        desc = np.argsort(-sep_m)  # separate k by decreasing list size (the inner loop stops at the first too short)
+        sq_n = np.zeros(nsep)
+        sq_mean = np.zeros(nsep)
+        sq_m2 = np.zeros(nsep)
+        if nsep > 0 and sep_m[desc[0]] > mtop:
+            mtop = sep_m[desc[0]]
         for i in range(mtop):
             for j in range(i + 1, mtop):
                 v = V[i, j]
@@ -230,23 +244,25 @@ def _abof_poly2(X, ks, no_pair):  # pragma: no cover - numba
                     st_mean[s] += rval
                     st_m2[s] += nn * delta * rval
                     st_n[s] = nwsum
+                for r in range(nsep):
+                    q = desc[r]
+                    if sep_m[q] <= j:
+                        break
+                    bi = orders[q, i]
+                    ci = orders[q, j]
+                    v2 = V[bi, ci]
+                    w2 = W[bi, ci]
+                    nn = sq_n[q]
+                    nwsum = w2 + nn
+                    delta = v2 - sq_mean[q]
+                    rval = delta * w2 / nwsum
+                    sq_mean[q] += rval
+                    sq_m2[q] += nn * delta * rval
+                    sq_n[q] = nwsum
         for s in range(nsh):
             out[sh_t[s], a] = st_m2[s] / st_n[s] if st_n[s] > 0.0 else no_pair
-        # the k whose heap ordered ties differently: their own pass, in their order
-        state = np.zeros(3)
         for q in range(nsep):
-            t = sep_t[q]
-            m = sizes[t]
-            pos = orders[q]
-            state[0] = 0.0
-            state[1] = 0.0
-            state[2] = 0.0
-            for i in range(m):
-                bi = pos[i]
-                for j in range(i + 1, m):
-                    ci = pos[j]
-                    _mv_put(state, V[bi, ci], W[bi, ci])
-            out[t, a] = state[2] / state[0] if state[0] > 0.0 else no_pair
+            out[sep_t[q], a] = sq_m2[q] / sq_n[q] if sq_n[q] > 0.0 else no_pair
     return out
 
 

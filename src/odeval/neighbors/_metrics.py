@@ -6,7 +6,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy.spatial import distance as _sd
 
 __all__ = ["Metric", "resolve_metric"]
 
@@ -78,6 +77,8 @@ class Metric:
         Evaluated by scipy's direct loops (sum over coordinate differences), never by a dot-product
         expansion. The Euclidean graph builder does not use this (it has its own exact kernel).
         """
+        from scipy.spatial import distance as _sd  # lazy: ~0.25 s of every odeval start-up otherwise
+
         D = _sd.cdist(A, B, metric=self.name, **self.params)
         bad = ~np.isfinite(D)
         if bad.any():
