@@ -241,7 +241,7 @@ def _ireos_task(res: VariantTaskResult, X: np.ndarray | None, S: np.ndarray, opt
         if opts.get("adjust", True):
             res.values.append((i, "ireos_adjusted", float(r.adjusted[i])))
     res.details.update({"gamma_max": r.gamma_max, "m_cl": r.m_cl, "knn": knn, "n_fits": r.n_fits, "fits": r.fits,
-                        "unseparated": len(r.unseparated)})
+                        "unseparated": len(r.unseparated), "gamma_max_duplicates": len(r.gamma_max_duplicates)})
 
 
 def _selection_task(res: VariantTaskResult, prepared: Any, S: np.ndarray, names: list[str], opts: dict[str, Any],
