@@ -6,8 +6,8 @@ Per variant, in one process, CPU seconds (``time.process_time``) and wall second
 * prepare: load + kNN graph for the largest k (shared with the units in a real study);
 * rescore: every method × k from the graph (the units' scoring path) + each candidate's quality by the labels;
 * consensus: the default selectors without mc-kendall, and mc-kendall alone (O(R² N log N));
-* IREOS approx: ``ireos(X, candidates, knn=250, adaptive quadrature, m_cl=1, adjust=True)`` — all candidates
-  when N ≤ ``--ireos-max-n``, and the ten candidates of §4.2.
+* IREOS approx: ``ireos(X, candidates, knn=250, adaptive quadrature, m_cl=1, adjust=True, p_values=True)``, as
+  the study's IREOS task — all candidates when N ≤ ``--ireos-max-n``, and the ten candidates of §4.2.
 
 Then the extrapolation to every ``*withoutdupl_norm*`` variant of ``../shared/datasets/dami`` (262 variants):
 rescore + consensus and IREOS scaled by N from the measured variants (CPU per object, from the variants with
@@ -76,11 +76,12 @@ def measure(path: Path, kmax: int, ireos_max_n: int, ireos10_max_n: int, kendall
     knn = 250 if S.shape[1] > 251 else None
     ten = paper_candidates(q["roc_auc"], 10)
     if S.shape[1] <= ireos10_max_n:
-        r10, c10, w10 = timed(lambda: ireos(prep.X, list(S[ten]), knn=knn, adjust=True, n_jobs=1),
+        r10, c10, w10 = timed(lambda: ireos(prep.X, list(S[ten]), knn=knn, adjust=True, p_values=True, n_jobs=1),
                               "IREOS 10 candidates")
         row["ireos10"] = (c10, w10, r10.n_fits)
     if S.shape[1] <= ireos_max_n:
-        ra, ca, wa = timed(lambda: ireos(prep.X, list(S), knn=knn, adjust=True, n_jobs=1), "IREOS all candidates")
+        ra, ca, wa = timed(lambda: ireos(prep.X, list(S), knn=knn, adjust=True, p_values=True, n_jobs=1),
+                          "IREOS all candidates")
         row["ireos_all"] = (ca, wa, ra.n_fits)
     return row
 

@@ -363,7 +363,8 @@ def study_check(study_file: str) -> None:
         if step.ireos is not None:
             click.echo(f"  per variant: IREOS of every candidate, one gamma_max per variant {step.ireos}")
         if step.selectors is not None:
-            click.echo(f"  per variant: selectors {list(step.selectors)}, candidates {step.selection_candidates}")
+            modes = " and ".join(step.selection_modes)
+            click.echo(f"  per variant: selectors {list(step.selectors)}, candidates {modes}")
 
 
 @main.command()

@@ -100,6 +100,10 @@ def test_run_twice_skips_and_values_are_ireos_with_one_gamma_max(ran):
     got = values[values.task_id.isin(cand.task_id)].pivot(index="candidate", columns="measure", values="value")
     np.testing.assert_allclose(got["ireos"].to_numpy(), ref.index, rtol=0, atol=1e-12)
     np.testing.assert_allclose(got["ireos_adjusted"].to_numpy(), ref.adjusted, rtol=0, atol=1e-12)
+    # p-values against random permutations of each candidate's weights (m_cl = 1, App. A.2), same seed
+    ref_p = ireos(ds.X, S, quadrature="fixed", n_gamma=12, adjust=True, p_values=True)
+    np.testing.assert_array_equal(got["ireos_p_value"].to_numpy(), ref_p.p_value)
+    assert ((got["ireos_p_value"] > 0) & (got["ireos_p_value"] <= 1)).all()
     with ResultStore(store, read_only=True) as rs:
         details = json.loads(rs.variant_tasks(kind="ireos").set_index("dataset").loc["va", "details"])
     assert details["gamma_max"] == pytest.approx(ref.gamma_max, rel=1e-12) and details["knn"] is None
@@ -141,6 +145,26 @@ def test_candidates_10_and_bad_keys(variant_study, tmp_path):  # variant_study w
     assert len(cands) == 4
     knn10 = picks.set_index("selector").loc["default-knn10"]  # k = 10 is not among k = 2..8: no pick, a note
     assert knn10.choice == "" and "not among the candidates" in knn10.note and np.isnan(knn10.roc_auc)
+    # two selection tasks per variant (all and the paper's 4), IREOS of all candidates once
+    two = study_from_dict({**raw, "internal": ["ireos"],
+                           "internal_options": {"knn": "exact", "quadrature": "fixed", "n_gamma": 8},
+                           "selection": {"selectors": ["mc-spearman"], "candidates": ["all", 4]}}, source="t")
+    assert two.variant_step.selection_modes == ("all", "4")
+    run_study(two, tmp_path / "two.duckdb", workers=1, progress="none")
+    tasks, cands, values, _ = stored(tmp_path / "two.duckdb")
+    assert sorted(tasks.candidates) == ["4", "all", "all"]
+    assert len(cands) == 4 + 14 + 14  # kNN, LOF × k = 2..8
+    # select-audit --candidates 4: the ireos pick among the four, read from the IREOS of all 14 candidates
+    res = CliRunner().invoke(main, ["select-audit", str(tmp_path / "two.duckdb"), "--candidates", "4", "--json"])
+    assert res.exit_code == 0, res.output
+    pick = next(p for p in json.loads(res.output)["picks"] if p["selector"] == "ireos" and p["measure"] == "roc_auc")
+    assert "γ_max of all 14 candidates" in pick["note"] and 0 < pick["pick_p_value"] <= 1
+    itask = tasks.task_id[tasks.kind == "ireos"].iloc[0]
+    four = cands[cands.task_id == tasks.task_id[tasks.candidates == "4"].iloc[0]]["name"]
+    allc = cands[cands.task_id == itask].set_index("candidate")["name"]
+    adj = values[(values.task_id == itask) & (values.measure == "ireos_adjusted")].copy()
+    adj["name"] = adj.candidate.map(allc)
+    assert pick["choice"] == adj[adj.name.isin(set(four))].sort_values("value").name.iloc[-1]
     for bad, msg in (({"internal": ["ireos"], "internal_options": {"mcl": "big"}}, "mcl must be"),
                      ({"internal_options": {"knn": 5}, "internal": ["em"]}, "IREOS option"),
                      ({"selection": {"selectors": ["nope"]}}, "unknown selector"),
@@ -161,7 +185,9 @@ def test_select_audit_and_report_use_the_stored_picks(ran, tmp_path):
     best = cands[(cands.task_id == adj.task_id.iloc[0]) & (cands.candidate == adj.candidate.iloc[adj.value.argmax()])]
     pick = [p for p in out["picks"] if p["dataset"] == "va" and p["selector"] == "ireos" and p["measure"] == "roc_auc"]
     assert pick[0]["choice"] == best.name.iloc[0] and pick[0]["value"] == pytest.approx(best.roc_auc.iloc[0])
+    assert 0 < pick[0]["pick_p_value"] <= 1 and f"p = {pick[0]['pick_p_value']:.3g}" in pick[0]["note"]
     res = CliRunner().invoke(main, ["select-audit", str(store), "--per-variant"])
+    assert "IREOS pick against random solutions (stored one-sided p-values, App. A): p < 0.05 on" in res.output
     assert res.exit_code == 0 and "picks: stored\n" in res.output and "model-selection audit: 2 variants" \
         in res.output, res.output
     res = CliRunner().invoke(main, ["select-audit", str(store), "--selectors", "mc-kendall"])
@@ -177,6 +203,7 @@ def test_select_audit_and_report_use_the_stored_picks(ran, tmp_path):
     index, _ = report_from_store(store, tmp_path / "rep", permutations=0, ensembles=False, simulations=5)
     html = Path(index).read_text()
     assert 'id="ireos"' in html and "IREOS (max)" in html
+    assert "p_value: one-sided, the pick's index against random solutions" in html
     assert "Label-free model selection" in html  # the stored picks, without --selection
 
 
@@ -222,3 +249,40 @@ def test_dask_local_cluster_runs_the_variant_step(variant_study, tmp_path):
     assert summary.variant_tasks_ok == 4 and not summary.failed
     for a, b in zip(stored(local), stored(dask), strict=True):
         pd.testing.assert_frame_equal(a, b)
+
+
+def test_ireos_task_excludes_constant_candidates_and_reads_0_1_scorings_as_scorings(tmp_path):
+    """A candidate with constant scores (e.g. INFLO at k = N − 1: 1 for every object) has no IREOS weights: it gets
+    NaN and a reason instead of failing the variant; one that takes only the values 0 and 1 is a scoring (Gaussian
+    weights), not a binary top-n solution. The stored values with NaN are written and read back."""
+    from odeval.bench.store import VariantTaskResult
+    from odeval.bench.variant_step import _ireos_task
+    from odeval.measures.internal import ireos
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 3))
+    X[:3] += 4.0
+    good = np.linalg.norm(X, axis=1)
+    zero_one = (good > np.quantile(good, 0.8)).astype(float)
+    S = np.vstack([good, np.ones(30), zero_one])
+    res = VariantTaskResult(task_id="t" * 24, kind="ireos", dataset="d", file_sha256="x", metric="euclidean",
+                            candidates_mode="all", options={})
+    opts = {"knn": None, "quadrature": "fixed", "n_gamma": 8}
+    _ireos_task(res, X, S, opts)
+    vals = {(i, m): v for i, m, v in res.values}
+    assert np.isnan(vals[(1, "ireos")]) and np.isnan(vals[(1, "ireos_p_value")])
+    assert res.details["excluded"] == [{"candidate": 1, "reason": "constant scores: no outlier weights"}]
+    ref = ireos(X, [good, zero_one + 7.0], quadrature="fixed", n_gamma=8, adjust=True, p_values=True)
+    assert ref.kinds == ["scoring", "scoring"]
+    np.testing.assert_allclose([vals[(0, "ireos")], vals[(2, "ireos")]], ref.index, rtol=0, atol=1e-12)
+    np.testing.assert_allclose([vals[(0, "ireos_adjusted")], vals[(2, "ireos_adjusted")]], ref.adjusted, atol=1e-12)
+    assert ireos(X, [good, zero_one], quadrature="fixed", n_gamma=8).kinds[1] == "binary"  # what the shift avoids
+    only_constant = VariantTaskResult(task_id="u" * 24, kind="ireos", dataset="d", file_sha256="x",
+                                      metric="euclidean", candidates_mode="all", options={})
+    with pytest.raises(ValueError, match="no candidate has IREOS weights: constant scores"):
+        _ireos_task(only_constant, X, np.ones((2, 30)), opts)
+    with ResultStore(tmp_path / "n.duckdb") as rs:  # NaN values are stored as NaN
+        rs.write_variant_task(res, study_hash="h", version="0")
+    with ResultStore(tmp_path / "n.duckdb", read_only=True) as rs:
+        got = rs.variant_table("variant_values")
+    assert got[(got.candidate == 1)]["value"].isna().all() and got[(got.candidate == 0)]["value"].notna().all()

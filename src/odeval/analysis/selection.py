@@ -199,7 +199,9 @@ def stored_picks(store: str | Path, *, candidates: str | int = "all", seed: int 
         picks = rs.variant_table("selection_picks", task_ids=ids) if ids else pd.DataFrame()
         facts = {d: rs.variant_facts(d) for d in (tasks["dataset"].unique() if ids else [])}
         itasks = rs.variant_tasks(study_hash=study_hash, kind="ireos", status="ok") if ids else pd.DataFrame()
-        itasks = itasks[itasks["candidates"].astype(str) == str(candidates)] if len(itasks) else itasks
+        # IREOS of the same candidates, or of all candidates (a superset: the pick among these candidates is then
+        # read from them, with the gamma_max of all candidates — noted)
+        itasks = itasks[itasks["candidates"].astype(str).isin({str(candidates), "all"})] if len(itasks) else itasks
         ivalues = rs.variant_table("variant_values", task_ids=list(itasks["task_id"])) if len(itasks) else None
         inames = (rs.variant_table("variant_candidates", task_ids=list(itasks["task_id"])).groupby("task_id")["name"]
                   .agg(tuple).to_dict() if len(itasks) else {})
@@ -218,12 +220,16 @@ def stored_picks(store: str | Path, *, candidates: str | int = "all", seed: int 
             judged.append((row.selector, row.selector_kind,
                            "expected (random)" if row.selector_kind == "expected" else row.choice,
                            value, row.note or ""))
+        ireos_p = math.nan
         if "ireos" not in set(sub["selector"]) and ivalues is not None:
             pick = _stored_ireos_pick(ivalues, itasks[itasks["dataset"] == dataset], c, inames)
             if pick is not None:
                 judged.append(("ireos", "pick", pick[0], {m: float(pick[1][m]) for m in measures}, pick[2]))
+                ireos_p = pick[3]
         base = facts.get(dataset, {}).get("base_dataset") or dataset
-        all_picks.append(pick_rows(str(dataset), str(base), quality, judged, measures))
+        rows = pick_rows(str(dataset), str(base), quality, judged, measures)
+        rows["pick_p_value"] = np.where(rows["selector"] == "ireos", ireos_p, math.nan)
+        all_picks.append(rows)
         all_cands.append(pd.DataFrame({"dataset": dataset, "candidate": list(c["name"]),
                                        **{m: quality[m] for m in measures}}))
         chosen[str(dataset)] = tuple(j[0] for j in judged)
@@ -233,20 +239,39 @@ def stored_picks(store: str | Path, *, candidates: str | int = "all", seed: int 
 
 
 def _stored_ireos_pick(values: pd.DataFrame, tasks: pd.DataFrame, cands: pd.DataFrame,
-                       names: Mapping[str, tuple[str, ...]]) -> tuple[str, pd.Series, str] | None:
-    """(choice, candidate row, note) of the largest stored IREOS of the variant's latest IREOS task whose
-    candidates are ``cands`` (the same names in the same order); None when there is none."""
-    for task_id in reversed(list(tasks.sort_values("finished", kind="stable")["task_id"])):
-        if tuple(names.get(task_id, ())) != tuple(cands.sort_values("candidate")["name"]):
-            continue
+                       names: Mapping[str, tuple[str, ...]]) -> tuple[str, pd.Series, str, float] | None:
+    """(choice, candidate row, note, p-value) of the largest stored IREOS among ``cands``; None when there is none.
+
+    Prefers the variant's latest IREOS task whose candidates are ``cands`` (the same names in the same order);
+    otherwise the latest task whose candidates include all of ``cands`` (IREOS of every candidate, read for the
+    ten of §4.2): its values were computed with one γ_max for *all* its candidates (§3.4), not for these alone,
+    which the note says. The p-value of the pick (``ireos_p_value``, one-sided, against random solutions) is in
+    the note when stored."""
+    order = list(cands.sort_values("candidate")["name"])
+    latest = list(reversed(list(tasks.sort_values("finished", kind="stable")["task_id"])))
+    exact = [t for t in latest if tuple(names.get(t, ())) == tuple(order)]
+    superset = [t for t in latest if t not in exact and set(order) <= set(names.get(t, ()))]
+    for task_id in exact + superset:
         v = values[values["task_id"] == task_id]
         measure = "ireos_adjusted" if (v["measure"] == "ireos_adjusted").any() else "ireos"
-        v = v[v["measure"] == measure].sort_values("candidate")
-        if len(v) != len(cands) or not np.isfinite(v["value"].to_numpy(float)).any():
+        pos = {n: i for i, n in enumerate(names.get(task_id, ()))}
+        wanted = [pos[n] for n in order]
+        by_cand = v[v["measure"] == measure].set_index("candidate")["value"]
+        if not set(wanted) <= set(by_cand.index):
             continue
-        best = int(v["candidate"].iloc[int(np.nanargmax(v["value"].to_numpy(float)))])
-        row = cands.set_index("candidate").loc[best]
-        return str(row["name"]), row, f"from the study's stored {measure} (internal = ['ireos'])"
+        vals = by_cand.loc[wanted].to_numpy(float)
+        if not np.isfinite(vals).any():
+            continue
+        best = int(np.nanargmax(vals))
+        row = cands.sort_values("candidate").iloc[best]
+        note = f"from the study's stored {measure} (internal = ['ireos'])"
+        if task_id in superset:
+            note += f"; γ_max of all {len(pos)} candidates"
+        pv = v[(v["measure"] == "ireos_p_value") & (v["candidate"] == wanted[best])]["value"]
+        p = float(pv.iloc[0]) if len(pv) else math.nan
+        if np.isfinite(p):
+            note += f"; p = {p:.3g}"
+        return str(row["name"]), row, note, p
     return None
 
 
@@ -658,6 +683,20 @@ def friedman_line(fr: Mapping[str, Any]) -> str:
             f"Nemenyi CD (α = {fr['alpha']}) = {fr['cd']:.2f} ranks")
 
 
+def ireos_p_line(picks: pd.DataFrame, measure: str = "roc_auc", alpha: float = 0.05) -> str | None:
+    """One line on the stored p-values of the IREOS picks (``pick_p_value``: one-sided, the pick's index against
+    random solutions, Marques et al. 2020 App. A); None when no variant has one."""
+    if "pick_p_value" not in picks:
+        return None
+    p = picks[(picks["selector"] == "ireos") & (picks["measure"] == measure)]["pick_p_value"].to_numpy(float)
+    p = p[np.isfinite(p)]
+    if p.size == 0:
+        return None
+    return (f"IREOS pick against random solutions (stored one-sided p-values, App. A): p < {alpha} on "
+            f"{int((p < alpha).sum())} of {p.size} variants (median p = {_p(float(np.median(p)))}); significance "
+            "says the pick is better than chance as IREOS sees it, not that it is a good candidate by the labels")
+
+
 def format_audit(audit: SelectionAudit, *, per_variant: bool = False) -> str:
     """Plain-text tables of :func:`audit_selection` (used by ``odeval select-audit``)."""
     m = audit.measure
@@ -689,6 +728,8 @@ def format_audit(audit: SelectionAudit, *, per_variant: bool = False) -> str:
                  "variants where the pick is the best candidate; rank = mean rank among the selectors (1 = best); "
                  "p = one-sided Wilcoxon signed-rank, selector better than the baseline.")
     lines.append(friedman_line(audit.friedman))
+    if (pl := ireos_p_line(audit.picks, m)) is not None:
+        lines.append(pl)
     lines.append("")
     lines += list(audit.verdicts.values())
     if per_variant:

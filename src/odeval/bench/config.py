@@ -42,7 +42,7 @@ candidates of Marques et al. 2020 §4.2), run by :mod:`odeval.bench.variant_step
                                 # candidates = "all" | 10
     [selection]                 # the label-free selectors of odeval.compare.selection, their picks stored
     selectors = ["mc-spearman", "hits", "ensemble", "random", "default-knn10"]   # default: the default set
-    candidates = "all"          # or 10
+    candidates = "all"          # or 10, or ["all", 10] (one selection task per mode)
 
 :func:`load_study` checks every entry and raises one :class:`StudyError` listing *all* problems found
 (unknown method, bad parameter, missing dataset, bad k range), so a study never fails half-way for a typo.
@@ -88,17 +88,25 @@ class VariantStep:
 
     ``ireos``: the IREOS options (keys of :data:`IREOS_OPTIONS`, ``candidates`` included) or None;
     ``selectors``: the label-free selectors to run (:mod:`odeval.compare.selection`) or None;
-    ``selection_candidates``: "all" or the number of paper candidates; ``seed``: the study's seed.
+    ``selection_candidates``: "all" or the number of paper candidates, or a tuple of such modes (one selection
+    task per mode, e.g. ``("all", "10")``); ``seed``: the study's seed.
     """
 
     ireos: dict[str, Any] | None = None
     selectors: tuple[str, ...] | None = None
-    selection_candidates: str = "all"
+    selection_candidates: str | tuple[str, ...] = "all"
     seed: int = 0
 
+    @property
+    def selection_modes(self) -> tuple[str, ...]:
+        """The candidate modes of the selection tasks ("all" and/or a number of paper candidates)."""
+        c = self.selection_candidates
+        return (c,) if isinstance(c, str) else tuple(c)
+
     def key(self) -> dict[str, Any]:
+        cand = self.selection_candidates
         return {"ireos": self.ireos, "selectors": list(self.selectors) if self.selectors is not None else None,
-                "selection_candidates": self.selection_candidates, "seed": self.seed}
+                "selection_candidates": cand if isinstance(cand, str) else list(cand), "seed": self.seed}
 
 
 class StudyError(ValueError):
@@ -507,10 +515,13 @@ def _parse_variant_step(raw: dict[str, Any], meta: dict[str, Any], seed: int, ir
         else:
             problems.append(f"[selection].selectors must be 'default' or a non-empty list of names, got {names!r}")
         cand = sel.get("candidates", "all")
-        if _check_ireos_option("candidates", cand):
-            problems.append(f"[selection].candidates must be 'all' or a positive integer, got {cand!r}")
+        modes = cand if isinstance(cand, list) else [cand]
+        if not modes or any(_check_ireos_option("candidates", c) for c in modes):
+            problems.append(f"[selection].candidates must be 'all', a positive integer or a list of them (e.g. "
+                            f"[\"all\", 10]), got {cand!r}")
         else:
-            candidates = str(cand)
+            found_modes = tuple(dict.fromkeys(str(c) for c in modes))
+            candidates = found_modes[0] if len(found_modes) == 1 else found_modes
     if ireos is None and selectors is None:
         return None
     return VariantStep(ireos=ireos, selectors=selectors, selection_candidates=candidates, seed=seed)

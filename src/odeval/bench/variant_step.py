@@ -90,7 +90,8 @@ def plan_variant_tasks(study: Study, file_sha256: str, ref: Variant) -> list[Var
         opts = {k: v for k, v in step.ireos.items() if k != "candidates"}
         tasks.append(("ireos", str(step.ireos["candidates"]), opts))
     if step.selectors is not None:
-        tasks.append(("selection", step.selection_candidates, {"selectors": list(step.selectors), "seed": step.seed}))
+        for mode in step.selection_modes:
+            tasks.append(("selection", mode, {"selectors": list(step.selectors), "seed": step.seed}))
     return [VariantTask(variant_task_id(file_sha256, ref, study, kind, cand, opts), kind, cand, opts)
             for kind, cand, opts in tasks]
 
@@ -232,16 +233,60 @@ def _ireos_task(res: VariantTaskResult, X: np.ndarray | None, S: np.ndarray, opt
     knn = opts.get("knn")
     if knn is not None and X.shape[0] <= int(knn) + 1:
         knn = None  # fewer objects than the subset size: the exact index
-    r = ireos(X, list(S), m_cl=opts.get("mcl", 1), C=float(opts.get("C", 100.0)), gamma_max=opts.get("gamma_max"),
-              quadrature=opts.get("quadrature", "adaptive"), n_gamma=int(opts.get("n_gamma", 100)),
-              tol=float(opts.get("tol", 1e-3)), knn=knn, adjust=bool(opts.get("adjust", True)),
-              seed=int(opts.get("seed", 0)), n_jobs=1)
-    for i in range(S.shape[0]):
-        res.values.append((i, "ireos", float(r.index[i])))
+    # with the adjustment the p-values cost no classifier: m_cl = 1 permutes the areas of all objects (computed
+    # for E{I}, Eq. 25), m_cl > 1 reuses the Monte Carlo null of E{I}; without it they would need those classifiers
+    pv = bool(opts.get("adjust", True))
+    use, excluded = _ireos_solutions(S)
+    if not use:
+        raise ValueError(f"no candidate has IREOS weights: {excluded[0][1]}" if excluded else "no candidates")
+    r = ireos(X, [sol for _, sol in use], m_cl=opts.get("mcl", 1), C=float(opts.get("C", 100.0)),
+              gamma_max=opts.get("gamma_max"), quadrature=opts.get("quadrature", "adaptive"),
+              n_gamma=int(opts.get("n_gamma", 100)), tol=float(opts.get("tol", 1e-3)), knn=knn,
+              adjust=bool(opts.get("adjust", True)), p_values=pv, seed=int(opts.get("seed", 0)), n_jobs=1)
+    row = {i: j for j, (i, _) in enumerate(use)}
+    nan = float("nan")
+    for i in range(S.shape[0]):  # excluded candidates: NaN (no index), like a failed measure
+        j = row.get(i)
+        res.values.append((i, "ireos", nan if j is None else float(r.index[j])))
         if opts.get("adjust", True):
-            res.values.append((i, "ireos_adjusted", float(r.adjusted[i])))
+            res.values.append((i, "ireos_adjusted", nan if j is None else float(r.adjusted[j])))
+        if pv:
+            res.values.append((i, "ireos_p_value", nan if j is None else float(r.p_value[j])))
     res.details.update({"gamma_max": r.gamma_max, "m_cl": r.m_cl, "knn": knn, "n_fits": r.n_fits, "fits": r.fits,
-                        "unseparated": len(r.unseparated), "gamma_max_duplicates": len(r.gamma_max_duplicates)})
+                        "unseparated": len(r.unseparated), "gamma_max_duplicates": len(r.gamma_max_duplicates),
+                        "expected": float(r.expected[0]),
+                        "p_value_test": ("one-sided permutation test, 1000 permutations of the weights"
+                                         if r.m_cl == 1.0 else "Monte Carlo over random solutions"),
+                        "excluded": [{"candidate": i, "reason": why} for i, why in excluded]})
+
+
+def _ireos_solutions(S: np.ndarray) -> tuple[list[tuple[int, np.ndarray]], list[tuple[int, str]]]:
+    """The candidates IREOS can weigh, as (row, score vector), and the others as (row, reason).
+
+    Every candidate is a *scoring*: one that happens to take only the values 0 and 1 (e.g. a method at large k)
+    would be read by :func:`odeval.measures.internal.solution_weights` as a binary top-n solution, so it is
+    shifted by +1 (Gaussian scaling is shift-invariant). A candidate without weights — constant scores (e.g. INFLO
+    or LOF at k = N − 1 score every object 1), or no positive weight after scaling — has no IREOS index and is
+    excluded with the reason (its values are NaN), instead of failing the variant.
+    """
+    from odeval.measures.internal import solution_weights
+
+    use, excluded = [], []
+    for i, s in enumerate(S):
+        if not np.isfinite(s).all():
+            excluded.append((i, "non-finite scores"))
+            continue
+        if np.ptp(s) == 0.0:
+            excluded.append((i, "constant scores: no outlier weights"))
+            continue
+        sol = s + 1.0 if np.isin(s, (0.0, 1.0)).all() else s
+        try:
+            solution_weights([sol], S.shape[1])
+        except ValueError as exc:
+            excluded.append((i, str(exc)))
+            continue
+        use.append((i, sol))
+    return use, excluded
 
 
 def _selection_task(res: VariantTaskResult, prepared: Any, S: np.ndarray, names: list[str], opts: dict[str, Any],

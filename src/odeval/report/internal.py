@@ -145,6 +145,13 @@ def ireos_section_html(ireos: pd.DataFrame, *, ctx: Any = None) -> str:
     gmax = frame.groupby("dataset")["gamma_max"].first()
     if len(picks):
         picks.insert(2, "gamma_max", picks["dataset"].map(gmax))
+        # the pick's stored one-sided p-value against random solutions (ireos_p_value, App. A), when stored
+        pv = frame[frame["measure"] == "ireos_p_value"]
+        if len(pv):
+            key = pv["dataset"] + "|" + pv["method"] + " k=" + pv["k"].astype(int).astype(str)
+            lookup = dict(zip(key, pv["value"].astype(float), strict=True))
+            picks.insert(picks.columns.get_loc("value") + 1, "p_value",
+                         [lookup.get(f"{d}|{p}", np.nan) for d, p in zip(picks["dataset"], picks["pick"], strict=True)])
     parts = ['<h2 id="ireos">Label-free measure IREOS (per variant)</h2>',
              "<p>IREOS (Marques et al. 2020) of every candidate scoring of a variant, with one γ<sub>max</sub> for "
              "all candidates of the variant (§3.4). The candidate with the largest index is the one IREOS would "
@@ -161,4 +168,10 @@ def ireos_section_html(ireos: pd.DataFrame, *, ctx: Any = None) -> str:
         parts.append(f"<p>Mean over {len(auc)} variant(s): ROC AUC of the IREOS pick {auc['roc_auc pick'].mean():.3f}"
                      f"; candidates min {auc['roc_auc min'].mean():.3f}, mean {auc['roc_auc mean'].mean():.3f}, "
                      f"max {auc['roc_auc max'].mean():.3f}.</p>")
+    if "p_value" in picks and np.isfinite(auc["p_value"].to_numpy(float)).any():
+        p = auc["p_value"].to_numpy(float)
+        p = p[np.isfinite(p)]
+        parts.append(f"<p>p_value: one-sided, the pick's index against random solutions (Marques et al. 2020, "
+                     f"App. A; with m<sub>cl</sub> = 1 and scorings: 1000 random permutations of its weights). "
+                     f"p &lt; 0.05 on {int((p < 0.05).sum())} of {p.size} variant(s).</p>")
     return "\n".join(parts)

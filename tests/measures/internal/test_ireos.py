@@ -353,3 +353,23 @@ def test_exact_duplicates_are_left_out_of_the_gamma_max_search():
     only_dup = np.zeros(X.shape[0], bool)
     only_dup[[43, 44]] = True  # nothing else left: the duplicates are kept and reported as unseparated
     assert ireos(X, [only_dup]).unseparated == [43, 44]
+
+
+def test_permutation_null_of_scorings_has_the_exact_permutation_moments():
+    """App. A.2 for scorings with m_cl = 1: permuting the areas (shared by all solutions) instead of each
+    solution's weights gives I's permutation distribution: mean E{I} (Eq. 25) and the exact variance of a linear
+    permutation statistic, sum (w - mean w)^2 * sum (A - mean A)^2 / ((N - 1) (sum w)^2)."""
+    from odeval.measures.internal.ireos import _permutation_null
+
+    rng = np.random.default_rng(3)
+    N = 60
+    A = rng.uniform(0.3, 1.0, N)
+    W = np.vstack([rng.uniform(0, 1, N), (np.arange(N) < 5).astype(float), rng.beta(0.3, 3, N)])
+    null = _permutation_null(W, A, 20_000, np.random.default_rng(0))
+    assert null.shape == (3, 20_000)
+    exact_sd = np.sqrt(((W - W.mean(1, keepdims=True)) ** 2).sum(1) * ((A - A.mean()) ** 2).sum() / (N - 1)) \
+        / W.sum(1)
+    np.testing.assert_allclose(null.mean(1), A.mean(), atol=4 * exact_sd.max() / np.sqrt(20_000))
+    np.testing.assert_allclose(null.std(1, ddof=1), exact_sd, rtol=0.03)
+    again = _permutation_null(W, A, 20_000, np.random.default_rng(0))
+    np.testing.assert_array_equal(null, again)  # seeded: bit-identical

@@ -626,12 +626,12 @@ def ireos(X: Any, solutions: Sequence[Any], *, m_cl: Any = 1, C: float = 100.0, 
                         if p_values:
                             z = (index[s] - e) / std_null[s] if var > 0 else (math.inf if index[s] > e else -math.inf)
                             p_value[s] = float(stats.norm.sf(z))  # 1 - Phi(z), one-sided
-                    elif p_values:
-                        w = W[s]
-                        perms = np.array([rng.permutation(w) for _ in range(n_permutations)])
-                        null = perms @ A_all / w.sum()
-                        std_null[s] = float(null.std(ddof=1))
-                        p_value[s] = (1 + int((null >= index[s] - 1e-12).sum())) / (1 + n_permutations)
+                rows = [s for s in range(S) if kinds[s] != "binary"]
+                if p_values and rows:
+                    null = _permutation_null(W[rows], A_all, n_permutations, rng)
+                    for r, s in enumerate(rows):
+                        std_null[s] = float(null[r].std(ddof=1))
+                        p_value[s] = (1 + int((null[r] >= index[s] - 1e-12).sum())) / (1 + n_permutations)
                         n_draws[s] = n_permutations
         else:
             for s in range(S):
@@ -661,6 +661,24 @@ def ireos(X: Any, solutions: Sequence[Any], *, m_cl: Any = 1, C: float = 100.0, 
         engine.close()
 
 
+
+
+def _permutation_null(W: np.ndarray, A: np.ndarray, n_permutations: int, rng: np.random.Generator) -> np.ndarray:
+    """IREOS of ``n_permutations`` random permutations of each solution's weights (m_cl = 1, App. A.2), (S, P).
+
+    sum_j w_pi(j) A_j = sum_j w_j A_pi^-1(j): permuting the areas instead of the weights gives the same null
+    distribution, and one set of permuted area vectors serves every solution (one matrix product instead of
+    S * P permutations), in chunks of bounded memory.
+    """
+    S, N = W.shape
+    out = np.empty((S, n_permutations))
+    sums = W.sum(axis=1)[:, None]
+    step = max(1, min(n_permutations, 4_000_000 // max(1, N)))
+    for lo in range(0, n_permutations, step):
+        hi = min(n_permutations, lo + step)
+        P = np.vstack([rng.permutation(A) for _ in range(hi - lo)])
+        out[:, lo:hi] = (W @ P.T) / sums
+    return out
 
 
 def _monte_carlo(engine: _Engine, w: np.ndarray, kind: str, m_cl: float, C: float, areas_of, rng, ci_width: float,
