@@ -25,9 +25,18 @@ Mode ``table``: Spearman(IREOS, ROC AUC) over the 10 candidates for m_cl in {1, 
 baseline (k = 1, sqrt N, 100) and the ROC AUC of the candidate each index picks (min / mean / max), printed as
 Markdown rows for docs/ireos.md.
 
+Mode ``explain`` (docs/ireos.md, *Shuttle*): per candidate its weights and where they sit (labelled outliers or
+inliers), the separability areas of the labelled outliers against everybody's, the ground truth as a binary
+solution, and Spearman with gamma_max set by the labelled outliers alone (a diagnosis: uses the labels).
+
+Mode ``chance``: Monte Carlo E{I} per candidate for m_cl > 1 (Appendix A.2) and whether the adjusted index ranks
+the candidates like the raw one.
+
     .venv/bin/python benchmarks/ireos.py target                       # Annthyroid, all combined
     .venv/bin/python benchmarks/ireos.py speed wbc-example Ionosphere_withoutdupl_norm WDBC_withoutdupl_norm_v01
     .venv/bin/python benchmarks/ireos.py table WBC_withoutdupl_norm_v01 Glass_withoutdupl_norm
+    .venv/bin/python benchmarks/ireos.py explain Shuttle_withoutdupl_norm_v01 --jobs 1
+    .venv/bin/python benchmarks/ireos.py chance Parkinson_withoutdupl_norm_05_v01 --ci-width 0.004 --max-draws 1000
 """
 
 from __future__ import annotations
@@ -130,8 +139,24 @@ def _report_progress(stage: str, n: int, _last=[0]) -> None:  # noqa: B006 (a co
         print(f"  {stage}: {n} classifiers, CPU {time.process_time():.0f} s", file=sys.stderr, flush=True)
 
 
+def _swaps(ref_index: np.ndarray, order: np.ndarray, index: np.ndarray | None) -> list[str]:
+    """The candidate pairs a configuration ranks the other way round than the reference, each with the
+    reference's index gap (and the configuration's gap where it computed full indices)."""
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[np.asarray(order)] = np.arange(len(order))
+    ref_order = np.argsort(-ref_index, kind="stable")
+    out = []
+    for x in range(len(ref_order)):
+        for y in range(x + 1, len(ref_order)):
+            a, b = int(ref_order[x]), int(ref_order[y])
+            if rank[a] > rank[b]:
+                here = "" if index is None else f", here {index[a] - index[b]:+.1e}"
+                out.append(f"{a}>{b} (ref gap {ref_index[a] - ref_index[b]:.1e}{here})")
+    return out
+
+
 def _speed_one(name: str, max_exact: int, jobs: int, only_combined: bool) -> None:
-    (X, sols, _, _), tl = timed(lambda: load(name))
+    (X, sols, aucs, cand), tl = timed(lambda: load(name))
     print(f"{name}: candidates in {tl[0]:.0f} s", file=sys.stderr)
     N = X.shape[0]
     kw = {"n_jobs": jobs, "progress": _report_progress}
@@ -142,30 +167,45 @@ def _speed_one(name: str, max_exact: int, jobs: int, only_combined: bool) -> Non
     if exact:
         r, t = timed(lambda: ireos(X, sols, quadrature="fixed", n_gamma=100, **kw))
         ref = r
-        rows.append(("fixed n_gamma=100 (exact)", r.n_fits, t, 0.0, np.argsort(-r.index, kind="stable")))
+        rows.append(("fixed n_gamma=100 (exact)", r.n_fits, t, 0.0, np.argsort(-r.index, kind="stable"), r.index))
         r, t = timed(lambda: ireos(X, sols, **kw))
         rows.append(("adaptive", r.n_fits, t, np.abs(r.index - ref.index).max(),
-                     np.argsort(-r.index, kind="stable")))
+                     np.argsort(-r.index, kind="stable"), r.index))
         s, t = timed(lambda: ireos_select(X, sols, **kw))
-        rows.append(("adaptive + pruning", s.n_fits, t, math.nan, s.order))
+        rows.append(("adaptive + pruning", s.n_fits, t, math.nan, s.order, None))
     if exact and not only_combined:
         r, t = timed(lambda: ireos(X, sols, knn=knn, quadrature="fixed", n_gamma=100, **kw))
         rows.append((f"fixed n_gamma=100 + kNN k={knn}", r.n_fits, t, np.abs(r.index - ref.index).max(),
-                     np.argsort(-r.index, kind="stable")))
+                     np.argsort(-r.index, kind="stable"), r.index))
     if not only_combined:
         r, t = timed(lambda: ireos(X, sols, knn=knn, **kw))
         rows.append((f"adaptive + kNN k={knn}", r.n_fits, t,
                      np.abs(r.index - ref.index).max() if ref is not None else math.nan,
-                     np.argsort(-r.index, kind="stable")))
+                     np.argsort(-r.index, kind="stable"), r.index))
     s, t = timed(lambda: ireos_select(X, sols, knn=knn, **kw))
-    rows.append(("all combined (adaptive + kNN + pruning)", s.n_fits, t, math.nan, s.order))
+    rows.append(("all combined (adaptive + kNN + pruning)", s.n_fits, t, math.nan, s.order, None))
     ref_order = rows[0][4]
-    for label, fits, t, diff, order in rows:
+    for label, fits, t, diff, order, _ in rows:
         same = "same as reference" if list(order) == list(ref_order) else "differs"
         if rows[0][0] == label:
             same = "reference"
         d = "—" if math.isnan(diff) else f"{diff:.4f}"
         print(f"| {name} | {N} | {label} | {fits} | {t[0]:.1f} | {t[1]:.1f} | {d} | {same} |", flush=True)
+    if ref is None:
+        return
+    # what "differs" means: the swapped pairs, and what the approximation does to Spearman(index, ROC AUC)
+    listing = ", ".join(f"{i} {cand[i]} (AUC {aucs[i]:.3f}) {ref.index[i]:.6f}"
+                        for i in np.argsort(-ref.index, kind="stable"))
+    print(f"  {name} reference (gamma_max {ref.gamma_max:.4g}) indices: {listing}", flush=True)
+    rank_auc = stats.rankdata(aucs)
+    for label, _, _, _, order, index in rows[1:]:
+        pos = np.empty(len(order))
+        pos[np.asarray(order)] = np.arange(len(order), 0, -1)
+        rho_ref = stats.spearmanr(ref.index, rank_auc).statistic
+        rho = stats.spearmanr(pos, rank_auc).statistic
+        sw = _swaps(ref.index, order, index)
+        print(f"  {name} {label}: {len(sw)} swapped pair(s){': ' + '; '.join(sw) if sw else ''}; "
+              f"Spearman(index, ROC AUC) {rho_ref:.3f} -> {rho:.3f}", flush=True)
 
 
 def target(name: str, jobs: int, max_exact: int, executor: str | None) -> None:
@@ -195,7 +235,7 @@ def _cpu() -> float:
     return time.process_time() + ch.ru_utime + ch.ru_stime
 
 
-def table(names: list[str], jobs: int, max_sqrt5: int) -> None:
+def table(names: list[str], jobs: int, max_sqrt5: int, gamma_max_quantile: float = 1.0) -> None:
     print(f"load average {os.getloadavg()[0]:.1f}")
     print("| dataset | N | IREOS m_cl=1 | IREOS m_cl=sqrt5 | LS k=1 | LS k=sqrt N | LS k=100 | "
           "ROC AUC min / mean / max | picked by IREOS 1 / sqrt5 | picked by LS sqrtN | CPU (s) |")
@@ -205,9 +245,17 @@ def table(names: list[str], jobs: int, max_sqrt5: int) -> None:
         N = X.shape[0]
         knn = 250 if N > 251 else None
         t0 = _cpu()
-        r1 = ireos(X, sols, knn=knn, n_jobs=jobs)
-        r5 = ireos(X, sols, knn=knn, m_cl="sqrt5", n_jobs=jobs) if N <= max_sqrt5 else None
+        q = {"gamma_max_quantile": gamma_max_quantile}
+        r1 = ireos(X, sols, knn=knn, n_jobs=jobs, progress=_report_progress, **q)
+        t1 = _cpu() - t0
+        print(f"  {name}: m_cl=1 {r1.n_fits} classifiers, {t1:.0f} s CPU, {int((r1.weights > 0).any(axis=0).sum())} "
+              f"objects with weight; m_cl=sqrt5 needs curves for {int((r1.weights > 0).sum())} (object, candidate) "
+              f"pairs", file=sys.stderr, flush=True)
+        r5 = (ireos(X, sols, knn=knn, m_cl="sqrt5", n_jobs=jobs, progress=_report_progress, **q)
+              if N <= max_sqrt5 else None)
         t = _cpu() - t0
+        if r5 is not None:
+            print(f"  {name}: m_cl=sqrt5 {r5.n_fits} classifiers, {t - t1:.0f} s CPU", file=sys.stderr, flush=True)
         if r5 is None:  # m_cl > 1 has no shared curves (S times the classifiers): not run above --max-sqrt5
             r5 = r1.__class__(**{**r1.__dict__, "index": np.full(len(sols), np.nan)})
         rho = [stats.spearmanr(r.index, aucs).statistic if np.isfinite(r.index).all() else math.nan
@@ -223,25 +271,113 @@ def table(names: list[str], jobs: int, max_sqrt5: int) -> None:
               f"{pick_ls:.3f} | {t:.0f} |", flush=True)
 
 
+def labels(name: str) -> np.ndarray:
+    base = name.split("_")[0]
+    return np.asarray(load_dataset(SHARED / "dami" / base / f"{name}.arff").y, dtype=bool)
+
+
+def explain(names: list[str], jobs: int) -> None:
+    """Why IREOS ranks the candidates of a dataset as it does (m_cl = 1, the table's settings): per candidate its
+    weights and where they sit (labelled outliers or inliers), the separability areas of the labelled outliers
+    against everybody's, the ground truth as a binary solution, and Spearman with gamma_max set by the labelled
+    outliers alone instead of by the union of the candidates' outliers."""
+    for name in names:
+        X, sols, aucs, cand = load(name)
+        y = labels(name)
+        N = X.shape[0]
+        knn = 250 if N > 251 else None
+        t0 = _cpu()
+        r = ireos(X, sols, knn=knn, adjust=True, n_jobs=jobs)  # adjust: the areas of all N objects
+        A, W = r.areas, r.weights
+        rho = stats.spearmanr(r.index, aucs).statistic
+        pct = stats.rankdata(A) / N  # percentile of each object's area
+        print(f"## {name}: N={N}, {int(y.sum())} labelled outliers, gamma_max {r.gamma_max:.4g}, E{{I}} "
+              f"{A.mean():.4f}, Spearman(IREOS, ROC AUC) {rho:.3f}, {r.n_fits} classifiers, "
+              f"{_cpu() - t0:.0f} s CPU")
+        print("| candidate | ROC AUC | IREOS | rank AUC / IREOS | w>0 | w>=0.5 | distinct scores | weight on labelled "
+              "outliers | mean area, weighted inliers | top-10 weights: labelled outliers |")
+        print("| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+        ra = stats.rankdata(-aucs, method="min").astype(int)
+        ri = stats.rankdata(-r.index, method="min").astype(int)
+        for s in np.argsort(-aucs, kind="stable"):
+            w = W[s]
+            inl = w * ~y
+            top = np.argsort(-w, kind="stable")[:10]
+            print(f"| {cand[s]} | {aucs[s]:.3f} | {r.index[s]:.4f} | {ra[s]} / {ri[s]} | {(w > 0).sum()} | "
+                  f"{(w >= 0.5).sum()} | {np.unique(sols[s]).size} | {w[y].sum() / w.sum():.3f} | "
+                  f"{(inl @ A) / inl.sum() if inl.sum() > 0 else math.nan:.4f} | {int(y[top].sum())} |")
+        o = np.flatnonzero(y)
+        print(f"labelled outliers' areas: {', '.join(f'{A[j]:.3f}' for j in o)} (percentiles "
+              f"{', '.join(f'{100 * pct[j]:.0f}' for j in o)}); all objects: median {np.median(A):.3f}, "
+              f"90th {np.quantile(A, 0.9):.3f}, max {A.max():.3f}")
+        top = np.argsort(-A, kind="stable")[:20]
+        print(f"the 20 most separable objects hold {int(y[top].sum())} labelled outliers")
+        # the ground truth as a binary solution (same gamma_max, so the same areas: Eq. 25, 29-32, no new fits)
+        n = int(y.sum())
+        e, gi = A.mean(), A[y].mean()
+        sd = math.sqrt(A.var() / n * (N - n) / (N - 1))
+        print(f"ground truth as a binary solution at this gamma_max: I {gi:.4f}, adjusted {(gi - e) / (1 - e):.4f}, "
+              f"z {(gi - e) / sd:.2f}, p {stats.norm.sf((gi - e) / sd):.3g}")
+        g = ireos(X, [y], knn=knn, n_jobs=jobs)
+        r2 = ireos(X, sols, knn=knn, gamma_max=g.gamma_max, n_jobs=jobs)
+        print(f"gamma_max set by the labelled outliers alone: {g.gamma_max:.4g} (ground truth I {g.index[0]:.4f}); "
+              f"the candidates' indices there: Spearman(IREOS, ROC AUC) "
+              f"{stats.spearmanr(r2.index, aucs).statistic:.3f}", flush=True)
+
+
+def chance(names: list[str], jobs: int, m_cl: str, ci_width: float, max_draws: int) -> None:
+    """Is E{I} the same for every candidate when m_cl > 1 (so that the raw index ranks like the adjusted one)?
+    Monte Carlo E{I} per candidate (Appendix A.2; exact classifiers up to N = 251, kNN subsets k = 250 above),
+    the adjusted index, and Spearman(., ROC AUC) of both."""
+    for name in names:
+        X, sols, aucs, cand = load(name)
+        N = X.shape[0]
+        knn = 250 if N > 251 else None
+        t0 = _cpu()
+        r = ireos(X, sols, knn=knn, m_cl=m_cl, adjust=True, ci_width=ci_width, max_draws=max_draws, n_jobs=jobs)
+        half = 1.96 * r.std_null / np.sqrt(r.n_draws)
+        rho = [stats.spearmanr(v, aucs).statistic for v in (r.index, r.adjusted)]
+        same = list(np.argsort(-r.index, kind="stable")) == list(np.argsort(-r.adjusted, kind="stable"))
+        print(f"## {name}: N={N}, m_cl={r.m_cl:.3f}, gamma_max {r.gamma_max:.4g}, {r.n_fits} classifiers, "
+              f"{_cpu() - t0:.0f} s CPU; E{{I}} from {r.expected.min():.4f} to {r.expected.max():.4f}; "
+              f"Spearman(index, ROC AUC) {rho[0]:.3f}, Spearman(adjusted, ROC AUC) {rho[1]:.3f}; ranking by the "
+              f"adjusted index {'equals' if same else 'differs from'} the raw one")
+        print("| candidate | ROC AUC | I | E{I} (95% CI half-width, draws) | I_adj | w>0 | sum w |")
+        print("| --- | ---: | ---: | --- | ---: | ---: | ---: |")
+        for s in np.argsort(-aucs, kind="stable"):
+            w = r.weights[s]
+            print(f"| {cand[s]} | {aucs[s]:.3f} | {r.index[s]:.4f} | {r.expected[s]:.4f} (±{half[s]:.4f}, "
+                  f"{r.n_draws[s]}) | {r.adjusted[s]:.4f} | {(w > 0).sum()} | {w.sum():.1f} |", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("mode", choices=["speed", "table", "target"])
+    ap.add_argument("mode", choices=["speed", "table", "target", "explain", "chance"])
     ap.add_argument("datasets", nargs="*", default=None)
     ap.add_argument("--max-exact", type=int, default=1000, help="Exact classifiers only up to this N.")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--only-combined", action="store_true", help="speed: run only the all-combined row.")
     ap.add_argument("--max-sqrt5", type=int, default=10**9, help="table: m_cl = sqrt5 only up to this N.")
     ap.add_argument("--executor", default=None, help="None (threads), 'processes' or a Dask scheduler address.")
+    ap.add_argument("--gamma-max-quantile", type=float, default=1.0,
+                    help="table: stop the gamma_max search when this fraction of the candidate outliers is separable.")
+    ap.add_argument("--mcl", default="sqrt5", help="chance: m_cl (default sqrt5).")
+    ap.add_argument("--ci-width", type=float, default=0.02, help="chance: 95%% CI width of E{I}.")
+    ap.add_argument("--max-draws", type=int, default=100, help="chance: Monte Carlo draws at most.")
     args = ap.parse_args()
     if args.mode == "target":
         for name in args.datasets or ["Annthyroid_withoutdupl_norm_07"]:
             target(name, args.jobs, args.max_exact, args.executor)
         return
     args.datasets = args.datasets or ["wbc-example"]
-    if args.mode == "speed":
+    if args.mode == "chance":
+        chance(args.datasets, args.jobs, args.mcl, args.ci_width, args.max_draws)
+    elif args.mode == "explain":
+        explain(args.datasets, args.jobs)
+    elif args.mode == "speed":
         speed(args.datasets, 0 if args.only_combined else args.max_exact, args.jobs, args.only_combined)
     else:
-        table(args.datasets, args.jobs, args.max_sqrt5)
+        table(args.datasets, args.jobs, args.max_sqrt5, args.gamma_max_quantile)
 
 
 if __name__ == "__main__":

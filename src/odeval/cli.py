@@ -932,6 +932,9 @@ def emmv_cmd(dataset: str, detector: str, k: int, setting: str, split: bool, dra
 @click.option("--tol", type=click.FloatRange(min=0, min_open=True), default=0.001, show_default=True,
               help="Error tolerance of the adaptive quadrature (Eq. 14).")
 @click.option("--gamma-max", type=float, default=None, help="Upper kernel width [default: searched, Sect. 3.4].")
+@click.option("--gamma-max-quantile", type=click.FloatRange(min=0, max=1, min_open=True), default=1.0,
+              show_default=True, help="Search gamma_max until this fraction of the candidates' outliers is "
+              "separable (1 = the paper's rule; lower for near-duplicates, see docs/ireos.md).")
 @click.option("--C", "cost", type=click.FloatRange(min=0, min_open=True), default=100.0, show_default=True)
 @click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True,
               help="Classifier workers (threads; local processes with --processes).")
@@ -942,8 +945,8 @@ def emmv_cmd(dataset: str, detector: str, k: int, setting: str, split: bool, dra
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (one JSON object).")
 def ireos_cmd(dataset: str, scores_src: str, columns: tuple[str, ...], store_dataset: str | None,
               candidates: int | None, mcl: str, adjust: bool, pvalue: bool, knn: int | None, quadrature: str,
-              n_gamma: int, tol: float, gamma_max: float | None, cost: float, jobs: int, processes: bool,
-              scheduler: str | None, seed: int, as_json: bool) -> None:
+              n_gamma: int, tol: float, gamma_max: float | None, gamma_max_quantile: float, cost: float, jobs: int,
+              processes: bool, scheduler: str | None, seed: int, as_json: bool) -> None:
     """IREOS of candidate outlier scorings of DATASET, without labels (Marques et al. 2020; docs/ireos.md).
 
     Prints one row per scoring: the index, and with --adjust / --pvalue the chance-adjusted index and the
@@ -996,8 +999,9 @@ def ireos_cmd(dataset: str, scores_src: str, columns: tuple[str, ...], store_dat
             names, matrix, aucs = [names[i] for i in keep], matrix[keep], aucs[keep]
         mcl_value: object = int(mcl) if mcl.isdigit() else mcl
         res = _with_progress(lambda progress: ireos(
-            X, list(matrix), m_cl=mcl_value, C=cost, gamma_max=gamma_max, quadrature=quadrature, n_gamma=n_gamma,
-            tol=tol, knn=knn, adjust=adjust, p_values=pvalue, seed=seed, n_jobs=jobs, progress=progress,
+            X, list(matrix), m_cl=mcl_value, C=cost, gamma_max=gamma_max, gamma_max_quantile=gamma_max_quantile,
+            quadrature=quadrature, n_gamma=n_gamma, tol=tol, knn=knn, adjust=adjust, p_values=pvalue, seed=seed,
+            n_jobs=jobs, progress=progress,
             executor=scheduler or ("processes" if processes else None)),
             quiet=as_json)
     except (ValueError, OSError) as exc:

@@ -255,7 +255,8 @@ def _ireos_task(res: VariantTaskResult, X: np.ndarray | None, S: np.ndarray, opt
         if pv:
             res.values.append((i, "ireos_p_value", nan if j is None else float(r.p_value[j])))
     res.details.update({"gamma_max": r.gamma_max, "m_cl": r.m_cl, "knn": knn, "n_fits": r.n_fits, "fits": r.fits,
-                        "unseparated": len(r.unseparated), "expected": float(r.expected[0]),
+                        "unseparated": len(r.unseparated), "gamma_max_duplicates": len(r.gamma_max_duplicates),
+                        "expected": float(r.expected[0]),
                         "p_value_test": ("one-sided permutation test, 1000 permutations of the weights"
                                          if r.m_cl == 1.0 else "Monte Carlo over random solutions"),
                         "excluded": [{"candidate": i, "reason": why} for i, why in excluded]})

@@ -317,6 +317,44 @@ def test_local_processes_and_dask_cluster_give_the_same_bits():
     assert list(by_address.order) == list(np.argsort(-serial.index, kind="stable"))
 
 
+def test_gamma_max_quantile_lets_a_near_duplicate_stay_unseparated():
+    """A candidate outlier with a near-duplicate (distance 1e-4) is separated by the exact classifier only at
+    gamma ~ 0.005 / 1e-8: the paper's rule (quantile 1) follows it there; quantile 0.75 of 4 outliers lets that
+    one object fail and gives the gamma_max of the other three (docs/ireos.md, Shuttle)."""
+    rng = np.random.default_rng(3)
+    X = np.vstack([rng.normal(0, 1, (40, 2)), [[5.0, 5.0], [-5.0, 5.0], [5.0, -5.0], [0.5, 0.5], [0.5, 0.5001]]])
+    base = np.zeros(X.shape[0], bool)
+    base[[40, 41, 42]] = True
+    with_dup = base.copy()
+    with_dup[43] = True
+    paper = ireos(X, [with_dup])
+    q = ireos(X, [with_dup], gamma_max_quantile=0.75)
+    three = ireos(X, [base])
+    assert paper.gamma_max > 1e3 * three.gamma_max
+    assert q.gamma_max == three.gamma_max
+    assert ireos_select(X, [with_dup, base], gamma_max_quantile=0.75).gamma_max == three.gamma_max
+    with pytest.raises(ValueError, match="gamma_max_quantile"):
+        ireos(X, [base], gamma_max_quantile=0.0)
+
+
+def test_exact_duplicates_are_left_out_of_the_gamma_max_search():
+    """An exact duplicate can never reach p >= 0.5 (m_cl = 1), so the rule of Sect. 3.4 cannot be met: it is left
+    out of the search (the search ran to its cap of ~1e12 before; Ionosphere_withoutdupl_norm has such a pair)."""
+    rng = np.random.default_rng(3)
+    X = np.vstack([rng.normal(0, 1, (40, 2)), [[5.0, 5.0], [-5.0, 5.0], [5.0, -5.0], [0.5, 0.5], [0.5, 0.5]]])
+    base = np.zeros(X.shape[0], bool)
+    base[[40, 41, 42]] = True
+    with_dup = base.copy()
+    with_dup[43] = True
+    res = ireos(X, [with_dup])
+    three = ireos(X, [base])
+    assert res.gamma_max == three.gamma_max and res.gamma_max_duplicates == [43] and res.unseparated == []
+    assert ireos_select(X, [with_dup, base]).gamma_max == three.gamma_max
+    only_dup = np.zeros(X.shape[0], bool)
+    only_dup[[43, 44]] = True  # nothing else left: the duplicates are kept and reported as unseparated
+    assert ireos(X, [only_dup]).unseparated == [43, 44]
+
+
 def test_permutation_null_of_scorings_has_the_exact_permutation_moments():
     """App. A.2 for scorings with m_cl = 1: permuting the areas (shared by all solutions) instead of each
     solution's weights gives I's permutation distribution: mean E{I} (Eq. 25) and the exact variance of a linear

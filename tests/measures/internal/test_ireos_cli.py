@@ -49,3 +49,15 @@ def test_cli_errors_are_one_line(tmp_path):
         res = runner.invoke(main, ["ireos", str(data), "--scores", str(scores), *args])
         assert res.exit_code != 0
         assert "Traceback" not in res.output and res.output.strip().count("\n") <= 1, res.output
+
+
+def test_cli_gamma_max_quantile(tmp_path):
+    data, scores = _files(tmp_path)
+    runner = CliRunner()
+    args = ["ireos", str(data), "--scores", str(scores), "--json", "--quadrature", "fixed", "--n-gamma", "5"]
+    full = json.loads(runner.invoke(main, args).output)
+    part = runner.invoke(main, [*args, "--gamma-max-quantile", "0.5"])
+    assert part.exit_code == 0, part.output
+    assert json.loads(part.output)["gamma_max"] <= full["gamma_max"]
+    bad = runner.invoke(main, [*args, "--gamma-max-quantile", "0"])
+    assert bad.exit_code != 0 and "Traceback" not in bad.output

@@ -337,14 +337,20 @@ def _sqdist_blocks(X: np.ndarray) -> np.ndarray:
 
 # ------------------------------------------------------------------------------------------- gamma_max
 def find_gamma_max(engine: _Engine, tasks: list[tuple[int, int]], *, start: float, factor: float = 1.1,
-                   max_steps: int = 400) -> tuple[float, list[int]]:
+                   max_steps: int = 400, quantile: float = 1.0) -> tuple[float, list[int]]:
     """gamma_max (Sect. 3.4, Algorithm 1): the smallest gamma = start * factor^k at which every task reaches
     p >= 0.5. The linear scan of the paper is replaced by an exponential search plus bisection over k, which
     finds the same k when p grows with gamma (separability curves are monotone in practice). Tasks that never
     reach 0.5 (e.g. exact duplicates, whose separability tends to 0.5 from below) are returned in the second
     element and gamma_max stops at the cap start * factor^max_steps.
+
+    ``quantile`` < 1 (not the paper's rule; see docs/ireos.md, *Shuttle*): the smallest such gamma at which at
+    least ``ceil(quantile * len(tasks))`` of the tasks reach p >= 0.5, i.e. up to ``floor((1 - quantile) *
+    len(tasks))`` of them -- typically objects with a near-duplicate, which the exact classifier separates only at
+    gamma ~ 0.005 / distance^2 -- may stay below 0.5.
     """
     tasks = list(dict.fromkeys(tasks))
+    allowed = math.floor((1.0 - quantile) * len(tasks) + 1e-9)
 
     def failing(k: int, among: list[tuple[int, int]]) -> list[tuple[int, int]]:
         g = start * factor ** k
@@ -353,22 +359,22 @@ def find_gamma_max(engine: _Engine, tasks: list[tuple[int, int]], *, start: floa
 
     # a task that passes at some k is taken to pass at every larger k (separability grows with gamma), so each
     # probe only classifies the tasks that have not passed yet: the exponential phase, then bisection between
-    # the last failing probe (lo) and the first probe where everything passed (hi) over the tasks failing at lo
-    lo = -1  # largest probe known to fail for some task (-1: none yet)
-    if len(tasks) > 64:
+    # the last failing probe (lo) and the first probe where enough passed (hi) over the tasks failing at lo
+    lo = -1  # largest probe known to fail (-1: none yet)
+    if len(tasks) > 64 and allowed == 0:
         # a pre-search on 32 spread tasks: gamma_max of the sample is a lower bound of the overall gamma_max,
-        # which skips the small-gamma probes where (nearly) every object still fails
+        # which skips the small-gamma probes where (nearly) every object still fails (not a bound for a quantile)
         sample = [tasks[i] for i in np.linspace(0, len(tasks) - 1, 32).astype(int)]
         k_s, _ = find_gamma_max(engine, sample, start=start, factor=factor, max_steps=max_steps)
         lo = round(math.log(k_s / start) / math.log(factor)) - 1
     k0 = lo + 1
     fail = failing(k0, tasks)
-    if not fail:
+    if len(fail) <= allowed:
         return start * factor ** k0, []
     lo, hi = k0, k0 + 1
     while True:
         now = failing(hi, fail)
-        if not now:
+        if len(now) <= allowed:
             break
         if hi >= max_steps:
             return start * factor ** max_steps, sorted({t[0] for t in now})
@@ -376,7 +382,7 @@ def find_gamma_max(engine: _Engine, tasks: list[tuple[int, int]], *, start: floa
     while hi - lo > 1:
         mid = (lo + hi) // 2
         now = failing(mid, fail)
-        if now:
+        if len(now) > allowed:
             lo, fail = mid, now
         else:
             hi = mid
@@ -424,6 +430,9 @@ class IREOSResult:
     gamma_max, m_cl, C, kinds, weights (S, N).
     areas : (N,) normalised areas A_j of the separability curves (m_cl = 1; NaN where not computed).
     n_fits : classifiers trained (all stages); fits : per stage {"gamma_max", "curves", "null"}.
+    unseparated : objects that never reached p >= 0.5 in the gamma_max search (gamma_max then stopped at its cap).
+    gamma_max_duplicates : candidate outliers left out of the gamma_max search because they have an exact
+        duplicate in X (they can never reach p >= 0.5 with m_cl = 1; see :func:`_gmax_tasks`).
     """
 
     index: np.ndarray
@@ -441,6 +450,7 @@ class IREOSResult:
     fits: dict[str, int] = field(default_factory=dict)
     n_draws: np.ndarray | None = None
     unseparated: list[int] = field(default_factory=list)
+    gamma_max_duplicates: list[int] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         def clean(a):
@@ -483,17 +493,31 @@ def _areas(engine: _Engine, tasks, gamma_max, quadrature, n_gamma, tol, max_dept
     return _adaptive_areas(engine, tasks, gamma_max, tol, max_depth)
 
 
-def _gmax_tasks(W: np.ndarray, shared: bool) -> list[tuple[int, int]]:
+def _gmax_tasks(W: np.ndarray, shared: bool, X: np.ndarray) -> tuple[list[tuple[int, int]], list[int]]:
+    """The (object, cost vector) tasks whose separability decides gamma_max (Sect. 3.4): every object with
+    weight >= 0.5 in a solution (or its most outlying ones), except objects with an exact duplicate in X. Such
+    an object and its duplicate get the same decision value at every gamma, so with equal costs its p stays
+    below 0.5 for ever (it tends to 0.5 from below) and the paper's rule could not be met: gamma_max would run
+    to the cap of the search, where every object's separability has levelled off and the index no longer tells
+    solutions apart (docs/ireos.md, *Ionosphere*). They are returned second (and kept if nothing else is left).
+    """
     tasks = []
     for s, w in enumerate(W):
         objs = np.flatnonzero(w >= 0.5)
         if objs.size == 0:  # no object with outlier probability >= 0.5: use the most outlying ones
             objs = np.flatnonzero(w == w.max())
         tasks += [(int(j), 0 if shared else s) for j in objs]
-    return tasks
+    _, inverse, counts = np.unique(X, axis=0, return_inverse=True, return_counts=True)
+    dup = counts[np.ravel(inverse)] > 1
+    kept = [t for t in tasks if not dup[t[0]]]
+    if not kept:
+        return tasks, []
+    return kept, sorted({t[0] for t in tasks if dup[t[0]]})
 
 
-def _check_options(quadrature: str, n_gamma: int, tol: float) -> None:
+def _check_options(quadrature: str, n_gamma: int, tol: float, gamma_max_quantile: float = 1.0) -> None:
+    if not (isinstance(gamma_max_quantile, int | float) and 0 < gamma_max_quantile <= 1):
+        raise ValueError(f"gamma_max_quantile must be in (0, 1], got {gamma_max_quantile!r}")
     if quadrature not in ("adaptive", "fixed"):
         raise ValueError(f"quadrature must be 'adaptive' or 'fixed', got {quadrature!r}")
     if quadrature == "fixed" and (not isinstance(n_gamma, int | np.integer) or n_gamma < 2):
@@ -503,7 +527,8 @@ def _check_options(quadrature: str, n_gamma: int, tol: float) -> None:
 
 
 def ireos(X: Any, solutions: Sequence[Any], *, m_cl: Any = 1, C: float = 100.0, gamma_max: float | None = None,
-          quadrature: str = "adaptive", n_gamma: int = 100, tol: float = 0.001, max_depth: int = 8,
+          gamma_max_quantile: float = 1.0, quadrature: str = "adaptive", n_gamma: int = 100, tol: float = 0.001,
+          max_depth: int = 8,
           knn: int | None = None, weights: Any = "gaussian", top_n: int | None = None, adjust: bool = False,
           p_values: bool = False, n_permutations: int = 1000, ci_width: float = 0.02, max_draws: int = 100,
           seed: int = 0, n_jobs: int = 1, progress: Progress | None = None, executor: Any = None) -> IREOSResult:
@@ -518,6 +543,10 @@ def ireos(X: Any, solutions: Sequence[Any], *, m_cl: Any = 1, C: float = 100.0, 
     C : margin-violation cost (default 100, as the paper's experiments).
     gamma_max : the upper kernel width; default: searched (Sect. 3.4, :func:`find_gamma_max`) from 1/(1000 d)
         in steps of x1.1 until every object with weight >= 0.5 in any solution has p >= 0.5.
+    gamma_max_quantile : 1 (default, the paper's rule) or less: the search stops once this fraction of those
+        objects has p >= 0.5. Objects with a near-duplicate are separated by the exact classifier only at
+        gamma ~ 0.005 / distance^2, which on data with few distinct values (Shuttle) sets gamma_max 10^3-10^4
+        times beyond the scale of the outliers; see docs/ireos.md.
     quadrature : "adaptive" (Simpson, estimate Eq. 14, per-curve tolerance ``tol``, depth limit ``max_depth``)
         or "fixed" (``n_gamma`` equally spaced gammas in [0, gamma_max], trapezoidal rule).
     knn : None for the exact index; k to train each classifier on the object and its k nearest neighbours
@@ -550,7 +579,7 @@ def ireos(X: Any, solutions: Sequence[Any], *, m_cl: Any = 1, C: float = 100.0, 
         Bad input, with a one-line message (see :func:`solution_weights`; N < 3; NaN/inf; constant X;
         gamma_max <= 0; an unknown m_cl).
     """
-    _check_options(quadrature, n_gamma, tol)
+    _check_options(quadrature, n_gamma, tol, gamma_max_quantile)
     Xc, mcl, W, kinds = _prepare(X, solutions, m_cl=m_cl, C=C, weights=weights, top_n=top_n, gamma_max=gamma_max,
                                  knn=knn)
     N, d = Xc.shape
@@ -561,8 +590,11 @@ def ireos(X: Any, solutions: Sequence[Any], *, m_cl: Any = 1, C: float = 100.0, 
     try:
         fits: dict[str, int] = {}
         unseparated: list[int] = []
+        duplicated: list[int] = []
         if gamma_max is None:
-            gamma_max, unseparated = find_gamma_max(engine, _gmax_tasks(W, shared), start=1.0 / (1000.0 * d))
+            gtasks, duplicated = _gmax_tasks(W, shared, Xc)
+            gamma_max, unseparated = find_gamma_max(engine, gtasks, start=1.0 / (1000.0 * d),
+                                                    quantile=gamma_max_quantile)
         fits["gamma_max"] = engine.n_fits
         gamma_max = float(gamma_max)
 
@@ -623,7 +655,8 @@ def ireos(X: Any, solutions: Sequence[Any], *, m_cl: Any = 1, C: float = 100.0, 
             expected_out = expected
         return IREOSResult(index=index, adjusted=adjusted, p_value=p_value, expected=expected_out, std_null=std_null,
                            gamma_max=gamma_max, m_cl=mcl, C=float(C), kinds=kinds, weights=W, areas=A_all,
-                           n_fits=engine.n_fits, fits=fits, n_draws=n_draws, unseparated=unseparated)
+                           n_fits=engine.n_fits, fits=fits, n_draws=n_draws, unseparated=unseparated,
+                           gamma_max_duplicates=duplicated)
     finally:
         engine.close()
 
@@ -689,7 +722,8 @@ class SelectResult:
 
 
 def ireos_select(X: Any, solutions: Sequence[Any], *, m_cl: Any = 1, C: float = 100.0,
-                 gamma_max: float | None = None, quadrature: str = "adaptive", n_gamma: int = 100,
+                 gamma_max: float | None = None, gamma_max_quantile: float = 1.0, quadrature: str = "adaptive",
+                 n_gamma: int = 100,
                  tol: float = 0.001, max_depth: int = 8, knn: int | None = None, weights: Any = "gaussian",
                  top_n: int | None = None, batch: int = 16, n_jobs: int = 1,
                  progress: Progress | None = None, executor: Any = None) -> SelectResult:
@@ -700,7 +734,7 @@ def ireos_select(X: Any, solutions: Sequence[Any], *, m_cl: Any = 1, C: float = 
 
     The ranking equals the ranking by the full index (ties aside), computed with the same quadrature.
     """
-    _check_options(quadrature, n_gamma, tol)
+    _check_options(quadrature, n_gamma, tol, gamma_max_quantile)
     Xc, mcl, W, _kinds = _prepare(X, solutions, m_cl=m_cl, C=C, weights=weights, top_n=top_n, gamma_max=gamma_max,
                                  knn=knn)
     S, _N = W.shape
@@ -709,7 +743,8 @@ def ireos_select(X: Any, solutions: Sequence[Any], *, m_cl: Any = 1, C: float = 
                      executor=executor)
     try:
         if gamma_max is None:
-            gamma_max, _ = find_gamma_max(engine, _gmax_tasks(W, shared), start=1.0 / (1000.0 * Xc.shape[1]))
+            gamma_max, _ = find_gamma_max(engine, _gmax_tasks(W, shared, Xc)[0], start=1.0 / (1000.0 * Xc.shape[1]),
+                                          quantile=gamma_max_quantile)
         gamma_max = float(gamma_max)
         Wn = W / W.sum(axis=1, keepdims=True)
         orders = [np.argsort(-W[s], kind="stable")[: int((W[s] > 0).sum())] for s in range(S)]
