@@ -203,6 +203,16 @@ def _translate(path: Path, exc: BaseException) -> StoreError:
     return StoreError(f"cannot open results store {path}: {text}")
 
 
+def _insert_frame(con: duckdb.DuckDBPyConnection, table: str, select: str, frame: Any) -> None:
+    """``INSERT INTO table SELECT select FROM frame`` for an Arrow table or a DataFrame (registered for the
+    statement only)."""
+    con.register("_frame", frame)
+    try:
+        con.execute(f"INSERT INTO {table} SELECT {select} FROM _frame")
+    finally:
+        con.unregister("_frame")
+
+
 def is_interrupt(exc: BaseException) -> bool:
     """Ctrl-C, also as DuckDB reports it when it arrives during a query and as numba reports it when it arrives
     inside a compiled function (``SystemError: ... returned a result with an exception set``, the
@@ -555,18 +565,11 @@ class ResultStore:
             for row in labels.values():
                 con.execute("INSERT INTO labels VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING", row)
             if runs_tab.num_rows:
-                con.register("_runs_tab", runs_tab)
-                con.execute(f"INSERT INTO runs SELECT {self._select_list(runs_tab.column_names)} FROM _runs_tab")
-                con.unregister("_runs_tab")
+                _insert_frame(con, "runs", self._select_list(runs_tab.column_names), runs_tab)
             if ranks_tab.num_rows:
-                con.register("_ranks_tab", ranks_tab)
-                con.execute("INSERT INTO outlier_ranks SELECT unit_id, dataset, method, params, k, object, rank "
-                            "FROM _ranks_tab")
-                con.unregister("_ranks_tab")
+                _insert_frame(con, "outlier_ranks", "unit_id, dataset, method, params, k, object, rank", ranks_tab)
             if len(scores_df):
-                con.register("_scores_df", scores_df)
-                con.execute("INSERT INTO scores SELECT unit_id, dataset, method, params, k, scores FROM _scores_df")
-                con.unregister("_scores_df")
+                _insert_frame(con, "scores", "unit_id, dataset, method, params, k, scores", scores_df)
             self._insert_internal(internal)
 
     def _runs_table(self, results: Sequence[UnitResult], study_hash: str, version: str) -> pa.Table:
