@@ -315,3 +315,26 @@ def test_lof_names_and_odeval_novelty_scores():
     X = np.random.default_rng(3).normal(size=(50, 3))
     Q = np.random.default_rng(4).normal(size=(10, 3))
     np.testing.assert_array_equal(det.fit(X).score(Q), NoveltyDetector("LOF", 5).fit(X).score(Q))
+
+
+def test_infinite_scores_are_ranked_jointly_not_refused():
+    """LOF-like methods score +inf where a point's neighbours coincide (integer data, feature sub-sampling).
+    EM/MV depend on the joint order of data and uniform scores only, so ±inf is mapped, order-preserving, to
+    finite values beyond both ranges: the criteria equal those of any finite scores in the same joint order."""
+    from odeval.measures.internal import emmv_all_k
+    from odeval.measures.internal.emmv_algorithm import _finite_jointly
+
+    rng = np.random.default_rng(3)
+    s_data, s_unif = rng.normal(size=50), rng.normal(size=400) + 1.0
+    s_data[[3, 7]], s_unif[rng.choice(400, 60, replace=False)] = np.inf, np.inf
+    a, b = _finite_jointly(s_data, s_unif)
+    assert np.isfinite(a).all() and np.isfinite(b).all()
+    big = max(s_data[np.isfinite(s_data)].max(), s_unif[np.isfinite(s_unif)].max()) + 7.0
+    ref_a, ref_b = np.where(np.isinf(s_data), big, s_data), np.where(np.isinf(s_unif), big, s_unif)
+    for f in (excess_mass, mass_volume):
+        got, ref = f(a, b, 2.0), f(ref_a, ref_b, 2.0)
+        assert got.criterion == ref.criterion
+    # end to end: LDOF on integer data with duplicates scores +inf at some uniform points, and still gets EM/MV
+    X = np.random.default_rng(0).integers(0, 3, size=(80, 3)).astype(float)
+    (res,) = emmv_all_k("LDOF", X, [3], **FAST)
+    assert np.isfinite(res.em) and np.isfinite(res.mv)

@@ -41,6 +41,7 @@ import numpy as np
 
 from odeval._validation import check_data_matrix
 from odeval.detectors.novelty import NoveltyDetector
+from odeval.measures._ranking import finite_for_ranking
 from odeval.measures.internal.excess_mass_volume import (
     ALPHA_MAX,
     ALPHA_MIN,
@@ -402,6 +403,7 @@ def _one_draw(i, f, useed, *, det, Xtr, Xte, same, lo, hi, n_generated, t_max, a
     del U
     _check_draw_scores(s_data, Xte.shape[0], f"detector {name}: scores of the evaluated objects{where}")
     _check_draw_scores(s_unif, n_generated, f"detector {name}: scores of the uniform sample{where}")
+    s_data, s_unif = _finite_jointly(s_data, s_unif)
     em = excess_mass(s_data, s_unif, vol, t_max=t_max, integration=integration, warn=False)
     mv = mass_volume(s_data, s_unif, vol, alpha_min=alpha_min, alpha_max=alpha_max, integration=integration,
                      warn=False)
@@ -410,15 +412,33 @@ def _one_draw(i, f, useed, *, det, Xtr, Xte, same, lo, hi, n_generated, t_max, a
 
 
 def _check_draw_scores(s: Any, n: int, where: str) -> None:
-    """One score per object, all finite (a one-line error naming the detector and the draw otherwise)."""
+    """One score per object, none NaN (a one-line error naming the detector and the draw otherwise); ±inf is
+    a score like any other here (see :func:`_finite_jointly`)."""
     a = np.asarray(s)
     if a.ndim != 1 or a.shape[0] != n:
         raise ValueError(f"{where}: expected {n} scores, got an array of shape {a.shape}")
     if not np.issubdtype(a.dtype, np.number):
         raise ValueError(f"{where}: scores are not numbers (dtype {a.dtype})")
-    bad = np.flatnonzero(~np.isfinite(a))
+    bad = np.flatnonzero(np.isnan(a))
     if bad.size:
-        raise ValueError(f"{where}: {bad.size} of {n} scores are NaN or infinite (first at position {bad[0]})")
+        raise ValueError(f"{where}: {bad.size} of {n} scores are NaN (first at position {bad[0]})")
+
+
+def _finite_jointly(s_data: Any, s_unif: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``s_data`` and ``s_unif`` with ±inf replaced by finite values beyond the finite range of *both*.
+
+    LOF-like methods score +inf where a (query) point's neighbours coincide — frequent on integer-valued data
+    under feature sub-sampling (WBC with 5 of 9 attributes). EM and MV depend on the scores only through the
+    joint order of the data's and the uniform sample's scores (level sets ``{s ≤ u}`` at the data's levels,
+    counted by sorting), so one order-preserving map of both gives the exact criteria: +inf is the most
+    outlying level, outside every level set of finite score. NaN stays NaN (and is refused).
+    """
+    a = np.asarray(s_data, dtype=np.float64)
+    b = np.asarray(s_unif, dtype=np.float64)
+    if not (np.isinf(a).any() or np.isinf(b).any()):
+        return a, b
+    joint = finite_for_ranking(np.concatenate([a, b]))
+    return joint[:a.size], joint[a.size:]
 
 
 def emmv_all_k(method: str, X: Any, ks: Any, *, draws: int = 50, features: int = 5, max_dim: int = MAX_DIM,
@@ -493,8 +513,9 @@ def emmv_all_k(method: str, X: Any, ks: Any, *, draws: int = 50, features: int =
             b = min(a + UNIFORM_CHUNK, n_generated)
             s_unif[:, a:b] = det.novelty_scores_all_k(graph, query_knn(graph, U[a:b], k_max), ks_list)
         for j, out in enumerate(per_k):
-            em = excess_mass(s_data[j], s_unif[j], vol, t_max=t_max, integration=integration, warn=False)
-            mv = mass_volume(s_data[j], s_unif[j], vol, alpha_min=alpha_min, alpha_max=alpha_max,
+            sd, su = _finite_jointly(s_data[j], s_unif[j])
+            em = excess_mass(sd, su, vol, t_max=t_max, integration=integration, warn=False)
+            mv = mass_volume(sd, su, vol, alpha_min=alpha_min, alpha_max=alpha_max,
                              integration=integration, warn=False)
             out.append((em, mv, None, {}))
         del graph, U, s_unif
