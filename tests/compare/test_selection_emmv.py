@@ -101,3 +101,22 @@ def test_emmv_all_k_uniform_blocks_change_nothing(monkeypatch):
             np.testing.assert_array_equal(a.em_curve.em, b.em_curve.em)
             np.testing.assert_array_equal(a.mv_curve.mv, b.mv_curve.mv)
             assert (a.em, a.mv) == (b.em, b.mv) or (np.isnan(a.em) and np.isnan(b.em))
+
+
+def test_emmv_many_equals_emmv_all_k_per_method():
+    """Sharing the draws' graph and query between methods changes nothing (different k ranges per method)."""
+    from odeval.measures.internal import emmv_many
+
+    X = np.random.default_rng(5).normal(size=(60, 10))  # d > 8: feature sub-sampling
+    plan = {"kNN": [2, 9], "LOF": [4], "LDOF": [3, 12], "LoOP": [5]}
+    many = emmv_many(plan, X, draws=3, n_generated=1500, seed=2)
+    assert list(many) == list(plan)
+    for m, ks in plan.items():
+        one = emmv_all_k(m, X, ks, draws=3, n_generated=1500, seed=2)
+        assert [(r.em, r.mv) for r in many[m]] == [(r.em, r.mv) for r in one], m
+    with pytest.raises(ValueError, match="no method"):
+        emmv_many({}, X)
+    with pytest.raises(ValueError, match="ODIN"):
+        emmv_many({"kNN": [3], "ODIN": [3]}, X)
+    with pytest.raises(ValueError, match="LOF: ks is empty"):
+        emmv_many({"LOF": []}, X)

@@ -43,3 +43,24 @@ def test_laplacian_selectors_equal_direct_scores(toy):
         ls = laplacian_score(W, k)
         np.testing.assert_array_equal(sel.criterion, -ls)  # criterion = −score: higher = preferred
         assert sel.index == int(np.argmin(ls))
+
+
+def test_laplacian_shared_graph_equals_own_graph_with_ties():
+    """One graph for the largest k gives every smaller k's scores exactly, also with tied score vectors."""
+    from odeval.compare import selection
+    from odeval.neighbors import knn_graph
+
+    rng = np.random.default_rng(11)
+    S = np.round(rng.random((6, 150)), 1)  # few distinct values: many ties and duplicate objects
+    W, _ = solution_weights(list(S), S.shape[1])
+    graph = knn_graph(W.T, 100)
+    for k in (1, 2, 12, 100):
+        np.testing.assert_array_equal(laplacian_score(W, k, graph=graph), laplacian_score(W, k))
+    with pytest.raises(ValueError, match="k_max >= 12"):
+        laplacian_score(W, 12, graph=knn_graph(W.T, 5))
+    selection._LAPLACIAN_GRAPH.clear()
+    names = tuple(f"kNN-{i + 1:03d}" for i in range(6))
+    got = [run_selector(n, S, names).criterion for n in ("laplacian-1", "laplacian-sqrt", "laplacian-100")]
+    assert len(selection._LAPLACIAN_GRAPH) == 1  # the three selectors shared one graph
+    for c, k in zip(got, (1, 12, 100), strict=True):
+        np.testing.assert_array_equal(c, -laplacian_score(W, k))

@@ -676,8 +676,8 @@ def emmv_criteria(names: Sequence[str], X: Any, *, seed: int = 0, draws: int = E
     The unsupervised same-data setting of :func:`odeval.measures.internal.emmv` (fit on ``X``, ``P_n`` over
     ``X``, the fitted objects scored with self excluded), with its feature sub-sampling when d > ``max_dim``
     (``draws`` draws of ``features`` attributes) and ``n_generated`` uniform points per evaluation. One call of
-    :func:`odeval.measures.internal.emmv_all_k` per method: one kNN graph and one uniform-sample query per
-    feature draw for all the method's k. The candidates' stored scores are not used: EM/MV need the scores of
+    :func:`odeval.measures.internal.emmv_many` for all candidates: one kNN graph and one uniform-sample query per
+    feature draw, shared by every method and k. The candidates' stored scores are not used: EM/MV need the scores of
     new (uniform) points, so the detector is rebuilt from its name.
 
     Candidates that cannot be evaluated are *excluded* with a reason, never silently: a name that does not
@@ -704,7 +704,7 @@ def emmv_criteria(names: Sequence[str], X: Any, *, seed: int = 0, draws: int = E
     import warnings as _warnings
 
     from odeval.detectors import available_methods, get_detector
-    from odeval.measures.internal import EMMVWarning, emmv_all_k
+    from odeval.measures.internal import EMMVWarning, emmv_many
 
     Xd = np.ascontiguousarray(np.asarray(X, dtype=np.float64))
     n = Xd.shape[0]
@@ -739,14 +739,15 @@ def emmv_criteria(names: Sequence[str], X: Any, *, seed: int = 0, draws: int = E
             reasons[i] = f"k = {k} outside [{det.info.min_k}, {n - 1}] for {n} objects"
             continue
         groups.setdefault(canon, []).append((i, k))
+    with _warnings.catch_warnings():
+        _warnings.simplefilter("ignore", EMMVWarning)  # failures are reported as exclusions below
+        kss = {canon: sorted({k for _, k in members}) for canon, members in groups.items()}
+        res = emmv_many(kss, Xd, draws=draws, features=features, max_dim=max_dim, n_generated=n_generated,
+                        seed=int(seed)) if kss else {}
     for canon, members in groups.items():
-        ks = sorted({k for _, k in members})
-        with _warnings.catch_warnings():
-            _warnings.simplefilter("ignore", EMMVWarning)  # failures are reported as exclusions below
-            res = dict(zip(ks, emmv_all_k(canon, Xd, ks, draws=draws, features=features, max_dim=max_dim,
-                                          n_generated=n_generated, seed=int(seed)), strict=True))
+        by_k = dict(zip(kss[canon], res[canon], strict=True))
         for i, k in members:
-            r = res[k]
+            r = by_k[k]
             em[i], mv[i] = r.em, r.mv
             if not (np.isfinite(r.em) and np.isfinite(r.mv)):
                 reasons[i] = "EM/MV not estimable in any feature draw: " + "; ".join(r.reasons)
@@ -796,13 +797,36 @@ def _ireos_selector(label: str, m_cl: Any) -> SelectorFn:
     return fn
 
 
+_LAPLACIAN_GRAPH: dict[tuple[Any, ...], Any] = {}
+
+
+def _laplacian_graph(W: np.ndarray, k_max: int) -> Any:
+    """The kNN graph of the candidate-scorings space (objects = rows of W.T) for k ≤ k_max, one cached entry:
+    the three ``laplacian-*`` selectors of one candidate set share it (computed once for the largest of the
+    paper's k, 1, √N and 100)."""
+    import hashlib
+
+    from odeval.neighbors import knn_graph
+
+    key = (W.shape, hashlib.sha256(np.ascontiguousarray(W).tobytes()).hexdigest())
+    graph = _LAPLACIAN_GRAPH.get(key)
+    if graph is None or graph.k_max < k_max:
+        graph = knn_graph(W.T, k_max)
+        _LAPLACIAN_GRAPH.clear()
+        _LAPLACIAN_GRAPH[key] = graph
+    return graph
+
+
 def _laplacian_selector(label: str, k: int | None) -> SelectorFn:
     def fn(S: np.ndarray, names: tuple[str, ...], *, X: Any = None, seed: int = 0) -> Selection:
         from odeval.measures.internal import laplacian_score, solution_weights
 
         W, _ = solution_weights(list(S), S.shape[1])  # Gaussian-scaled, as IREOS sees the candidates
-        kk = round(float(np.sqrt(S.shape[1]))) if k is None else k
-        crit = -laplacian_score(W, kk)  # lower Laplacian Score = better: criterion = −LS (higher = preferred)
+        n = S.shape[1]
+        kk = round(float(np.sqrt(n))) if k is None else k
+        kk = int(min(max(1, kk), n - 1))
+        graph = _laplacian_graph(W, int(min(n - 1, max(kk, 100, round(float(np.sqrt(n)))))))
+        crit = -laplacian_score(W, kk, graph=graph)  # lower Laplacian Score = better: criterion = −LS
         return Selection(label, _argmax(crit), criterion=crit)
     return fn
 

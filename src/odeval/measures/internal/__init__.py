@@ -4,10 +4,11 @@
 * :func:`laplacian_score`: the Laplacian Score baseline of the IREOS paper (He, Cai, Niyogi 2005).
 * :func:`excess_mass`, :func:`mass_volume`: Excess-Mass / Mass-Volume criteria (Goix 2016), the estimators of
   :mod:`~odeval.measures.internal.excess_mass_volume`; :func:`emmv` (a detector, feature sub-sampling) and
-  :func:`emmv_all_k` (one method at many k) in :mod:`~odeval.measures.internal.emmv_algorithm`. See docs/emmv.md.
+  :func:`emmv_all_k` (one method at many k), :func:`emmv_many` (several methods sharing the draws) in
+  :mod:`~odeval.measures.internal.emmv_algorithm`. See docs/emmv.md.
 """
 
-from odeval.measures.internal.emmv_algorithm import EMMVResult, emmv, emmv_all_k
+from odeval.measures.internal.emmv_algorithm import EMMVResult, emmv, emmv_all_k, emmv_many
 from odeval.measures.internal.excess_mass_volume import EMMVWarning, excess_mass, mass_volume
 from odeval.measures.internal.ireos import (
     IREOSResult,
@@ -19,5 +20,5 @@ from odeval.measures.internal.ireos import (
 )
 from odeval.measures.internal.laplacian import laplacian_score
 
-__all__ = ["EMMVResult", "EMMVWarning", "IREOSResult", "SelectResult", "emmv", "emmv_all_k", "excess_mass", "ireos",
-           "ireos_select", "laplacian_score", "mass_volume", "resolve_mcl", "solution_weights"]
+__all__ = ["EMMVResult", "EMMVWarning", "IREOSResult", "SelectResult", "emmv", "emmv_all_k", "emmv_many", "excess_mass",
+           "ireos", "ireos_select", "laplacian_score", "mass_volume", "resolve_mcl", "solution_weights"]

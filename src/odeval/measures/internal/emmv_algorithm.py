@@ -33,7 +33,7 @@ import copy
 import os
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,7 +56,7 @@ from odeval.measures.internal.excess_mass_volume import (
     uniform_in_box,
 )
 
-__all__ = ["EMMVResult", "KNNQueryDetector", "emmv", "emmv_all_k", "make_detector", "SKLEARN_DETECTORS",
+__all__ = ["EMMVResult", "KNNQueryDetector", "emmv", "emmv_all_k", "emmv_many", "make_detector", "SKLEARN_DETECTORS",
            "ChapterSplit", "chapter_split", "continuous_features", "evaluate_split", "OCSVM_MAX_TRAIN"]
 
 OCSVM_MAX_TRAIN = 10_000  # the authors' ``ocsvm_max_train`` (EMMV_benchmarks): OCSVM fitted on ≤ 10,000 objects
@@ -477,51 +477,96 @@ def emmv_all_k(method: str, X: Any, ks: Any, *, draws: int = 50, features: int =
     ----------
     Goix (2016), Algorithm evaluation:algo:EMMV (feature sub-sampling, m = 50, d' = 5).
     """
+    return emmv_many({method: ks}, X, draws=draws, features=features, max_dim=max_dim, n_generated=n_generated,
+                     seed=seed, t_max=t_max, alpha_min=alpha_min, alpha_max=alpha_max, integration=integration,
+                     warn=warn)[method]
+
+
+def emmv_many(methods_ks: Mapping[str, Any], X: Any, *, draws: int = 50, features: int = 5, max_dim: int = MAX_DIM,
+              n_generated: int = N_GENERATED, seed: int = 0, t_max: float = T_MAX, alpha_min: float = ALPHA_MIN,
+              alpha_max: float = ALPHA_MAX, integration: str = "grid", warn: bool = True
+              ) -> dict[str, list[EMMVResult]]:
+    """:func:`emmv_all_k` of several odeval methods at once, sharing the feature draws' work.
+
+    The feature draws and uniform samples depend on ``seed`` and the data only, not on the method, so every
+    method sees the same ones; per draw this builds one kNN graph of ``X`` and one query of the uniform sample
+    for the largest k of *all* methods, and every method scores its k from them. The results equal
+    ``{m: emmv_all_k(m, X, ks, ...) for m, ks in methods_ks.items()}`` exactly (scores at k ≤ k_max do not
+    depend on k_max; tested), at the cost of one graph and one query per draw instead of one per method.
+
+    Parameters
+    ----------
+    methods_ks : mapping of str to sequence of int
+        Method name → its neighbourhood sizes (as ``ks`` of :func:`emmv_all_k`).
+    X, draws, features, max_dim, n_generated, seed, t_max, alpha_min, alpha_max, integration, warn
+        As in :func:`emmv_all_k`.
+
+    Returns
+    -------
+    dict of str to list of EMMVResult
+        Method name (as given) → one result per k, in the order of its ``ks``.
+
+    References
+    ----------
+    Goix (2016), Algorithm evaluation:algo:EMMV (feature sub-sampling, m = 50, d' = 5).
+    """
     from odeval.detectors import get_detector, novelty_methods
     from odeval.neighbors import knn_graph, query_knn
 
     seed, draws, features, max_dim, n_generated = _check_settings(seed, draws, features, max_dim, n_generated)
     Xd = check_data_matrix(X, name="X")
     n, d = Xd.shape
-    det = get_detector(method)
-    if not getattr(det, "novelty", False):
-        raise ValueError(f"odeval method {det.info.name!r} cannot score points outside the fitted data (needed for the "
-                         f"uniform sample of EM/MV); methods that can: {', '.join(novelty_methods())}")
-    ks_list = [int(k) for k in np.atleast_1d(np.asarray(ks))]
-    if not ks_list:
-        raise ValueError("ks is empty: no k to evaluate")
-    bad = [k for k in ks_list if k < det.info.min_k or k >= n]
-    if bad:
-        raise ValueError(f"{det.info.name}: k must lie in [{det.info.min_k}, {n - 1}] for {n} objects, got {bad[:5]}")
+    if not methods_ks:
+        raise ValueError("methods_ks is empty: no method to evaluate")
+    plan: list[tuple[str, Any, list[int]]] = []
+    for method, ks in methods_ks.items():
+        det = get_detector(method)
+        if not getattr(det, "novelty", False):
+            raise ValueError(f"odeval method {det.info.name!r} cannot score points outside the fitted data (needed "
+                             f"for the uniform sample of EM/MV); methods that can: {', '.join(novelty_methods())}")
+        ks_list = [int(k) for k in np.atleast_1d(np.asarray(ks))]
+        if not ks_list:
+            raise ValueError(f"{det.info.name}: ks is empty: no k to evaluate")
+        bad = [k for k in ks_list if k < det.info.min_k or k >= n]
+        if bad:
+            raise ValueError(f"{det.info.name}: k must lie in [{det.info.min_k}, {n - 1}] for {n} objects, "
+                             f"got {bad[:5]}")
+        plan.append((method, det, ks_list))
     lo, hi, subsampled = _box(Xd, features, max_dim)
     m = draws if subsampled else 1
     feats, draw_seeds = _draw_plan(d, m, features, subsampled, seed)
-    k_max = max(ks_list)
-    per_k: list[list[tuple[Any, Any, str | None, dict[str, float]]]] = [[] for _ in ks_list]
+    k_max = max(max(ks_list) for _, _, ks_list in plan)
+    per_k = {method: [[] for _ in ks_list] for method, _, ks_list in plan}
     for f, useed in zip(feats, draw_seeds, strict=True):
         vol = float(np.prod(hi[f] - lo[f]))
         if not vol > 0 or not np.isfinite(vol):
-            for out in per_k:
-                out.append((None, None, f"box volume {vol!r} in the drawn sub-space is not a positive finite number",
-                            {}))
+            for outs in per_k.values():
+                for out in outs:
+                    out.append((None, None, f"box volume {vol!r} in the drawn sub-space is not a positive finite "
+                                "number", {}))
             continue
         graph = knn_graph(Xd[:, f], k_max)
-        s_data = det.score_all_k(graph, ks_list)
         U = uniform_in_box(lo[f], hi[f], n_generated, useed)
-        s_unif = np.empty((len(ks_list), n_generated))
+        s_data = {method: det.score_all_k(graph, ks_list) for method, det, ks_list in plan}
+        s_unif = {method: np.empty((len(ks_list), n_generated)) for method, _, ks_list in plan}
         for a in range(0, n_generated, UNIFORM_CHUNK):  # novelty scores are per query row: blocks change nothing
             b = min(a + UNIFORM_CHUNK, n_generated)
-            s_unif[:, a:b] = det.novelty_scores_all_k(graph, query_knn(graph, U[a:b], k_max), ks_list)
-        for j, out in enumerate(per_k):
-            sd, su = _finite_jointly(s_data[j], s_unif[j])
-            em = excess_mass(sd, su, vol, t_max=t_max, integration=integration, warn=False)
-            mv = mass_volume(sd, su, vol, alpha_min=alpha_min, alpha_max=alpha_max,
-                             integration=integration, warn=False)
-            out.append((em, mv, None, {}))
-        del graph, U, s_unif
-    return [_aggregate(out, feats, subsampled=subsampled, name=f"{det.info.name}(k={k})", n_train=n, n_test=n,
-                       n_generated=n_generated, seed=seed, stacklevel=3, warn=warn)
-            for k, out in zip(ks_list, per_k, strict=True)]
+            query = query_knn(graph, U[a:b], k_max)
+            for method, det, ks_list in plan:
+                s_unif[method][:, a:b] = det.novelty_scores_all_k(graph, query, ks_list)
+            del query
+        for method, _, _ks in plan:
+            for j, out in enumerate(per_k[method]):
+                sd, su = _finite_jointly(s_data[method][j], s_unif[method][j])
+                em = excess_mass(sd, su, vol, t_max=t_max, integration=integration, warn=False)
+                mv = mass_volume(sd, su, vol, alpha_min=alpha_min, alpha_max=alpha_max,
+                                 integration=integration, warn=False)
+                out.append((em, mv, None, {}))
+        del graph, U, s_unif, s_data
+    return {method: [_aggregate(out, feats, subsampled=subsampled, name=f"{det.info.name}(k={k})", n_train=n,
+                                n_test=n, n_generated=n_generated, seed=seed, stacklevel=3, warn=warn)
+                     for k, out in zip(ks_list, per_k[method], strict=True)]
+            for method, det, ks_list in plan}
 
 
 # ------------------------------------------------------------------------------- the chapter's protocol

@@ -25,9 +25,14 @@ from scipy import sparse
 __all__ = ["laplacian_score"]
 
 
-def laplacian_score(features: Any, k: int) -> np.ndarray:
+def laplacian_score(features: Any, k: int, *, graph: Any = None) -> np.ndarray:
     """Laplacian Score of every column-candidate of ``features`` (S, N) on a symmetric 0/1 kNN graph with k
-    neighbours (the paper uses k = 1, sqrt(N), 100). Lower = better. Constant candidates get +inf."""
+    neighbours (the paper uses k = 1, sqrt(N), 100). Lower = better. Constant candidates get +inf.
+
+    ``graph``: optionally the :func:`odeval.neighbors.knn_graph` of ``features.T`` for any k_max ≥ k, so that
+    several k share one graph (its rows are sorted by (distance, index), so the first k columns are the graph
+    at k; the scores are identical, tested).
+    """
     from odeval.neighbors import knn_graph
 
     F = np.asarray(features, dtype=np.float64)
@@ -35,7 +40,11 @@ def laplacian_score(features: Any, k: int) -> np.ndarray:
         raise ValueError(f"features must be (S, N), got shape {F.shape}")
     S, N = F.shape
     k = int(min(max(1, k), N - 1))
-    graph = knn_graph(F.T, k)
+    if graph is None:
+        graph = knn_graph(F.T, k)
+    elif graph.indices.shape[0] != N or graph.k_max < k:
+        raise ValueError(f"graph: needs {N} rows and k_max >= {k}, got {graph.indices.shape[0]} rows, "
+                         f"k_max {graph.k_max}")
     rows = np.repeat(np.arange(N), k)
     cols = graph.indices[:, :k].ravel()
     A = sparse.coo_matrix((np.ones(rows.size), (rows, cols)), shape=(N, N)).tocsr()
