@@ -1,0 +1,149 @@
+"""The tables of docs/model-selection.md ("Results on the Campos collection") from a store of ms_campos_run.py.
+
+Reads the picks that examples/model-selection-campos.toml (and its supplements -laplacian, -emmv, run into the
+same store) stored, audits them as ``odeval select-audit`` does, and prints Markdown:
+
+* the summary + Wilcoxon table among all candidates and among the ten of Marques et al. 2020 §4.2, with the
+  Friedman/Nemenyi lines (blocks = variants and = base datasets);
+* IREOS split by the gamma_max its search found (``--gamma-split``, default 100), separately for the variants of
+  the first audit (the first ``--first`` variants in ms_campos_run.py's order; the split was read off them) and
+  for the held-out rest, plus a label-free guarded rule: the IREOS pick where gamma_max <= split, else the
+  ensemble;
+* the supplement of the costly selectors (em, mv, mc-kendall) on the variants that stored them.
+
+    python benchmarks/ms_campos_tables.py STORE [--first 51] [--gamma-split 100]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+COSTLY = ("em", "mv", "mc-kendall")
+BASELINES = ("random", "default-knn10", "default-lof20")
+
+
+def fmt_p(v: float | None) -> str:
+    if v is None or not np.isfinite(v):
+        return "—"
+    return f"{v:.1e}" if v < 1e-3 else f"{v:.3f}"
+
+
+def table(audit) -> str:
+    from odeval.analysis.selection import friedman_line
+
+    s, t = audit.summary, audit.tests
+    tests = {(r.selector, r.baseline): r.p_value for r in t.itertuples()} if len(t) else {}
+    per = audit.picks[audit.picks["measure"] == audit.measure].drop_duplicates("dataset")
+    lines = [f"{len(per)} variants; candidates' {audit.measure}, mean over variants: min {per['cand_min'].mean():.3f}, "
+             f"mean {per['cand_mean'].mean():.3f}, max {per['cand_max'].mean():.3f}", "",
+             "| selector | mean " + audit.measure + " | mean percentile | best pick | mean rank | "
+             + " | ".join(f"p vs {b}" for b in BASELINES) + " |",
+             "| --- " * (5 + len(BASELINES)) + "|"]
+    for r in s.itertuples():
+        cells = [r.selector, f"{r.mean:.3f}", f"{r.mean_percentile:.0f}", f"{r.best_choices}/{r.n_variants}",
+                 f"{r.mean_rank:.2f}"]
+        cells += ["—" if r.selector == b else fmt_p(tests.get((r.selector, b))) for b in BASELINES]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += ["", friedman_line(audit.friedman)]
+    return "\n".join(lines)
+
+
+def gamma_max_of(store: str) -> dict[str, float]:
+    from odeval.bench.store import ResultStore
+
+    with ResultStore(store, read_only=True) as rs:
+        t = rs.variant_tasks(kind="ireos", status="ok")
+    return {r["dataset"]: float(json.loads(r["details"])["gamma_max"]) for _, r in t.iterrows()}
+
+
+def wilcoxon_greater(a: np.ndarray, b: np.ndarray) -> float:
+    from scipy.stats import wilcoxon
+
+    d = a - b
+    d = d[d != 0]
+    return float(wilcoxon(d, alternative="greater").pvalue) if d.size else float("nan")
+
+
+def ireos_split(audit, gmax: dict[str, float], first: set[str], split: float) -> str:
+    p = audit.picks[audit.picks["measure"] == audit.measure]
+    by = {s: g.set_index("dataset") for s, g in p.groupby("selector")}
+    if "ireos" not in by:
+        return "(no ireos picks)"
+    ds = sorted(by["ireos"].index)
+    out = ["| variants | γ_max | n | IREOS pick: mean " + audit.measure + " | random | mean percentile | best pick | "
+           "below the candidates' mean | base datasets |", "| --- " * 9 + "|"]
+    guard_lines = []
+    for label, group in (("first audit", [d for d in ds if d in first]),
+                         ("held out", [d for d in ds if d not in first]), ("all", ds)):
+        if not group:
+            continue
+        for glab, sel in ((f"≤ {split:g}", [d for d in group if gmax[d] <= split]),
+                          (f"> {split:g}", [d for d in group if gmax[d] > split])):
+            if not sel:
+                continue
+            ir = by["ireos"].loc[sel]
+            out.append(f"| {label} | {glab} | {len(sel)} | {ir['value'].mean():.3f} | "
+                       f"{by['random'].loc[sel, 'value'].mean():.3f} | {ir['percentile'].mean():.0f} | "
+                       f"{int(ir['is_best'].sum())} | {int((ir['value'] < ir['cand_mean']).sum())} | "
+                       f"{', '.join(sorted(set(ir['base_dataset'])))} |")
+        if "ensemble" in by:
+            g = np.array([by["ireos" if gmax[d] <= split else "ensemble"].loc[d, "value"] for d in group])
+            pct = np.mean([by["ireos" if gmax[d] <= split else "ensemble"].loc[d, "percentile"] for d in group])
+            cmp = "; ".join(f"{s} {by[s].loc[group, 'value'].mean():.3f} (p = "
+                            f"{fmt_p(wilcoxon_greater(g, by[s].loc[group, 'value'].to_numpy(float)))})"
+                            for s in ("ireos", "ensemble", "random", "default-knn10") if s in by)
+            guard_lines.append(f"* {label} ({len(group)} variants): guarded IREOS (IREOS where γ_max ≤ {split:g}, else "
+                               f"the ensemble) mean {audit.measure} {g.mean():.3f}, percentile {pct:.0f}; against "
+                               f"{cmp} (one-sided Wilcoxon, guarded better)")
+    return "\n".join([*out, "", *guard_lines])
+
+
+def main() -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from ms_campos_run import EXAMPLE, ordered
+    from odeval.analysis.selection import audit_store
+    from odeval.bench import load_study
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("store")
+    ap.add_argument("--first", type=int, default=51, help="variants of the first audit (in ms_campos_run order)")
+    ap.add_argument("--gamma-split", type=float, default=100.0)
+    args = ap.parse_args()
+    names = [v.name for v in ordered(list(load_study(EXAMPLE).datasets))]
+    first = set(names[:args.first])
+    gmax = gamma_max_of(args.store)
+    for mode in ("all", "10"):
+        audit, _src, _msg = audit_store(args.store, candidates=mode)
+        stored = [s for s in audit.selectors if s not in COSTLY]
+        main_audit, _src, msgs = audit_store(args.store, stored, candidates=mode)
+        print(f"## candidates = {mode}\n")
+        print(table(main_audit))
+        by_base, _s, _m = audit_store(args.store, stored, candidates=mode, blocks="base_dataset")
+        from odeval.analysis.selection import friedman_line
+        print(f"blocks = base datasets: {friedman_line(by_base.friedman)}\n")
+        pv = main_audit.picks[(main_audit.picks["selector"] == "ireos") & (main_audit.picks["measure"] == "roc_auc")]
+        if "pick_p_value" in pv and len(pv):
+            print(f"IREOS pick p < 0.05 on {int((pv['pick_p_value'] < 0.05).sum())} of {len(pv)} variants (median "
+                  f"p = {pv['pick_p_value'].median():.2g})\n")
+        print(ireos_split(main_audit, gmax, first, args.gamma_split), "\n")
+        if msgs:
+            print("messages:", *msgs[:5], sep="\n  ")
+        costly = [s for s in audit.selectors if s in COSTLY]
+        if costly:
+            have = audit.picks[audit.picks["selector"].isin(costly)]["dataset"].unique()
+            sub, _s, _m = audit_store(args.store, costly + [s for s in stored if not s.startswith("laplacian")],
+                                      candidates=mode, datasets=list(have))
+            print(f"### costly selectors ({', '.join(costly)}) on the {len(have)} variants that stored them\n")
+            print(table(sub), "\n")
+            for s in costly:
+                print("*", sub.verdicts.get(s, ""))
+            print()
+
+
+if __name__ == "__main__":
+    main()
