@@ -11,7 +11,11 @@ same store) stored, audits them as ``odeval select-audit`` does, and prints Mark
   ensemble;
 * the supplement of the costly selectors (em, mv, mc-kendall) on the variants that stored them.
 
-    python benchmarks/ms_campos_tables.py STORE [--first 51] [--gamma-split 100]
+* with ``--figures DIR``: the critical-difference diagram of the selectors (all candidates) and box plots of the
+  candidates' ROC AUC on the first variant of every base dataset with the picks of a few selectors marked
+  (Marques et al. 2020, Fig. 9 style), as PNG files.
+
+    python benchmarks/ms_campos_tables.py STORE [--first 51] [--gamma-split 100] [--figures docs/img]
 """
 
 from __future__ import annotations
@@ -103,6 +107,21 @@ def ireos_split(audit, gmax: dict[str, float], first: set[str], split: float) ->
     return "\n".join([*out, "", *guard_lines])
 
 
+def figures(audit, first_round: list[str], out: Path) -> None:
+    from odeval.report.plots import plot_critical_difference
+    from odeval.report.selection import plot_selection_boxplots
+
+    out.mkdir(parents=True, exist_ok=True)
+    fr = audit.friedman
+    fig = plot_critical_difference(fr["ranks"], fr["cd"], f"α = {fr['alpha']}, {fr['n_blocks']} variants")
+    fig.savefig(out / "ms-campos-cd.png", dpi=110, bbox_inches="tight")
+    shown = [s for s in ("ireos", "ensemble", "mc-spearman", "laplacian-sqrt", "default-knn10") if s in audit.selectors]
+    ds = [d for d in first_round if d in set(audit.candidates["dataset"])]
+    fig = plot_selection_boxplots(audit.candidates, audit.picks, audit.measure, shown, ds)
+    fig.savefig(out / "ms-campos-boxplots.png", dpi=110, bbox_inches="tight")
+    print(f"figures: {out / 'ms-campos-cd.png'}, {out / 'ms-campos-boxplots.png'}\n")
+
+
 def main() -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from ms_campos_run import EXAMPLE, ordered
@@ -113,6 +132,7 @@ def main() -> None:
     ap.add_argument("store")
     ap.add_argument("--first", type=int, default=51, help="variants of the first audit (in ms_campos_run order)")
     ap.add_argument("--gamma-split", type=float, default=100.0)
+    ap.add_argument("--figures", type=Path, help="write the CD diagram and the box plots (PNG) to this folder")
     args = ap.parse_args()
     names = [v.name for v in ordered(list(load_study(EXAMPLE).datasets))]
     first = set(names[:args.first])
@@ -133,6 +153,8 @@ def main() -> None:
         print(ireos_split(main_audit, gmax, first, args.gamma_split), "\n")
         if msgs:
             print("messages:", *msgs[:5], sep="\n  ")
+        if args.figures is not None and mode == "all":
+            figures(main_audit, names[:15], args.figures)
         costly = [s for s in audit.selectors if s in COSTLY]
         if costly:
             have = audit.picks[audit.picks["selector"].isin(costly)]["dataset"].unique()
