@@ -86,7 +86,8 @@ def main() -> None:
         reap_workers()
         cpu = cpu_s() - c0
         print(f"TARGET issue 15 (full collection < 2 h wall on 2 cores): this run {wall / 60:.1f} min wall = "
-              f"{wall:.0f} s, {cpu / 60:.1f} CPU-min = {cpu:.0f} CPU-s ({args.workers} worker(s), load {os.getloadavg()[0]:.1f})", flush=True)
+              f"{wall:.0f} s, {cpu / 60:.1f} CPU-min = {cpu:.0f} CPU-s ({args.workers} worker(s), "
+              f"load {os.getloadavg()[0]:.1f})", flush=True)
 
 
 if __name__ == "__main__":
