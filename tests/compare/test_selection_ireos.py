@@ -64,3 +64,18 @@ def test_laplacian_shared_graph_equals_own_graph_with_ties():
     assert len(selection._LAPLACIAN_GRAPH) == 1  # the three selectors shared one graph
     for c, k in zip(got, (1, 12, 100), strict=True):
         np.testing.assert_array_equal(c, -laplacian_score(W, k))
+
+
+@pytest.mark.parametrize("name", ["ireos", "laplacian-1", "laplacian-sqrt"])
+def test_constant_candidate_is_excluded_not_fatal(toy, name):
+    """A constant candidate (e.g. INFLO at k = N − 1) has no outlier weights: NaN and a note, the others compete."""
+    X, S, names = toy
+    S2 = np.vstack([S, np.ones(S.shape[1])])
+    sel = run_selector(name, S2, (*names, "INFLO-033"), X=X, seed=3)
+    ref = run_selector(name, S, names, X=X, seed=3)
+    assert np.isnan(sel.criterion[-1]) and sel.excluded == ((3, "constant scores: no outlier weights"),)
+    assert "1 candidate(s) excluded" in sel.note
+    np.testing.assert_array_equal(sel.criterion[:-1], ref.criterion)
+    assert sel.index == ref.index
+    with pytest.raises(ValueError, match="no candidate has outlier weights"):
+        run_selector(name, np.ones((2, S.shape[1])), ("a-001", "b-001"), X=X)

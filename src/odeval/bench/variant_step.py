@@ -238,7 +238,9 @@ def _ireos_task(res: VariantTaskResult, X: np.ndarray | None, S: np.ndarray, opt
     # with the adjustment the p-values cost no classifier: m_cl = 1 permutes the areas of all objects (computed
     # for E{I}, Eq. 25), m_cl > 1 reuses the Monte Carlo null of E{I}; without it they would need those classifiers
     pv = bool(opts.get("adjust", True))
-    use, excluded = _ireos_solutions(S)
+    from odeval.compare.selection import weighable_candidates
+
+    use, excluded = weighable_candidates(S)
     if not use:
         raise ValueError(f"no candidate has IREOS weights: {excluded[0][1]}" if excluded else "no candidates")
     r = ireos(X, [sol for _, sol in use], m_cl=opts.get("mcl", 1), C=float(opts.get("C", 100.0)),
@@ -260,35 +262,6 @@ def _ireos_task(res: VariantTaskResult, X: np.ndarray | None, S: np.ndarray, opt
                         "p_value_test": ("one-sided permutation test, 1000 permutations of the weights"
                                          if r.m_cl == 1.0 else "Monte Carlo over random solutions"),
                         "excluded": [{"candidate": i, "reason": why} for i, why in excluded]})
-
-
-def _ireos_solutions(S: np.ndarray) -> tuple[list[tuple[int, np.ndarray]], list[tuple[int, str]]]:
-    """The candidates IREOS can weigh, as (row, score vector), and the others as (row, reason).
-
-    Every candidate is a *scoring*: one that happens to take only the values 0 and 1 (e.g. a method at large k)
-    would be read by :func:`odeval.measures.internal.solution_weights` as a binary top-n solution, so it is
-    shifted by +1 (Gaussian scaling is shift-invariant). A candidate without weights — constant scores (e.g. INFLO
-    or LOF at k = N − 1 score every object 1), or no positive weight after scaling — has no IREOS index and is
-    excluded with the reason (its values are NaN), instead of failing the variant.
-    """
-    from odeval.measures.internal import solution_weights
-
-    use, excluded = [], []
-    for i, s in enumerate(S):
-        if not np.isfinite(s).all():
-            excluded.append((i, "non-finite scores"))
-            continue
-        if np.ptp(s) == 0.0:
-            excluded.append((i, "constant scores: no outlier weights"))
-            continue
-        sol = s + 1.0 if np.isin(s, (0.0, 1.0)).all() else s
-        try:
-            solution_weights([sol], S.shape[1])
-        except ValueError as exc:
-            excluded.append((i, str(exc)))
-            continue
-        use.append((i, sol))
-    return use, excluded
 
 
 def _selection_task(res: VariantTaskResult, prepared: Any, S: np.ndarray, names: list[str], opts: dict[str, Any],

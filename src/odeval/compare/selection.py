@@ -76,6 +76,7 @@ from odeval.compare.similarity import check_score_matrix
 
 __all__ = [
     "DEFAULT_CANDIDATES",
+    "weighable_candidates",
     "SELECTORS",
     "Selection",
     "SelectorInfo",
@@ -785,6 +786,49 @@ def _emmv_selector(which: Literal["em", "mv"]) -> SelectorFn:
 IREOS_SETTINGS: dict[str, Any] = {"knn": 250, "quadrature": "adaptive", "C": 100.0, "n_jobs": 1}
 
 
+def weighable_candidates(S: np.ndarray) -> tuple[list[tuple[int, np.ndarray]], list[tuple[int, str]]]:
+    """The candidates IREOS and the Laplacian Score can weigh, as (row, score vector), and the others as (row,
+    reason).
+
+    Every candidate is a *scoring*: one that happens to take only the values 0 and 1 (e.g. a method at large k)
+    would be read by :func:`odeval.measures.internal.solution_weights` as a binary top-n solution, so it is
+    shifted by +1 (Gaussian scaling is shift-invariant). A candidate without weights — constant scores (e.g. INFLO
+    or LOF at k = N − 1 score every object 1), or no positive weight after scaling — is excluded with the reason
+    (its criterion is NaN), instead of failing the variant.
+    """
+    from odeval.measures.internal import solution_weights
+
+    use, excluded = [], []
+    for i, s in enumerate(np.asarray(S, dtype=np.float64)):
+        if not np.isfinite(s).all():
+            excluded.append((i, "non-finite scores"))
+            continue
+        if np.ptp(s) == 0.0:
+            excluded.append((i, "constant scores: no outlier weights"))
+            continue
+        sol = s + 1.0 if np.isin(s, (0.0, 1.0)).all() else s
+        try:
+            solution_weights([sol], S.shape[1])
+        except ValueError as exc:
+            excluded.append((i, str(exc)))
+            continue
+        use.append((i, sol))
+    return use, excluded
+
+
+def _on_weighable(label: str, S: np.ndarray, criterion_of: Callable[[list[np.ndarray]], np.ndarray]) -> Selection:
+    """Run ``criterion_of`` on the weighable candidates only (:func:`weighable_candidates`); the others get NaN
+    and are listed in ``excluded`` (and summarised in ``note``)."""
+    use, excluded = weighable_candidates(S)
+    if not use:
+        raise ValueError("no candidate has outlier weights: " + "; ".join(sorted({r for _, r in excluded})))
+    crit = np.full(S.shape[0], np.nan)
+    crit[[i for i, _ in use]] = criterion_of([sol for _, sol in use])
+    note = (f"{len(excluded)} candidate(s) excluded: " + "; ".join(sorted({r for _, r in excluded}))
+            if excluded else "")
+    return Selection(label, _argmax(crit), criterion=crit, note=note, excluded=tuple(excluded))
+
+
 def _ireos_selector(label: str, m_cl: Any) -> SelectorFn:
     def fn(S: np.ndarray, names: tuple[str, ...], *, X: Any = None, seed: int = 0) -> Selection:
         from odeval.measures.internal import ireos
@@ -792,8 +836,10 @@ def _ireos_selector(label: str, m_cl: Any) -> SelectorFn:
         opts = dict(IREOS_SETTINGS)
         if opts.get("knn") is not None and X.shape[0] <= int(opts["knn"]) + 1:
             opts["knn"] = None  # fewer objects than the subset size: the exact index
-        res = ireos(X, list(S), m_cl=m_cl, adjust=True, seed=seed, **opts)
-        return Selection(label, _argmax(res.adjusted), criterion=res.adjusted)
+
+        def adjusted(sols: list[np.ndarray]) -> np.ndarray:
+            return ireos(X, sols, m_cl=m_cl, adjust=True, seed=seed, **opts).adjusted
+        return _on_weighable(label, S, adjusted)
     return fn
 
 
@@ -821,13 +867,15 @@ def _laplacian_selector(label: str, k: int | None) -> SelectorFn:
     def fn(S: np.ndarray, names: tuple[str, ...], *, X: Any = None, seed: int = 0) -> Selection:
         from odeval.measures.internal import laplacian_score, solution_weights
 
-        W, _ = solution_weights(list(S), S.shape[1])  # Gaussian-scaled, as IREOS sees the candidates
         n = S.shape[1]
         kk = round(float(np.sqrt(n))) if k is None else k
         kk = int(min(max(1, kk), n - 1))
-        graph = _laplacian_graph(W, int(min(n - 1, max(kk, 100, round(float(np.sqrt(n)))))))
-        crit = -laplacian_score(W, kk, graph=graph)  # lower Laplacian Score = better: criterion = −LS
-        return Selection(label, _argmax(crit), criterion=crit)
+
+        def criterion(sols: list[np.ndarray]) -> np.ndarray:
+            W, _ = solution_weights(sols, n)  # Gaussian-scaled, as IREOS sees the candidates
+            graph = _laplacian_graph(W, int(min(n - 1, max(kk, 100, round(float(np.sqrt(n)))))))
+            return -laplacian_score(W, kk, graph=graph)  # lower Laplacian Score = better: criterion = −LS
+        return _on_weighable(label, S, criterion)
     return fn
 
 
