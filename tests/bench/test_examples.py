@@ -31,11 +31,11 @@ def test_campos_selection_supplements_share_the_main_units():
     assert main.variant_step.ireos is not None and main.variant_step.selectors
     for name, n_variants, selectors in (("model-selection-campos-laplacian.toml", 262,
                                          ("laplacian-1", "laplacian-sqrt", "laplacian-100")),
-                                        ("model-selection-campos-emmv.toml", 15, ("em", "mv", "mc-kendall"))):
+                                        ("model-selection-campos-emmv.toml", 12, ("em", "mv", "mc-kendall"))):
         sup = _load(EXAMPLES / name)
         assert sup.methods == main.methods and sup.metric == main.metric, name
         assert {v.path for v in sup.datasets} <= {v.path for v in main.datasets}, name
         assert len(sup.datasets) == n_variants and sup.variant_step.selectors == selectors, name
         assert sup.variant_step.ireos is None, name  # IREOS stays in the main file
     emmv = _load(EXAMPLES / "model-selection-campos-emmv.toml")
-    assert len({v.base_dataset for v in emmv.datasets}) == 15
+    assert len({v.base_dataset for v in emmv.datasets}) == 12
