@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "odeval"
-STAGES = ["data", "neighbors", "detectors", "scaling", "measures", "compare", "protocols", "bench", "analysis",
-          "report"]
+STAGES = ["data", "neighbors", "detectors", "scaling", "measures", "compare", "labelfree", "protocols", "bench",
+          "analysis", "report", "render"]
 
 
 def _stage_of(module: str) -> str | None:
