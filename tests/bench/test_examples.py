@@ -7,15 +7,38 @@ from pathlib import Path
 import pytest
 
 from odeval.bench import load_study
+from odeval.bench.config import StudyError
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+_MISSING = ("matches no file", "does not exist")
 
 
 def _load(path: Path):
+    """The study of an example file, or a skip with the reason when the data it names are absent.
+
+    Only missing data files skip (a fresh clone without ../shared beside it); any other problem fails.
+    """
     try:
         return load_study(path)
-    except FileNotFoundError as exc:  # globs / paths into ../shared/datasets
+    except FileNotFoundError as exc:
         pytest.skip(f"{path.name}: data not found ({exc})")
+    except StudyError as exc:
+        if exc.problems and all(any(m in p for m in _MISSING) for p in exc.problems):
+            pytest.skip(f"{path.name}: data not found ({exc.problems[0]})")
+        raise
+
+
+def test_missing_data_skips_with_the_reason_and_other_problems_fail(tmp_path):
+    """A fresh clone has no ../shared: its examples skip, naming the glob; a real mistake still fails."""
+    absent = tmp_path / "absent.toml"
+    absent.write_text('[study]\nname = "x"\nk = "1..5"\n[[datasets]]\nglob = "../no-shared/datasets/*.arff"\n'
+                      '[[methods]]\nname = "LOF"\n')
+    with pytest.raises(pytest.skip.Exception, match=r"absent.toml: data not found .*matches no file"):
+        _load(absent)
+    wrong = tmp_path / "wrong.toml"
+    wrong.write_text(absent.read_text().replace('name = "LOF"', 'name = "NoSuchMethod"'))
+    with pytest.raises(StudyError):
+        _load(wrong)
 
 
 @pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.toml")), ids=lambda p: p.name)
