@@ -356,7 +356,7 @@ class Variant:
 
     def load(self, **options: Any) -> Dataset:
         """Load the file with :func:`odeval.data.load_dataset`."""
-        from odeval.data import load_dataset
+        from odeval.data.loaders import load_dataset
 
         return load_dataset(self.path, **options)
 
