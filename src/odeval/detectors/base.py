@@ -16,7 +16,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 __all__ = ["MethodInfo", "Detector", "Number", "Options", "register", "get_detector", "available_methods", "orient",
-           "check_ks", "check_params", "check_variant", "novelty_methods", "VARIANT", "VARIANTS"]
+           "check_ks", "check_params", "check_variant", "novelty_methods", "partitioned_methods", "VARIANT",
+           "VARIANTS"]
 
 
 @dataclass(frozen=True)
@@ -240,6 +241,32 @@ class Detector(ABC):
             raise ValueError("query was not computed against this graph (query_knn(graph, Q))")
         return orient(self.novelty_raw_scores_all_k(graph, query, ks), self.info)
 
+    #: Parameter values whose scores cannot be computed block by block, each with the reason: parameter →
+    #: {value: reason} (:meth:`block_plan`; e.g. the ELKI variants that re-enact ELKI's list order over all objects).
+    block_refusals: ClassVar[dict[str, dict[str, str]]] = {}
+
+    def block_plan(self) -> list[Any]:
+        """This method's steps on one block of objects, and the exchanges between them (a list of
+        :class:`odeval.detectors.blockwise.Step`, run by :func:`odeval.detectors.blockwise.run_plan`).
+
+        Raises ``NotImplementedError`` naming why if the method has no per-block plan (it does not define
+        ``_block_steps``) or if a parameter takes a value :attr:`block_refusals` refuses.
+        """
+        if not _has_block_plan(type(self)):
+            raise NotImplementedError(_not_partitioned(self.info.name))
+        for param, reasons in self.block_refusals.items():
+            value = getattr(self, param)
+            if value in reasons:
+                raise NotImplementedError(
+                    f"{self.info.name} variant {value!r} is not block-partitioned ({reasons[value]}); partitioned "
+                    f"variants: {', '.join(block_variants(type(self)))}")
+        return self._block_steps()
+
+    def _block_steps(self) -> list[Any]:
+        """The per-block steps of a method that has a plan (it overrides this; :meth:`block_plan` has checked
+        :attr:`block_refusals` before calling it)."""
+        raise NotImplementedError(_not_partitioned(self.info.name))
+
     def score(self, X_or_graph: Any, k: int, **graph_options: Any) -> np.ndarray:
         """Convenience: public scores at a single k, from a data matrix or a prebuilt graph."""
         from odeval.neighbors import KNNGraph, knn_graph
@@ -290,3 +317,30 @@ def available_methods() -> list[str]:
 def novelty_methods() -> list[str]:
     """Registered methods with a novelty (out-of-sample) form."""
     return sorted(cls.info.name for cls in _REGISTRY.values() if getattr(cls, "novelty", False))  # type: ignore
+
+
+def _has_block_plan(cls: type) -> bool:
+    return getattr(cls, "_block_steps", Detector._block_steps) is not Detector._block_steps
+
+
+def block_variants(cls: type[Detector]) -> tuple[str, ...]:
+    """The values of the parameter a method's :attr:`~Detector.block_refusals` name (``variant`` unless it names
+    another, FastABOD: ``kernel``) that have a per-block plan; () if the method has no plan or no such
+    parameter."""
+    if not _has_block_plan(cls):
+        return ()
+    refusals = cls.block_refusals or {"variant": {}}
+    (param, refused), = refusals.items()
+    constraint = cls._parameter_constraints.get(param)
+    return tuple(v for v in getattr(constraint, "values", ()) if v not in refused)
+
+
+def partitioned_methods() -> dict[str, tuple[str, ...]]:
+    """Registered methods with a per-block plan (:meth:`Detector.block_plan`) → the variants that have one."""
+    classes = sorted(_REGISTRY.values(), key=lambda c: c.info.name)  # type: ignore[attr-defined]
+    return {cls.info.name: block_variants(cls) for cls in classes if _has_block_plan(cls)}  # type: ignore
+
+
+def _not_partitioned(name: str) -> str:
+    return (f"{name} is not block-partitioned (the partitioned run covers {', '.join(partitioned_methods())}); "
+            "score it in one process")

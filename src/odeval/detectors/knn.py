@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from odeval.detectors.base import VARIANT, Detector, MethodInfo, check_ks, register
+from odeval.detectors.blockwise import BATCH_TOOL_LISTS, BlockState, Step
 from odeval.neighbors._elki_order import cks_lists
 
 __all__ = ["KNN", "KNNW"]
@@ -46,6 +47,10 @@ class KNN(Detector):
     novelty = True
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": VARIANT}
+    block_refusals: ClassVar[dict[str, dict[str, str]]] = {"variant": {"elki-0.7.1-cks": BATCH_TOOL_LISTS}}
+
+    def _block_steps(self) -> list[Step]:
+        return [Step(_knn_block)]  # the block's own rows, no exchange
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         ks_arr = check_ks(ks, graph.n_objects, self.info, graph.k_max)
@@ -74,6 +79,17 @@ def _novelty_ks(det: Detector, graph: Any, query: Any, ks: Sequence[int]) -> np.
     return check_ks(ks, graph.n_objects + 1, det.info, query.k_max)
 
 
+def _knn_block(state: BlockState) -> dict[str, Any]:
+    """kNN of a block's objects (:mod:`odeval.detectors.blockwise`)."""
+    return {"raw": np.ascontiguousarray(state.block.distances[:, state.ks - 1].T)}
+
+
+def _knnw_block(state: BlockState) -> dict[str, Any]:
+    """kNNW of a block's objects, summed left to right as :meth:`KNNW.raw_scores_all_k`."""
+    running = np.cumsum(state.block.distances[:, :state.k_max], axis=1)
+    return {"raw": np.ascontiguousarray(running[:, state.ks - 1].T)}
+
+
 @register
 class KNNW(Detector):
     """kNNW outlier score ("weight"): the sum of the distances to the k nearest other objects.
@@ -97,6 +113,9 @@ class KNNW(Detector):
     novelty = True
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": VARIANT}
+
+    def _block_steps(self) -> list[Step]:
+        return [Step(_knnw_block)]  # the block's own rows, no exchange (all variants: they are identical)
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         ks_arr = check_ks(ks, graph.n_objects, self.info, graph.k_max)

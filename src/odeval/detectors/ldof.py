@@ -22,6 +22,7 @@ from odeval.detectors._neighborhood import (
     _row_has_ties,
 )
 from odeval.detectors.base import VARIANT, Detector, MethodInfo, check_ks, register
+from odeval.detectors.blockwise import BATCH_TOOL_LISTS, LIST_ORDER, BlockState, Step, per_chunk
 from odeval.neighbors._elki_order import cks_lists
 
 __all__ = ["LDOF", "ldof_scores"]
@@ -194,6 +195,11 @@ def ldof_scores(graph: Any, ks: int | Sequence[int], variant: str = "paper") -> 
     return LDOF(variant=variant).raw_scores_all_k(graph, ks)
 
 
+def _ldof_block(state: BlockState) -> dict[str, Any]:
+    """LDOF of a block's objects (:mod:`odeval.detectors.blockwise`): :func:`_ldof_chunk` over its rows."""
+    return {"raw": per_chunk(state, _ldof_chunk)[0]}
+
+
 @register
 class LDOF(Detector):
     """Local distance-based outlier factor (Zhang et al. 2009); see :func:`ldof_scores`."""
@@ -204,6 +210,11 @@ class LDOF(Detector):
     novelty = True
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": VARIANT}
+    block_refusals: ClassVar[dict[str, dict[str, str]]] = {
+        "variant": {"elki-0.7.1": LIST_ORDER, "elki-0.7.1-cks": BATCH_TOOL_LISTS}}
+
+    def _block_steps(self) -> list[Step]:
+        return [Step(_ldof_block)]  # distances among the neighbours come from X: no exchange
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         _, uniq, inverse = _prepare_ks(graph, ks, self.info)
