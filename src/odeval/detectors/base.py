@@ -11,13 +11,16 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any, ClassVar
 
 import numpy as np
 
+from odeval._method_variant import MethodVariant
+
 __all__ = ["MethodInfo", "Detector", "Number", "Options", "register", "get_detector", "available_methods", "orient",
-           "check_ks", "check_params", "check_variant", "novelty_methods", "partitioned_methods", "VARIANT",
-           "VARIANTS"]
+           "check_ks", "check_params", "check_variant", "novelty_methods", "partitioned_methods", "MethodVariant",
+           "VARIANT", "VARIANTS"]
 
 
 @dataclass(frozen=True)
@@ -124,7 +127,9 @@ class Options:
         return None if value in self.values else f"choose one of {', '.join(map(str, self.values))}"
 
     def cast(self, value: Any) -> Any:
-        return value
+        # a str enum member (MethodVariant) is stored as its plain value: params(), their JSON and unit ids stay
+        # the strings they always were, and repr() shows 'paper', not <MethodVariant.PAPER: 'paper'>
+        return value.value if isinstance(value, Enum) else value
 
 
 @dataclass(frozen=True)
@@ -162,10 +167,11 @@ class Number:
         return None
 
 
-#: The ``variant`` parameter of the neighbourhood detectors: ``"paper"`` (the published definition),
-#: ``"elki-0.7.1"`` (ELKI 0.7.1's behaviour), ``"elki-0.7.1-cks"`` (ELKI's batch tool, as the Campos et al. 2016
-#: reference results were made); see docs/detectors.md.
-VARIANTS = ("paper", "elki-0.7.1", "elki-0.7.1-cks")
+#: The values of the ``variant`` parameter of the neighbourhood detectors (:class:`MethodVariant`, as plain
+#: strings): ``"paper"`` (the published definition), ``"elki-0.7.1"`` (ELKI 0.7.1's behaviour),
+#: ``"elki-0.7.1-cks"`` (ELKI's batch tool, as the Campos et al. 2016 reference results were made); see
+#: docs/detectors.md.
+VARIANTS: tuple[str, ...] = tuple(v.value for v in MethodVariant)
 #: The parameter constraint of ``variant`` (default ``"paper"``).
 VARIANT = Options(VARIANTS)
 
@@ -219,7 +225,7 @@ class Detector(ABC):
         """True if the score at one k depends on the largest k of the same call: variant "elki-0.7.1-cks"
         (ELKI's batch tool orders tied neighbours in lists materialised for the run's largest k), so such a
         detector is never scored in chunks of k (:func:`odeval.detectors.scoring.stream_ks`)."""
-        return getattr(self, "variant", None) == "elki-0.7.1-cks"
+        return getattr(self, "variant", None) == MethodVariant.ELKI_071_CKS
 
     #: True if the method has an out-of-sample ("novelty") form: :meth:`novelty_raw_scores_all_k` scores query
     #: objects against a training graph (docs/detectors.md, "Novelty mode").

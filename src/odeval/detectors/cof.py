@@ -16,7 +16,7 @@ from odeval.detectors._neighborhood import (
     _require_elki_order,
     _row_has_ties,
 )
-from odeval.detectors.base import VARIANT, Detector, MethodInfo, register
+from odeval.detectors.base import VARIANT, Detector, MethodInfo, MethodVariant, register
 from odeval.detectors.blockwise import BATCH_TOOL_LISTS, LIST_ORDER, BlockState, Step, halo, per_chunk, with_halo
 from odeval.neighbors._elki_order import cks_lists
 
@@ -208,7 +208,7 @@ def _cof_from_acdist(ac, X, dist, idx, sizes, ks, elki, reorder):  # pragma: no 
     return out
 
 
-def cof_scores(graph: Any, ks: int | Sequence[int], variant: str = "paper") -> np.ndarray:
+def cof_scores(graph: Any, ks: int | Sequence[int], variant: str = MethodVariant.PAPER) -> np.ndarray:
     """COF scores of all objects for every k in ``ks``, from one kNN graph.
 
     Parameters
@@ -281,15 +281,15 @@ class COF(Detector):
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": VARIANT}
     block_refusals: ClassVar[dict[str, dict[str, str]]] = {
-        "variant": {"elki-0.7.1": LIST_ORDER, "elki-0.7.1-cks": BATCH_TOOL_LISTS}}
+        "variant": {MethodVariant.ELKI_071: LIST_ORDER, MethodVariant.ELKI_071_CKS: BATCH_TOOL_LISTS}}
 
     def _block_steps(self) -> list[Step]:
         return [Step(_acdist_block, (halo("ac_t"),)), Step(_cof_block)]
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         _, uniq, inverse = _prepare_ks(graph, ks, self.info)
-        elki = self.variant != "paper"
-        cks = self.variant == "elki-0.7.1-cks"
+        elki = self.variant != MethodVariant.PAPER
+        cks = self.variant == MethodVariant.ELKI_071_CKS
         if cks:  # ELKI's batch tool: rows already in the order of its materialised lists, its sublist sizes
             graph = cks_lists(graph, int(uniq[-1])).graph
         sizes = _neighbourhood_sizes(graph, uniq)

@@ -15,7 +15,7 @@ from odeval.detectors._neighborhood import (
     _require_elki_order,
     _row_has_ties,
 )
-from odeval.detectors.base import VARIANT, Detector, MethodInfo, Number, register
+from odeval.detectors.base import VARIANT, Detector, MethodInfo, MethodVariant, Number, register
 from odeval.detectors.blockwise import (
     BATCH_TOOL_LISTS,
     IN_EDGES,
@@ -174,7 +174,7 @@ def _inflo_all_k(X, dist, idx, rev, sizes, kds, ks, m, elki, reorder):  # pragma
     return out
 
 
-def inflo_scores(graph: Any, ks: int | Sequence[int], m: float = 1.0, variant: str = "paper") -> np.ndarray:
+def inflo_scores(graph: Any, ks: int | Sequence[int], m: float = 1.0, variant: str = MethodVariant.PAPER) -> np.ndarray:
     """INFLO scores of all objects for every k in ``ks``, from one kNN graph.
 
     Parameters
@@ -331,7 +331,7 @@ class INFLO(Detector):
         "variant": VARIANT,
     }
     block_refusals: ClassVar[dict[str, dict[str, str]]] = {
-        "variant": {"elki-0.7.1": LIST_ORDER, "elki-0.7.1-cks": BATCH_TOOL_LISTS}}
+        "variant": {MethodVariant.ELKI_071: LIST_ORDER, MethodVariant.ELKI_071_CKS: BATCH_TOOL_LISTS}}
 
     def _block_steps(self) -> list[Step]:
         # the influence space is kNN ∪ RkNN: the in-edges first, then the k-distances of the halo ∪ RkNN
@@ -339,7 +339,7 @@ class INFLO(Detector):
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         _, uniq, inverse = _prepare_ks(graph, ks, self.info)
-        cks = self.variant == "elki-0.7.1-cks"
+        cks = self.variant == MethodVariant.ELKI_071_CKS
         if cks:  # ELKI's batch tool: rows in the order of its materialised lists, its sublists and k-distances
             cl = cks_lists(graph, int(uniq[-1]))
             graph = cl.graph
@@ -349,7 +349,7 @@ class INFLO(Detector):
         sizes = _neighbourhood_sizes(graph, uniq)
         idx = np.ascontiguousarray(graph.indices, dtype=np.int64)
         rev = _reverse_positions(idx, np.ascontiguousarray(sizes[-1]))
-        elki = self.variant != "paper"
+        elki = self.variant != MethodVariant.PAPER
         if elki:
             _require_elki_order(graph, "INFLO", self.variant)
         X = np.ascontiguousarray(graph.X, dtype=np.float64)

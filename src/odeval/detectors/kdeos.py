@@ -17,7 +17,7 @@ from numba import njit, prange
 
 from odeval.detectors._erf import elki_normal_cdf
 from odeval.detectors._numeric import GAUSS_NORM, powi
-from odeval.detectors.base import VARIANT, Detector, MethodInfo, Number, check_ks, register
+from odeval.detectors.base import VARIANT, Detector, MethodInfo, MethodVariant, Number, check_ks, register
 from odeval.detectors.blockwise import BATCH_TOOL_LISTS, IN_EDGES, BlockState, Step, halo, with_halo
 from odeval.neighbors._elki_order import cks_lists
 from odeval.neighbors.blocks import in_edges
@@ -226,7 +226,7 @@ def _kdeos_block(state: BlockState) -> dict[str, Any]:
     """KDEOS of the block's objects from the densities of the block and of its halo."""
     b, d = state.block, state.data
     dens = with_halo(d["dens"], d["dens_halo"])
-    elki = state.det.variant != "paper"
+    elki = state.det.variant != MethodVariant.PAPER
     return {"raw": _kdeos_block_scores(b.distances, state.halo.local, b.neighborhood_sizes(), state.ks, dens, elki)}
 
 
@@ -286,7 +286,7 @@ class KDEOS(Detector):
         "min_bandwidth": Number(0.0, low=0),
         "variant": VARIANT,
     }
-    block_refusals: ClassVar[dict[str, dict[str, str]]] = {"variant": {"elki-0.7.1-cks": BATCH_TOOL_LISTS}}
+    block_refusals: ClassVar[dict[str, dict[str, str]]] = {"variant": {MethodVariant.ELKI_071_CKS: BATCH_TOOL_LISTS}}
 
     def _block_steps(self) -> list[Step]:
         # the density of q adds the kernels of every p with q ∈ {p} ∪ N_k(p): edges, then the sources' terms
@@ -298,6 +298,6 @@ class KDEOS(Detector):
         s = self.scale * GAUSSIAN_CANONICAL_BANDWIDTH
         iminbw = 1.0 / (self.min_bandwidth * s) if self.min_bandwidth > 0 else np.inf
         dim = self.idim if self.idim >= 0 else int(graph.X.shape[1])
-        g = cks_lists(graph, int(ks_arr.max())).graph if self.variant == "elki-0.7.1-cks" else graph
+        g = cks_lists(graph, int(ks_arr.max())).graph if self.variant == MethodVariant.ELKI_071_CKS else graph
         return _kdeos_all_k(g.distances, g.indices, g.neighborhood_sizes(), ks_arr, s, iminbw, dim,
-                            GAUSS_NORM, _CUTOFF, self.variant != "paper")
+                            GAUSS_NORM, _CUTOFF, self.variant != MethodVariant.PAPER)

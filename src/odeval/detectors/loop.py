@@ -15,7 +15,7 @@ import numpy as np
 from numba import njit, prange
 
 from odeval.detectors._erf import elki_erf
-from odeval.detectors.base import VARIANT, Detector, MethodInfo, Number, check_ks, register
+from odeval.detectors.base import VARIANT, Detector, MethodInfo, MethodVariant, Number, check_ks, register
 from odeval.detectors.blockwise import BATCH_TOOL_LISTS, LIST_ORDER, BlockState, Exchange, Step, halo, with_halo
 from odeval.neighbors._elki_order import cks_lists, heap_drain, heap_offer
 
@@ -250,7 +250,7 @@ class LoOP(Detector):
         "variant": VARIANT,
     }
     block_refusals: ClassVar[dict[str, dict[str, str]]] = {
-        "variant": {"elki-0.7.1": LIST_ORDER, "elki-0.7.1-cks": BATCH_TOOL_LISTS}}
+        "variant": {MethodVariant.ELKI_071: LIST_ORDER, MethodVariant.ELKI_071_CKS: BATCH_TOOL_LISTS}}
 
     def _block_steps(self) -> list[Step]:
         # the passes of _loop_all_k; the normaliser is a sum over all objects: a scan in object order
@@ -259,8 +259,8 @@ class LoOP(Detector):
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         ks_arr = check_ks(ks, graph.n_objects, self.info, graph.k_max)
-        elki = self.variant != "paper"
-        if self.variant == "elki-0.7.1-cks":  # rows already in the order of ELKI's batch-tool lists
+        elki = self.variant != MethodVariant.PAPER
+        if self.variant == MethodVariant.ELKI_071_CKS:  # rows already in the order of ELKI's batch-tool lists
             g = cks_lists(graph, int(ks_arr.max())).graph
             return _loop_all_k(g.X, g.distances, g.indices, g.neighborhood_sizes(), ks_arr, self.lam, True, False)
         # ELKI's order among tied neighbours is emulated for its Euclidean linear scan only
@@ -276,9 +276,9 @@ class LoOP(Detector):
         with ``nPLOF = λ · sqrt(mean_{p ∈ train} PLOF(p)²)`` (Kriegel et al. 2009, Eq. 6–8). Zero distances:
         a non-finite ratio is taken as 1, as in-sample.
         """
-        if self.variant != "paper":
-            raise NotImplementedError("LoOP: the novelty form is defined for variant='paper' only (the ELKI variants "
-                                      "emulate ELKI's in-sample tie order)")
+        if self.variant != MethodVariant.PAPER:
+            raise NotImplementedError(f"LoOP: the novelty form is defined for variant='{MethodVariant.PAPER}' only "
+                                      "(the ELKI variants emulate ELKI's in-sample tie order)")
         ks_arr = check_ks(ks, graph.n_objects + 1, self.info, query.k_max)
         if int(ks_arr.max()) > graph.k_max:
             raise ValueError(f"LoOP: k={int(ks_arr.max())} exceeds the training graph's k_max={graph.k_max}")
