@@ -8,7 +8,7 @@ distributed = pytest.importorskip("distributed")
 
 from odeval.bench.distributed import PartitionedGraph, check_partitionable, parse_scheduler, partitioned  # noqa: E402
 from odeval.detectors import get_detector  # noqa: E402
-from odeval.detectors.blockwise import SUPPORTED  # noqa: E402
+from odeval.detectors.blockwise import partitioned_methods  # noqa: E402
 from odeval.detectors.scoring import score_ks  # noqa: E402
 from odeval.neighbors import knn_graph  # noqa: E402
 
@@ -39,7 +39,7 @@ def test_every_method_bit_identical_on_two_worker_processes(cluster):
         assert len(client.scheduler_info()["workers"]) == 2
         full = pg.gather_graph()
         assert np.array_equal(full.distances, g.distances) and np.array_equal(full.indices, g.indices)
-        for name in SUPPORTED:
+        for name in partitioned_methods():
             det = get_detector(name)
             ks = "1..30" if name != "LOF" else "29..40"  # LOF: k beyond the graph's k_max is skipped alike
             a = score_ks(det, g, ks)

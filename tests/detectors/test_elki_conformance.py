@@ -34,6 +34,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from odeval.data import load_dataset
+
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "elki_detectors"
 
 #: Detector parameters that select ELKI 0.7.1 behaviour (as run_elki_all.sh / ComputeKNNOutlierScores 0.7.1 run
@@ -411,12 +413,9 @@ def test_evaluate_reproduces_elki_precomputed_evaluation(ds):
 @pytest.mark.parametrize("ds", [d for d in DATASETS if fixture(d)["meta"]["source"].startswith("dami/")])
 def test_fixture_matches_odeval_loader(ds, dami):
     """The fixture's X/y are what odeval.data.load_dataset reads from the DAMI file (the id attribute dropped)."""
-    data = pytest.importorskip("odeval.data")
-    if not hasattr(data, "load_dataset"):
-        pytest.skip("odeval.data.load_dataset not available")
     f = fixture(ds)
     meta = f["meta"]
-    d = data.load_dataset(dami / meta["source"].removeprefix("dami/"))
+    d = load_dataset(dami / meta["source"].removeprefix("dami/"))
     names = list(d.attribute_names)
     cols = [names.index(a) for a in meta["attributes"]]
     np.testing.assert_array_equal(np.asarray(d.X)[:, cols], f["X"])

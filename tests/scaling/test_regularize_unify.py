@@ -95,11 +95,8 @@ def test_recommendation_from_method_info_and_detector():
     assert recommended_unification(inv).regularization == "linear_inversion"
     from odeval.detectors import get_detector
 
-    try:
-        det = get_detector("LDOF")
-    except ValueError:
-        pytest.skip("LDOF detector not registered")
-    assert recommended_unification(det).baseline == det.info.inlier_value
+    det = get_detector("LDOF")  # a Detector instance: its own MethodInfo decides (LDOF, a ratio: baseline 1)
+    assert recommended_unification(det).baseline == det.info.inlier_value == 1.0
     with pytest.raises(TypeError):
         recommended_unification(3.0)
 

@@ -7,6 +7,7 @@ from odeval.detectors.adapters import EstimatorDetector, wrap_estimator
 from odeval.detectors.base import (
     Detector,
     MethodInfo,
+    MethodVariant,
     available_methods,
     check_ks,
     get_detector,
@@ -16,5 +17,5 @@ from odeval.detectors.base import (
 )
 from odeval.detectors.novelty import NoveltyDetector
 
-__all__ = ["Detector", "MethodInfo", "available_methods", "check_ks", "get_detector", "orient", "register",
-           "EstimatorDetector", "wrap_estimator", "NoveltyDetector", "novelty_methods"]
+__all__ = ["Detector", "MethodInfo", "MethodVariant", "available_methods", "check_ks", "get_detector", "orient",
+           "register", "EstimatorDetector", "wrap_estimator", "NoveltyDetector", "novelty_methods"]

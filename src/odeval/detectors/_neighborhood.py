@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from numba import njit, prange
 
-from odeval.detectors.base import MethodInfo, check_ks
+from odeval.detectors.base import MethodInfo, MethodVariant, check_ks
 from odeval.neighbors._elki_order import heap_drain, heap_offer
 
 # Upper bound on the number of float64 entries of one block of neighbour-pair distances (≈ 32 MB).
@@ -33,7 +33,7 @@ def _require_elki_order(graph: Any, method: str, variant: str) -> None:
     """The ``elki-0.7.1`` variants re-enact ELKI's kNN list order, which exists for Euclidean graphs only."""
     if not _is_euclidean(graph):
         raise ValueError(f"{method}: variant={variant!r} reproduces ELKI's Euclidean kNN list order; use a "
-                         f"Euclidean graph (got {graph.metric!r}) or variant='paper'")
+                         f"Euclidean graph (got {graph.metric!r}) or variant='{MethodVariant.PAPER}'")
 
 
 def _prepare_ks(graph: Any, ks: int | Sequence[int], info: MethodInfo) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -10,6 +10,7 @@ from numba import njit, prange
 
 from odeval.detectors._neighborhood import _is_euclidean, _neighbourhood_sizes, _prepare_ks
 from odeval.detectors.base import Detector, MethodInfo, Options, check_ks, register
+from odeval.detectors.blockwise import BlockState, Exchange, Step
 from odeval.neighbors._elki_order import heap_drain, heap_offer
 
 __all__ = ["FastABOD", "fastabod_scores"]
@@ -329,6 +330,33 @@ def _degenerate_rows_to_zero(raw: np.ndarray) -> np.ndarray:
     return raw
 
 
+def _abod_block(state: BlockState) -> dict[str, Any]:
+    """The linear-kernel ABOF of a block's objects and, per k, whether none of them has an angle pair
+    (:mod:`odeval.detectors.blockwise`; folded over all blocks by :func:`_fold_and`)."""
+    b = state.block
+    if str(b.metric) != "euclidean":
+        raise ValueError(f"FastABOD: the linear kernel needs a Euclidean kNN graph, got metric {b.metric!r}")
+    B = b.n_objects
+    # row p of the kernel is object p of its X: put the block's objects first, shift the neighbour numbers
+    X = np.ascontiguousarray(np.vstack([b.X[b.start:b.stop], b.X]))
+    idx = np.where(b.indices >= 0, b.indices + B, -1)
+    raw = _abof_linear(X, idx, _neighbourhood_sizes(b, state.ks), _NO_PAIR_VALUE)
+    return {"abof": raw, "nopair": (raw == _NO_PAIR_VALUE).all(axis=1)}
+
+
+def _fold_and(acc: Any, part: np.ndarray) -> np.ndarray:
+    return part.copy() if acc is None else acc & part
+
+
+def _abod_block_final(state: BlockState) -> dict[str, Any]:
+    raw = state.data["abof"]
+    undefined = state.data["nopair_all"]  # as _degenerate_rows_to_zero, over all objects
+    if undefined.any():
+        raw = raw.copy()
+        raw[undefined] = 0.0
+    return {"raw": raw}
+
+
 @register
 class FastABOD(Detector):
     """Fast angle-based outlier detection (Kriegel et al. 2008); see :func:`fastabod_scores`."""
@@ -339,6 +367,13 @@ class FastABOD(Detector):
                       "high-dimensional data. KDD 2008.", scaling="log_inversion", scoring_version=2)
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {"kernel": Options(_KERNELS)}
+    block_refusals: ClassVar[dict[str, dict[str, str]]] = {
+        "kernel": {"poly2": "it searches the neighbours in kernel space over all objects"}}
+
+    def _block_steps(self) -> list[Step]:
+        # the degenerate case "no object has an angle pair" is global: a scan of one bool per k and block
+        return [Step(_abod_block, (Exchange("scan", "nopair", "nopair_all", fold=_fold_and),)),
+                Step(_abod_block_final)]
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         return _degenerate_rows_to_zero(self._raw(graph, ks))

@@ -11,12 +11,16 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any, ClassVar
 
 import numpy as np
 
+from odeval._method_variant import MethodVariant
+
 __all__ = ["MethodInfo", "Detector", "Number", "Options", "register", "get_detector", "available_methods", "orient",
-           "check_ks", "check_params", "check_variant", "novelty_methods", "VARIANT", "VARIANTS"]
+           "check_ks", "check_params", "check_variant", "novelty_methods", "partitioned_methods", "MethodVariant",
+           "VARIANT", "VARIANTS"]
 
 
 @dataclass(frozen=True)
@@ -123,7 +127,9 @@ class Options:
         return None if value in self.values else f"choose one of {', '.join(map(str, self.values))}"
 
     def cast(self, value: Any) -> Any:
-        return value
+        # a str enum member (MethodVariant) is stored as its plain value: params(), their JSON and unit ids stay
+        # the strings they always were, and repr() shows 'paper', not <MethodVariant.PAPER: 'paper'>
+        return value.value if isinstance(value, Enum) else value
 
 
 @dataclass(frozen=True)
@@ -161,10 +167,11 @@ class Number:
         return None
 
 
-#: The ``variant`` parameter of the neighbourhood detectors: ``"paper"`` (the published definition),
-#: ``"elki-0.7.1"`` (ELKI 0.7.1's behaviour), ``"elki-0.7.1-cks"`` (ELKI's batch tool, as the Campos et al. 2016
-#: reference results were made); see docs/detectors.md.
-VARIANTS = ("paper", "elki-0.7.1", "elki-0.7.1-cks")
+#: The values of the ``variant`` parameter of the neighbourhood detectors (:class:`MethodVariant`, as plain
+#: strings): ``"paper"`` (the published definition), ``"elki-0.7.1"`` (ELKI 0.7.1's behaviour),
+#: ``"elki-0.7.1-cks"`` (ELKI's batch tool, as the Campos et al. 2016 reference results were made); see
+#: docs/detectors.md.
+VARIANTS: tuple[str, ...] = tuple(v.value for v in MethodVariant)
 #: The parameter constraint of ``variant`` (default ``"paper"``).
 VARIANT = Options(VARIANTS)
 
@@ -218,7 +225,7 @@ class Detector(ABC):
         """True if the score at one k depends on the largest k of the same call: variant "elki-0.7.1-cks"
         (ELKI's batch tool orders tied neighbours in lists materialised for the run's largest k), so such a
         detector is never scored in chunks of k (:func:`odeval.detectors.scoring.stream_ks`)."""
-        return getattr(self, "variant", None) == "elki-0.7.1-cks"
+        return getattr(self, "variant", None) == MethodVariant.ELKI_071_CKS
 
     #: True if the method has an out-of-sample ("novelty") form: :meth:`novelty_raw_scores_all_k` scores query
     #: objects against a training graph (docs/detectors.md, "Novelty mode").
@@ -239,6 +246,32 @@ class Detector(ABC):
         if query.reference is not graph:
             raise ValueError("query was not computed against this graph (query_knn(graph, Q))")
         return orient(self.novelty_raw_scores_all_k(graph, query, ks), self.info)
+
+    #: Parameter values whose scores cannot be computed block by block, each with the reason: parameter →
+    #: {value: reason} (:meth:`block_plan`; e.g. the ELKI variants that re-enact ELKI's list order over all objects).
+    block_refusals: ClassVar[dict[str, dict[str, str]]] = {}
+
+    def block_plan(self) -> list[Any]:
+        """This method's steps on one block of objects, and the exchanges between them (a list of
+        :class:`odeval.detectors.blockwise.Step`, run by :func:`odeval.detectors.blockwise.run_plan`).
+
+        Raises ``NotImplementedError`` naming why if the method has no per-block plan (it does not define
+        ``_block_steps``) or if a parameter takes a value :attr:`block_refusals` refuses.
+        """
+        if not _has_block_plan(type(self)):
+            raise NotImplementedError(_not_partitioned(self.info.name))
+        for param, reasons in self.block_refusals.items():
+            value = getattr(self, param)
+            if value in reasons:
+                raise NotImplementedError(
+                    f"{self.info.name} variant {value!r} is not block-partitioned ({reasons[value]}); partitioned "
+                    f"variants: {', '.join(block_variants(type(self)))}")
+        return self._block_steps()
+
+    def _block_steps(self) -> list[Any]:
+        """The per-block steps of a method that has a plan (it overrides this; :meth:`block_plan` has checked
+        :attr:`block_refusals` before calling it)."""
+        raise NotImplementedError(_not_partitioned(self.info.name))
 
     def score(self, X_or_graph: Any, k: int, **graph_options: Any) -> np.ndarray:
         """Convenience: public scores at a single k, from a data matrix or a prebuilt graph."""
@@ -290,3 +323,30 @@ def available_methods() -> list[str]:
 def novelty_methods() -> list[str]:
     """Registered methods with a novelty (out-of-sample) form."""
     return sorted(cls.info.name for cls in _REGISTRY.values() if getattr(cls, "novelty", False))  # type: ignore
+
+
+def _has_block_plan(cls: type) -> bool:
+    return getattr(cls, "_block_steps", Detector._block_steps) is not Detector._block_steps
+
+
+def block_variants(cls: type[Detector]) -> tuple[str, ...]:
+    """The values of the parameter a method's :attr:`~Detector.block_refusals` name (``variant`` unless it names
+    another, FastABOD: ``kernel``) that have a per-block plan; () if the method has no plan or no such
+    parameter."""
+    if not _has_block_plan(cls):
+        return ()
+    refusals = cls.block_refusals or {"variant": {}}
+    (param, refused), = refusals.items()
+    constraint = cls._parameter_constraints.get(param)
+    return tuple(v for v in getattr(constraint, "values", ()) if v not in refused)
+
+
+def partitioned_methods() -> dict[str, tuple[str, ...]]:
+    """Registered methods with a per-block plan (:meth:`Detector.block_plan`) → the variants that have one."""
+    classes = sorted(_REGISTRY.values(), key=lambda c: c.info.name)  # type: ignore[attr-defined]
+    return {cls.info.name: block_variants(cls) for cls in classes if _has_block_plan(cls)}  # type: ignore
+
+
+def _not_partitioned(name: str) -> str:
+    return (f"{name} is not block-partitioned (the partitioned run covers {', '.join(partitioned_methods())}); "
+            "score it in one process")

@@ -11,6 +11,9 @@ small per-object summaries:
 * ``scan``: a value folded over the blocks in object order (a global sum that must be added in object order to
   be bit-identical, LoOP's normaliser; a global "all objects" test, FastABOD's degenerate case).
 
+Each detector declares its own plan next to its one-process kernels (``Detector._block_steps`` in its module,
+the variants without a plan in ``Detector.block_refusals`` with the reason); this module holds what every plan is
+made of (:class:`BlockState`, :class:`Step`, :class:`Exchange`, the steps several methods share) and runs plans.
 Every step calls the same numba kernels, with the same arithmetic and summation order, as the one-process
 detector (rows are remapped into a local index space: block objects first, then the halo), so the scores are
 the one-process scores **bit for bit**; ``tests/detectors/test_blockwise.py`` checks every method against
@@ -51,19 +54,12 @@ from typing import Any
 import numpy as np
 
 from odeval.detectors._neighborhood import _iter_blocks, _neighbourhood_sizes
-from odeval.detectors.base import Detector
+from odeval.detectors.base import Detector, _not_partitioned, partitioned_methods
 from odeval.neighbors.blocks import GraphBlock, Halo, block_halo, in_edges
 
 __all__ = ["BlockState", "Exchange", "Step", "block_plan", "run_plan", "start_state", "block_raw_scores",
-           "SUPPORTED"]
-
-#: method name → the variants a block plan exists for
-SUPPORTED: dict[str, tuple[str, ...]] = {
-    "kNN": ("paper", "elki-0.7.1"), "kNNW": ("paper", "elki-0.7.1", "elki-0.7.1-cks"),
-    "LOF": ("paper", "elki-0.7.1"), "SimplifiedLOF": ("paper", "elki-0.7.1"), "LDOF": ("paper",),
-    "COF": ("paper",), "ODIN": ("paper", "elki-0.7.1"), "FastABOD": ("linear",), "LoOP": ("paper",),
-    "LDF": ("paper", "elki-0.7.1"), "INFLO": ("paper",), "KDEOS": ("paper", "elki-0.7.1"),
-}
+           "partitioned_methods", "halo", "with_halo", "per_chunk", "kdist_step", "edges_step", "IN_EDGES",
+           "LIST_ORDER", "BATCH_TOOL_LISTS"]
 
 
 @dataclass(frozen=True)
@@ -76,6 +72,11 @@ class BlockState:
     det: Detector | None = None
     ks: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
     data: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def k_max(self) -> int:
+        """The largest k scored."""
+        return int(self.ks.max())
 
 
 @dataclass(frozen=True)
@@ -92,31 +93,35 @@ class Exchange:
 
 @dataclass(frozen=True)
 class Step:
+    """One step of a plan: ``fn(state)`` returns the entries it adds to ``state.data``; then ``send`` runs."""
+
     fn: Callable[[BlockState], dict[str, Any]]
     send: tuple[Exchange, ...] = ()
 
 
-# --- helpers ---------------------------------------------------------------------------------------------------
-def _with_extra(own: np.ndarray, extra: np.ndarray) -> np.ndarray:
+# --- what several plans share ---------------------------------------------------------------------------------
+#: Why the ELKI variants that re-enact ELKI 0.7.1's list order have no per-block plan (``block_refusals``).
+LIST_ORDER = "it re-enacts ELKI's list order with a scan over all objects"
+#: Why the ``elki-0.7.1-cks`` variants (but kNNW's) have none.
+BATCH_TOOL_LISTS = "it rebuilds ELKI's batch-tool lists over the whole data"
+
+
+def halo(key: str, wanted: str | None = None) -> Exchange:
+    """Send the rows of ``data[key]`` (per object, e.g. ``dens_t``) to the blocks whose halo (or ``wanted`` ids)
+    holds the objects; received as ``<key without _t>_halo``."""
+    return Exchange("halo", key, key.removesuffix("_t") + "_halo", wanted=wanted)
+
+
+#: Send ``data["edges"]`` (:func:`edges_step`) to the blocks owning their targets; received as ``data["in"]``.
+IN_EDGES = Exchange("edges", "edges", "in")
+
+
+def with_halo(own: np.ndarray, extra: np.ndarray) -> np.ndarray:
     """(T, B) own values and (E, T) halo values → (T, B + E) in the local index space."""
     return np.ascontiguousarray(np.hstack([own, extra.T]))
 
 
-def _kmax(state: BlockState) -> int:
-    return int(state.ks.max())
-
-
-# --- kNN, kNNW, LDOF, FastABOD: no exchange -----------------------------------------------------------------------
-def _knn(state: BlockState) -> dict[str, Any]:
-    return {"raw": np.ascontiguousarray(state.block.distances[:, state.ks - 1].T)}
-
-
-def _knnw(state: BlockState) -> dict[str, Any]:
-    running = np.cumsum(state.block.distances[:, :_kmax(state)], axis=1)  # as KNNW: left to right
-    return {"raw": np.ascontiguousarray(running[:, state.ks - 1].T)}
-
-
-def _per_chunk(state: BlockState, chunk_fn: Callable[[np.ndarray, np.ndarray], np.ndarray]):
+def per_chunk(state: BlockState, chunk_fn: Callable[[np.ndarray, np.ndarray], np.ndarray]):
     """(T, B) values of ``chunk_fn(pairwise distances among {p} ∪ N(p), sizes)`` over the block's rows, and the
     sizes (T, B) — as LDOF and COF do over the whole graph."""
     b = state.block
@@ -127,289 +132,22 @@ def _per_chunk(state: BlockState, chunk_fn: Callable[[np.ndarray, np.ndarray], n
     return out, sizes
 
 
-def _ldof(state: BlockState) -> dict[str, Any]:
-    from odeval.detectors.ldof import _ldof_chunk
-
-    return {"raw": _per_chunk(state, _ldof_chunk)[0]}
-
-
-def _abod_local(state: BlockState) -> dict[str, Any]:
-    from odeval.detectors.abod import _NO_PAIR_VALUE, _abof_linear
-
-    b = state.block
-    if str(b.metric) != "euclidean":
-        raise ValueError(f"FastABOD: the linear kernel needs a Euclidean kNN graph, got metric {b.metric!r}")
-    B = b.n_objects
-    # row p of the kernel is object p of its X: put the block's objects first, shift the neighbour numbers
-    X = np.ascontiguousarray(np.vstack([b.X[b.start:b.stop], b.X]))
-    idx = np.where(b.indices >= 0, b.indices + B, -1)
-    raw = _abof_linear(X, idx, _neighbourhood_sizes(b, state.ks), _NO_PAIR_VALUE)
-    return {"abof": raw, "nopair": (raw == _NO_PAIR_VALUE).all(axis=1)}
+def kdist_step(state: BlockState) -> dict[str, Any]:
+    """The block's k-distances for k = 1..k_max (``kd``: LOF, LDF)."""
+    return {"kd": np.ascontiguousarray(state.block.distances[:, :state.k_max])}
 
 
-def _fold_and(acc: Any, part: np.ndarray) -> np.ndarray:
-    return part.copy() if acc is None else acc & part
-
-
-def _abod_final(state: BlockState) -> dict[str, Any]:
-    raw = state.data["abof"]
-    undefined = state.data["nopair_all"]  # as abod._degenerate_rows_to_zero, over all objects
-    if undefined.any():
-        raw = raw.copy()
-        raw[undefined] = 0.0
-    return {"raw": raw}
-
-
-# --- LOF, SimplifiedLOF ---------------------------------------------------------------------------------------------
-def _kd_summary(state: BlockState) -> dict[str, Any]:
-    return {"kd": np.ascontiguousarray(state.block.distances[:, :_kmax(state)])}
-
-
-def _lof_density(state: BlockState) -> dict[str, Any]:
-    from odeval.detectors.lof import _density_all_k
-
-    b = state.block
-    simplified = state.det.info.name == "SimplifiedLOF"
-    KD = np.zeros((1, _kmax(state))) if simplified else np.ascontiguousarray(
-        np.vstack([state.data["kd"], state.data["kd_halo"]]))
-    dens, sizes = _density_all_k(b.distances, state.halo.local, b.neighborhood_sizes(), KD, state.ks, simplified)
-    return {"dens": dens, "sizes": sizes, "dens_t": np.ascontiguousarray(dens.T)}
-
-
-def _lof_ratio(state: BlockState) -> dict[str, Any]:
-    from odeval.detectors.lof import _ratio_all_k
-
-    d = state.data
-    ref = _with_extra(d["dens"], d["dens_halo"])
-    return {"raw": _ratio_all_k(d["dens"], d["sizes"], state.halo.local, ref)}
-
-
-# --- COF ------------------------------------------------------------------------------------------------------------
-def _cof_acdist(state: BlockState) -> dict[str, Any]:
-    from odeval.detectors.cof import _acdist_chunk_paper
-
-    ac, sizes = _per_chunk(state, _acdist_chunk_paper)
-    return {"ac": ac, "ac_t": np.ascontiguousarray(ac.T), "sizes": sizes}
-
-
-def _cof_ratio(state: BlockState) -> dict[str, Any]:
-    from odeval.detectors.cof import _cof_from_acdist
-
-    d = state.data
-    ac = _with_extra(d["ac"], d["ac_halo"])
-    B, E = state.block.n_objects, d["ac_halo"].shape[0]
-    # the kernel runs over every column of ac: the halo's rows are empty neighbourhoods, their output dropped
-    idx = np.vstack([state.halo.local, np.full((E, state.halo.local.shape[1]), -1, np.int64)])
-    sizes = np.ascontiguousarray(np.hstack([d["sizes"], np.zeros((state.ks.size, E), np.int64)]))
-    dist = np.zeros((1, 1))
-    return {"raw": _cof_from_acdist(ac, state.block.X, dist, idx, sizes, state.ks, False, False)[:, :B]}
-
-
-# --- ODIN -----------------------------------------------------------------------------------------------------------
-def _edges(state: BlockState) -> dict[str, Any]:
+def edges_step(state: BlockState) -> dict[str, Any]:
+    """The block's graph edges q → p grouped by the block owning p (``edges``, sent by :data:`IN_EDGES`)."""
     return {"edges": in_edges(state.block, list(state.bounds))}
 
 
-def _in_degrees(state: BlockState) -> np.ndarray:
-    """(T, B) |{q : p ∈ N_k(q)}| from the received in-edges (integer counts: any order gives the same)."""
-    b = state.block
-    dst, _, km = state.data["in"]
-    acc = np.zeros((b.k_max + 1) * b.n_objects, dtype=np.int64)
-    np.add.at(acc, (km - 1) * b.n_objects + (dst - b.start), 1)
-    deg = np.cumsum(acc.reshape(b.k_max + 1, b.n_objects)[: b.k_max], axis=0)
-    return deg[state.ks - 1]
-
-
-def _odin(state: BlockState) -> dict[str, Any]:
-    return {"raw": _in_degrees(state) / state.ks[:, None].astype(np.float64)}
-
-
-# --- LoOP -----------------------------------------------------------------------------------------------------------
-def _loop_pdist_step(state: BlockState) -> dict[str, Any]:
-    from odeval.detectors.loop import _loop_pdist
-
-    pdist = _loop_pdist(state.block.distances, state.ks)
-    return {"pdist": pdist, "pdist_t": np.ascontiguousarray(pdist.T)}
-
-
-def _loop_plof_step(state: BlockState) -> dict[str, Any]:
-    from odeval.detectors.loop import _loop_plof, _loop_sums
-
-    d = state.data
-    sums = _loop_sums(_with_extra(d["pdist"], d["pdist_halo"]), state.halo.local, state.ks, state.block.n_objects)
-    return {"plof": _loop_plof(d["pdist"], sums, state.ks, False)}
-
-
-def _fold_loop_acc(acc: Any, plof: np.ndarray) -> np.ndarray:
-    """Σ PLOF² continued over one more block, in object order (LoOP's normaliser, bit-identical)."""
-    from odeval.detectors.loop import _loop_acc
-
-    out = np.zeros(plof.shape[0]) if acc is None else acc.copy()
-    _loop_acc(plof, False, out)
-    return out
-
-
-def _loop_final(state: BlockState) -> dict[str, Any]:
-    from odeval.detectors.loop import _loop_erf
-
-    d = state.data
-    return {"raw": _loop_erf(d["plof"], d["acc"], state.block.n_total, float(state.det.lam), False)}
-
-
-# --- LDF ------------------------------------------------------------------------------------------------------------
-def _ldf_lde_step(state: BlockState) -> dict[str, Any]:
-    from odeval.detectors._numeric import GAUSS_NORM
-    from odeval.detectors.ldf import _LOG_SQRT_2PI, _ldf_lde
-
-    b, d = state.block, state.data
-    KD = np.ascontiguousarray(np.vstack([d["kd"], d["kd_halo"]]))
-    sizes, lde, loglde = _ldf_lde(b.distances, state.halo.local, b.neighborhood_sizes(), state.ks,
-                                  float(state.det.h), int(b.X.shape[1]), _LOG_SQRT_2PI, GAUSS_NORM, KD)
-    return {"sizes": sizes, "lde": lde, "loglde": loglde, "lde2_t": np.ascontiguousarray(np.vstack([lde, loglde]).T)}
-
-
-def _ldf_final(state: BlockState) -> dict[str, Any]:
-    from odeval.detectors.ldf import _ldf_factor
-
-    d = state.data
-    T = state.ks.size
-    lde = _with_extra(d["lde"], d["lde2_halo"][:, :T])
-    loglde = _with_extra(d["loglde"], d["lde2_halo"][:, T:])
-    return {"raw": _ldf_factor(state.halo.local, d["sizes"], lde, loglde, float(state.det.c))}
-
-
-# --- INFLO ----------------------------------------------------------------------------------------------------------
-def _inflo_wanted(state: BlockState) -> dict[str, Any]:
-    """The objects whose k-distances INFLO needs: the halo and the reverse neighbours from other blocks."""
-    b = state.block
-    src = state.data["in"][1]
-    outside = src[(src < b.start) | (src >= b.stop)]
-    wanted = np.union1d(state.halo.extra, outside)
-    kd = np.ascontiguousarray(b.distances[:, :_kmax(state)]) if "kd" not in state.data else state.data["kd"]
-    return {"wanted": wanted, "kd": kd}
-
-
-def _inflo_final(state: BlockState) -> dict[str, Any]:
-    from odeval.detectors._blockwise_kernels import inflo_block
-
-    b, d = state.block, state.data
-    B = b.n_objects
-    wanted = d["wanted"]
-
-    def to_local(ids: np.ndarray) -> np.ndarray:
-        inside = (ids >= b.start) & (ids < b.stop)
-        return np.where(inside, ids - b.start, B + np.searchsorted(wanted, ids))
-
-    lidx = np.where(b.indices >= 0, to_local(b.indices), -1)
-    dst, src, km = d["in"]
-    order = np.lexsort((src, dst))
-    dst, src, km = dst[order], src[order], km[order]
-    ptr = np.zeros(B + 1, dtype=np.int64)
-    np.cumsum(np.bincount(dst - b.start, minlength=B), out=ptr[1:])
-    kd = _with_extra(np.ascontiguousarray(d["kd"][:, state.ks - 1].T), d["kd_halo"][:, state.ks - 1])
-    sizes = _neighbourhood_sizes(b, state.ks)
-    return {"raw": inflo_block(lidx, sizes, kd, to_local(src), km, ptr, state.ks, float(state.det.m))}
-
-
-# --- KDEOS ----------------------------------------------------------------------------------------------------------
-def _kdeos_params(state: BlockState) -> tuple[float, float, int]:
-    from odeval.detectors.kdeos import GAUSSIAN_CANONICAL_BANDWIDTH
-
-    det = state.det
-    s = det.scale * GAUSSIAN_CANONICAL_BANDWIDTH
-    iminbw = 1.0 / (det.min_bandwidth * s) if det.min_bandwidth > 0 else np.inf
-    dim = det.idim if det.idim >= 0 else int(state.block.X.shape[1])
-    return s, iminbw, dim
-
-
-def _kdeos_sources(state: BlockState) -> dict[str, Any]:
-    from odeval.detectors._blockwise_kernels import kdeos_sources
-    from odeval.detectors._numeric import GAUSS_NORM
-    from odeval.detectors.kdeos import _CUTOFF
-
-    b = state.block
-    s, iminbw, dim = _kdeos_params(state)
-    src = kdeos_sources(b.distances, b.neighborhood_sizes(), state.ks, s, iminbw, dim, GAUSS_NORM, _CUTOFF)
-    return {"src": src, "src_t": np.ascontiguousarray(src.T),
-            "edges": in_edges(b, list(state.bounds), positions=True)}
-
-
-def _kdeos_wanted(state: BlockState) -> dict[str, Any]:
-    b = state.block
-    src = state.data["in"][1]
-    return {"wanted": np.unique(src[(src < b.start) | (src >= b.stop)])}
-
-
-def _kdeos_density(state: BlockState) -> dict[str, Any]:
-    from odeval.detectors._blockwise_kernels import kdeos_density
-    from odeval.detectors._numeric import GAUSS_NORM
-
-    b, d = state.block, state.data
-    B = b.n_objects
-    dst, src, km, pos, dist = d["in"]
-    order = np.lexsort((src, dst))
-    dst, src, km, pos, dist = dst[order], src[order], km[order], pos[order], dist[order]
-    inside = (src >= b.start) & (src < b.stop)
-    src_local = np.where(inside, src - b.start, B + np.searchsorted(d["wanted"], src))
-    ptr = np.zeros(B + 1, dtype=np.int64)
-    np.cumsum(np.bincount(dst - b.start, minlength=B), out=ptr[1:])
-    info = _with_extra(d["src"], d["src_halo"])
-    dens = kdeos_density(b.start, info, ptr, src, src_local, pos, dist, km, state.ks, GAUSS_NORM)
-    return {"dens": dens, "dens_t": np.ascontiguousarray(dens.T)}
-
-
-def _kdeos_final(state: BlockState) -> dict[str, Any]:
-    from odeval.detectors._blockwise_kernels import kdeos_scores
-
-    b, d = state.block, state.data
-    dens = _with_extra(d["dens"], d["dens_halo"])
-    elki = state.det.variant != "paper"
-    return {"raw": kdeos_scores(b.distances, state.halo.local, b.neighborhood_sizes(), state.ks, dens, elki)}
-
-
-# --- the plans ------------------------------------------------------------------------------------------------------
-def _halo(key: str, wanted: str | None = None) -> Exchange:
-    return Exchange("halo", key, key.removesuffix("_t") + "_halo", wanted=wanted)
-
-
-def block_plan(det: Detector) -> list[Step]:
-    """The steps of ``det`` on a block, or ``NotImplementedError`` naming why the method cannot be partitioned."""
-    name = det.info.name
-    variant = getattr(det, "variant", None) or getattr(det, "kernel", None)
-    if name not in SUPPORTED:
-        raise NotImplementedError(f"{name} is not block-partitioned (the partitioned run covers "
-                                  f"{', '.join(SUPPORTED)}); score it in one process")
-    if variant not in SUPPORTED[name]:
-        raise NotImplementedError(f"{name} variant {variant!r} is not block-partitioned (it re-enacts ELKI's list "
-                                  f"order over all objects); partitioned variants: {', '.join(SUPPORTED[name])}")
-    if name == "kNN":
-        return [Step(_knn)]
-    if name == "kNNW":
-        return [Step(_knnw)]
-    if name == "LDOF":
-        return [Step(_ldof)]
-    if name == "FastABOD":
-        return [Step(_abod_local, (Exchange("scan", "nopair", "nopair_all", fold=_fold_and),)), Step(_abod_final)]
-    if name == "LOF":
-        return [Step(_kd_summary, (_halo("kd"),)), Step(_lof_density, (_halo("dens_t"),)), Step(_lof_ratio)]
-    if name == "SimplifiedLOF":
-        return [Step(_lof_density, (_halo("dens_t"),)), Step(_lof_ratio)]
-    if name == "COF":
-        return [Step(_cof_acdist, (_halo("ac_t"),)), Step(_cof_ratio)]
-    if name == "ODIN":
-        return [Step(_edges, (Exchange("edges", "edges", "in"),)), Step(_odin)]
-    if name == "LoOP":
-        return [Step(_loop_pdist_step, (_halo("pdist_t"),)),
-                Step(_loop_plof_step, (Exchange("scan", "plof", "acc", fold=_fold_loop_acc),)), Step(_loop_final)]
-    if name == "KDEOS":
-        return [Step(_kdeos_sources, (Exchange("edges", "edges", "in"),)),
-                Step(_kdeos_wanted, (_halo("src_t", "wanted"),)), Step(_kdeos_density, (_halo("dens_t"),)),
-                Step(_kdeos_final)]
-    if name == "LDF":
-        return [Step(_kd_summary, (_halo("kd"),)), Step(_ldf_lde_step, (_halo("lde2_t"),)), Step(_ldf_final)]
-    # INFLO
-    return [Step(_edges, (Exchange("edges", "edges", "in"),)), Step(_inflo_wanted, (_halo("kd", "wanted"),)),
-            Step(_inflo_final)]
+def block_plan(det: Any) -> list[Step]:
+    """The steps of ``det`` on a block (:meth:`Detector.block_plan`, declared by the method's own module), or
+    ``NotImplementedError`` naming why the method cannot be partitioned."""
+    if not isinstance(det, Detector):  # e.g. a wrapped estimator
+        raise NotImplementedError(_not_partitioned(det.info.name))
+    return det.block_plan()
 
 
 # --- running a plan -------------------------------------------------------------------------------------------------

@@ -16,7 +16,8 @@ from odeval.detectors._neighborhood import (
     _require_elki_order,
     _row_has_ties,
 )
-from odeval.detectors.base import VARIANT, Detector, MethodInfo, register
+from odeval.detectors.base import VARIANT, Detector, MethodInfo, MethodVariant, register
+from odeval.detectors.blockwise import BATCH_TOOL_LISTS, LIST_ORDER, BlockState, Step, halo, per_chunk, with_halo
 from odeval.neighbors._elki_order import cks_lists
 
 __all__ = ["COF", "cof_scores"]
@@ -207,7 +208,7 @@ def _cof_from_acdist(ac, X, dist, idx, sizes, ks, elki, reorder):  # pragma: no 
     return out
 
 
-def cof_scores(graph: Any, ks: int | Sequence[int], variant: str = "paper") -> np.ndarray:
+def cof_scores(graph: Any, ks: int | Sequence[int], variant: str = MethodVariant.PAPER) -> np.ndarray:
     """COF scores of all objects for every k in ``ks``, from one kNN graph.
 
     Parameters
@@ -253,6 +254,24 @@ def cof_scores(graph: Any, ks: int | Sequence[int], variant: str = "paper") -> n
     return COF(variant=variant).raw_scores_all_k(graph, ks)
 
 
+def _acdist_block(state: BlockState) -> dict[str, Any]:
+    """ac-dist of a block's objects (:mod:`odeval.detectors.blockwise`): :func:`_acdist_chunk_paper` on its rows."""
+    ac, sizes = per_chunk(state, _acdist_chunk_paper)
+    return {"ac": ac, "ac_t": np.ascontiguousarray(ac.T), "sizes": sizes}
+
+
+def _cof_block(state: BlockState) -> dict[str, Any]:
+    """COF of a block's objects: :func:`_cof_from_acdist` with the ac-dists of the block and of its halo."""
+    d = state.data
+    ac = with_halo(d["ac"], d["ac_halo"])
+    B, E = state.block.n_objects, d["ac_halo"].shape[0]
+    # the kernel runs over every column of ac: the halo's rows are empty neighbourhoods, their output dropped
+    idx = np.vstack([state.halo.local, np.full((E, state.halo.local.shape[1]), -1, np.int64)])
+    sizes = np.ascontiguousarray(np.hstack([d["sizes"], np.zeros((state.ks.size, E), np.int64)]))
+    dist = np.zeros((1, 1))
+    return {"raw": _cof_from_acdist(ac, state.block.X, dist, idx, sizes, state.ks, False, False)[:, :B]}
+
+
 @register
 class COF(Detector):
     """Connectivity-based outlier factor (Tang et al. 2002); see :func:`cof_scores`."""
@@ -261,11 +280,16 @@ class COF(Detector):
                             "detections for low density patterns. PAKDD 2002.")
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": VARIANT}
+    block_refusals: ClassVar[dict[str, dict[str, str]]] = {
+        "variant": {MethodVariant.ELKI_071: LIST_ORDER, MethodVariant.ELKI_071_CKS: BATCH_TOOL_LISTS}}
+
+    def _block_steps(self) -> list[Step]:
+        return [Step(_acdist_block, (halo("ac_t"),)), Step(_cof_block)]
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         _, uniq, inverse = _prepare_ks(graph, ks, self.info)
-        elki = self.variant != "paper"
-        cks = self.variant == "elki-0.7.1-cks"
+        elki = self.variant != MethodVariant.PAPER
+        cks = self.variant == MethodVariant.ELKI_071_CKS
         if cks:  # ELKI's batch tool: rows already in the order of its materialised lists, its sublist sizes
             graph = cks_lists(graph, int(uniq[-1])).graph
         sizes = _neighbourhood_sizes(graph, uniq)

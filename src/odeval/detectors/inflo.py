@@ -15,7 +15,17 @@ from odeval.detectors._neighborhood import (
     _require_elki_order,
     _row_has_ties,
 )
-from odeval.detectors.base import VARIANT, Detector, MethodInfo, Number, register
+from odeval.detectors.base import VARIANT, Detector, MethodInfo, MethodVariant, Number, register
+from odeval.detectors.blockwise import (
+    BATCH_TOOL_LISTS,
+    IN_EDGES,
+    LIST_ORDER,
+    BlockState,
+    Step,
+    edges_step,
+    halo,
+    with_halo,
+)
 from odeval.neighbors._elki_order import cks_lists
 
 __all__ = ["INFLO", "inflo_scores"]
@@ -164,7 +174,7 @@ def _inflo_all_k(X, dist, idx, rev, sizes, kds, ks, m, elki, reorder):  # pragma
     return out
 
 
-def inflo_scores(graph: Any, ks: int | Sequence[int], m: float = 1.0, variant: str = "paper") -> np.ndarray:
+def inflo_scores(graph: Any, ks: int | Sequence[int], m: float = 1.0, variant: str = MethodVariant.PAPER) -> np.ndarray:
     """INFLO scores of all objects for every k in ``ks``, from one kNN graph.
 
     Parameters
@@ -216,6 +226,99 @@ def inflo_scores(graph: Any, ks: int | Sequence[int], m: float = 1.0, variant: s
     return INFLO(m=m, variant=variant).raw_scores_all_k(graph, ks)
 
 
+@njit(cache=True, parallel=True)
+def _inflo_paper_block(lidx, sizes, kd, e_src, e_kmin, e_ptr, ks, m):  # pragma: no cover - numba
+    """Published INFLO (variant "paper") of a block's objects, with the arithmetic and summation order of
+    :func:`odeval.detectors.inflo._inflo_paper_one_k`.
+
+    ``lidx`` (B, W): the block's rows in the local index space; ``sizes`` (T, B): |N_k(p)|; ``kd`` (T, B + E):
+    k-distances of the block's objects and of the other objects referenced; in-edges o → p (p ∈ N_k(o) from
+    ``k_min`` on) of block object p are ``e_src[e_ptr[p]:e_ptr[p + 1]]`` (local), in ascending global order of o
+    — the order in which the one-process kernel adds the reverse neighbours' densities.
+    """
+    T, B = sizes.shape
+    out = np.empty((T, B))
+    for t in prange(T):
+        k = ks[t]
+        for p in range(B):
+            s = sizes[t, p]
+            rsum = 0.0
+            rcnt = 0
+            zero = False
+            for e in range(e_ptr[p], e_ptr[p + 1]):
+                if e_kmin[e] > k:
+                    continue
+                o = e_src[e]
+                inside = False
+                for j in range(s):
+                    if lidx[p, j] == o:
+                        inside = True
+                        break
+                if inside:
+                    continue  # o ∈ kNN(p) as well: counted once, from the kNN side
+                rcnt += 1
+                if kd[t, o] > 0.0:
+                    rsum += 1.0 / kd[t, o]
+                else:
+                    zero = True
+            mutual = 0
+            dens = 0.0
+            for j in range(s):
+                o = lidx[p, j]
+                for e in range(e_ptr[p], e_ptr[p + 1]):
+                    if e_src[e] == o:
+                        if e_kmin[e] <= k:
+                            mutual += 1
+                        break
+                if kd[t, o] > 0.0:
+                    dens += 1.0 / kd[t, o]
+                else:
+                    zero = True
+            kdp = kd[t, p]
+            if 1 + mutual >= m * (s + 1) or kdp == 0.0:
+                out[t, p] = 1.0
+                continue
+            if zero:
+                out[t, p] = np.inf
+                continue
+            total = (dens + rsum) * kdp
+            c = s + rcnt
+            out[t, p] = 1.0 if total == 0.0 else total / c
+    return out
+
+
+def _inflo_wanted(state: BlockState) -> dict[str, Any]:
+    """The objects whose k-distances INFLO needs: the halo and the reverse neighbours from other blocks."""
+    b = state.block
+    src = state.data["in"][1]
+    outside = src[(src < b.start) | (src >= b.stop)]
+    wanted = np.union1d(state.halo.extra, outside)
+    kd = np.ascontiguousarray(b.distances[:, :state.k_max]) if "kd" not in state.data else state.data["kd"]
+    return {"wanted": wanted, "kd": kd}
+
+
+def _inflo_block(state: BlockState) -> dict[str, Any]:
+    """INFLO of a block's objects (:mod:`odeval.detectors.blockwise`): :func:`_inflo_paper_block` with the
+    in-edges and the k-distances received."""
+    b, d = state.block, state.data
+    B = b.n_objects
+    wanted = d["wanted"]
+
+    def to_local(ids: np.ndarray) -> np.ndarray:
+        inside = (ids >= b.start) & (ids < b.stop)
+        return np.where(inside, ids - b.start, B + np.searchsorted(wanted, ids))
+
+    lidx = np.where(b.indices >= 0, to_local(b.indices), -1)
+    dst, src, km = d["in"]
+    order = np.lexsort((src, dst))
+    dst, src, km = dst[order], src[order], km[order]
+    ptr = np.zeros(B + 1, dtype=np.int64)
+    np.cumsum(np.bincount(dst - b.start, minlength=B), out=ptr[1:])
+    kd = with_halo(np.ascontiguousarray(d["kd"][:, state.ks - 1].T), d["kd_halo"][:, state.ks - 1])
+    sizes = _neighbourhood_sizes(b, state.ks)
+    return {"raw": _inflo_paper_block(lidx, sizes, kd, to_local(src), km, ptr, state.ks, float(state.det.m))}
+
+
 @register
 class INFLO(Detector):
     """Influenced outlierness (Jin et al. 2006); see :func:`inflo_scores`."""
@@ -227,10 +330,16 @@ class INFLO(Detector):
         "m": Number(1.0, low=0, low_open=True),
         "variant": VARIANT,
     }
+    block_refusals: ClassVar[dict[str, dict[str, str]]] = {
+        "variant": {MethodVariant.ELKI_071: LIST_ORDER, MethodVariant.ELKI_071_CKS: BATCH_TOOL_LISTS}}
+
+    def _block_steps(self) -> list[Step]:
+        # the influence space is kNN ∪ RkNN: the in-edges first, then the k-distances of the halo ∪ RkNN
+        return [Step(edges_step, (IN_EDGES,)), Step(_inflo_wanted, (halo("kd", "wanted"),)), Step(_inflo_block)]
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         _, uniq, inverse = _prepare_ks(graph, ks, self.info)
-        cks = self.variant == "elki-0.7.1-cks"
+        cks = self.variant == MethodVariant.ELKI_071_CKS
         if cks:  # ELKI's batch tool: rows in the order of its materialised lists, its sublists and k-distances
             cl = cks_lists(graph, int(uniq[-1]))
             graph = cl.graph
@@ -240,7 +349,7 @@ class INFLO(Detector):
         sizes = _neighbourhood_sizes(graph, uniq)
         idx = np.ascontiguousarray(graph.indices, dtype=np.int64)
         rev = _reverse_positions(idx, np.ascontiguousarray(sizes[-1]))
-        elki = self.variant != "paper"
+        elki = self.variant != MethodVariant.PAPER
         if elki:
             _require_elki_order(graph, "INFLO", self.variant)
         X = np.ascontiguousarray(graph.X, dtype=np.float64)

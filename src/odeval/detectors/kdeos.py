@@ -17,8 +17,10 @@ from numba import njit, prange
 
 from odeval.detectors._erf import elki_normal_cdf
 from odeval.detectors._numeric import GAUSS_NORM, powi
-from odeval.detectors.base import VARIANT, Detector, MethodInfo, Number, check_ks, register
+from odeval.detectors.base import VARIANT, Detector, MethodInfo, MethodVariant, Number, check_ks, register
+from odeval.detectors.blockwise import BATCH_TOOL_LISTS, IN_EDGES, BlockState, Step, halo, with_halo
 from odeval.neighbors._elki_order import cks_lists
+from odeval.neighbors.blocks import in_edges
 
 __all__ = ["KDEOS"]
 
@@ -104,6 +106,130 @@ def _kdeos_all_k(D, I, S, ks, scale, iminbw, dim, gscale, cutoff, elki):  # prag
     return out
 
 
+@njit(cache=True, parallel=True)
+def _kdeos_sources(D, S, ks, scale, iminbw, dim, gscale, cutoff):  # pragma: no cover - numba
+    """Per row p and k: (1/h, h^(−idim), point mass?, entries of {p} ∪ N_k(p) that receive p's kernel) — the
+    density step of :func:`_kdeos_all_k` up to its cut-off, without the sums.
+    Returns a (4·T, rows) array: ibw, sca, point (0/1), count (self included)."""
+    N = D.shape[0]
+    T = ks.shape[0]
+    out = np.empty((4 * T, N))
+    for p in prange(N):
+        for t in range(T):
+            k = ks[t]
+            ibw, sca, point = _kdeos_bandwidth(D, p, k, scale, iminbw, dim)
+            n = S[p, k - 1]
+            c = 0
+            for j in range(-1, n):
+                d = 0.0 if j < 0 else D[p, j]
+                v = _kdeos_kernel(d, ibw, sca, point, gscale)
+                c += 1
+                if v < cutoff:
+                    break
+            out[t, p] = ibw
+            out[T + t, p] = sca
+            out[2 * T + t, p] = 1.0 if point else 0.0
+            out[3 * T + t, p] = c
+    return out
+
+
+@njit(cache=True, parallel=True)
+def _kdeos_in_densities(start, src_info, e_ptr, e_src_global, e_src, e_pos, e_dist, e_kmin, ks,  # pragma: no cover
+                        gscale):
+    """KDEOS densities (T, B) of a block's objects: the kernels of every p with q ∈ {p} ∪ N_k(p) (within p's
+    cut-off) added in ascending order of p — the order of the one-process density step.
+
+    ``src_info`` (4·T, B + E): :func:`_kdeos_sources` of the block's objects and of the other sources (local
+    numbers); in-edges of object q: ``e_ptr[q]:e_ptr[q + 1]``, sorted by the source's global number, with the
+    position of q in the source's row, the distance and the smallest k at which q belongs to it.
+    """
+    B = e_ptr.shape[0] - 1
+    T = ks.shape[0]
+    dens = np.empty((T, B))
+    for t in prange(T):
+        k = ks[t]
+        for q in range(B):
+            acc = 0.0
+            own = False
+            for e in range(e_ptr[q], e_ptr[q + 1] + 1):
+                if not own and (e == e_ptr[q + 1] or e_src_global[e] > start + q):
+                    acc += _kdeos_kernel(0.0, src_info[t, q], src_info[T + t, q], src_info[2 * T + t, q] > 0.0,
+                                         gscale)
+                    own = True
+                if e == e_ptr[q + 1]:
+                    break
+                o = e_src[e]
+                if e_kmin[e] > k or e_pos[e] + 1 >= src_info[3 * T + t, o]:
+                    continue  # q not in N_k(o), or after o's cut-off
+                acc += _kdeos_kernel(e_dist[e], src_info[t, o], src_info[T + t, o], src_info[2 * T + t, o] > 0.0,
+                                     gscale)
+            dens[t, q] = acc
+    return dens
+
+
+@njit(cache=True, parallel=True)
+def _kdeos_block_scores(D, I, S, ks, dens, elki):  # pragma: no cover - numba
+    """KDEOS (T, B) of a block's rows from the densities (T, B + E) in the local index space."""
+    B = D.shape[0]
+    T = ks.shape[0]
+    out = np.empty((T, B))
+    for t in prange(T):
+        for p in range(B):
+            out[t, p] = _kdeos_score_row(D, I, S, p, ks[t], dens[t], elki)
+    return out
+
+
+def _block_bandwidth_params(state: BlockState) -> tuple[float, float, int]:
+    """(scale, 1 / minimum bandwidth, dimension) as :meth:`KDEOS.raw_scores_all_k` derives them."""
+    det = state.det
+    s = det.scale * GAUSSIAN_CANONICAL_BANDWIDTH
+    iminbw = 1.0 / (det.min_bandwidth * s) if det.min_bandwidth > 0 else np.inf
+    dim = det.idim if det.idim >= 0 else int(state.block.X.shape[1])
+    return s, iminbw, dim
+
+
+def _sources_block(state: BlockState) -> dict[str, Any]:
+    """Per object of the block, the bandwidth terms and cut-off of its kernel (:func:`_kdeos_sources`), and
+    its edges with positions and distances for the blocks owning their targets (:mod:`odeval.detectors.blockwise`)."""
+    b = state.block
+    s, iminbw, dim = _block_bandwidth_params(state)
+    src = _kdeos_sources(b.distances, b.neighborhood_sizes(), state.ks, s, iminbw, dim, GAUSS_NORM, _CUTOFF)
+    return {"src": src, "src_t": np.ascontiguousarray(src.T),
+            "edges": in_edges(b, list(state.bounds), positions=True)}
+
+
+def _sources_wanted(state: BlockState) -> dict[str, Any]:
+    """The sources in other blocks whose kernels reach the block's objects."""
+    b = state.block
+    src = state.data["in"][1]
+    return {"wanted": np.unique(src[(src < b.start) | (src >= b.stop)])}
+
+
+def _density_block(state: BlockState) -> dict[str, Any]:
+    """Densities of the block's objects: the received kernels added in ascending source order
+    (:func:`_kdeos_in_densities`)."""
+    b, d = state.block, state.data
+    B = b.n_objects
+    dst, src, km, pos, dist = d["in"]
+    order = np.lexsort((src, dst))
+    dst, src, km, pos, dist = dst[order], src[order], km[order], pos[order], dist[order]
+    inside = (src >= b.start) & (src < b.stop)
+    src_local = np.where(inside, src - b.start, B + np.searchsorted(d["wanted"], src))
+    ptr = np.zeros(B + 1, dtype=np.int64)
+    np.cumsum(np.bincount(dst - b.start, minlength=B), out=ptr[1:])
+    info = with_halo(d["src"], d["src_halo"])
+    dens = _kdeos_in_densities(b.start, info, ptr, src, src_local, pos, dist, km, state.ks, GAUSS_NORM)
+    return {"dens": dens, "dens_t": np.ascontiguousarray(dens.T)}
+
+
+def _kdeos_block(state: BlockState) -> dict[str, Any]:
+    """KDEOS of the block's objects from the densities of the block and of its halo."""
+    b, d = state.block, state.data
+    dens = with_halo(d["dens"], d["dens_halo"])
+    elki = state.det.variant != MethodVariant.PAPER
+    return {"raw": _kdeos_block_scores(b.distances, state.halo.local, b.neighborhood_sizes(), state.ks, dens, elki)}
+
+
 @register
 class KDEOS(Detector):
     """KDEOS with ``kmin = kmax = k`` and a Gaussian kernel.
@@ -160,12 +286,18 @@ class KDEOS(Detector):
         "min_bandwidth": Number(0.0, low=0),
         "variant": VARIANT,
     }
+    block_refusals: ClassVar[dict[str, dict[str, str]]] = {"variant": {MethodVariant.ELKI_071_CKS: BATCH_TOOL_LISTS}}
+
+    def _block_steps(self) -> list[Step]:
+        # the density of q adds the kernels of every p with q ∈ {p} ∪ N_k(p): edges, then the sources' terms
+        return [Step(_sources_block, (IN_EDGES,)), Step(_sources_wanted, (halo("src_t", "wanted"),)),
+                Step(_density_block, (halo("dens_t"),)), Step(_kdeos_block)]
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         ks_arr = check_ks(ks, graph.n_objects, self.info, graph.k_max)
         s = self.scale * GAUSSIAN_CANONICAL_BANDWIDTH
         iminbw = 1.0 / (self.min_bandwidth * s) if self.min_bandwidth > 0 else np.inf
         dim = self.idim if self.idim >= 0 else int(graph.X.shape[1])
-        g = cks_lists(graph, int(ks_arr.max())).graph if self.variant == "elki-0.7.1-cks" else graph
+        g = cks_lists(graph, int(ks_arr.max())).graph if self.variant == MethodVariant.ELKI_071_CKS else graph
         return _kdeos_all_k(g.distances, g.indices, g.neighborhood_sizes(), ks_arr, s, iminbw, dim,
-                            GAUSS_NORM, _CUTOFF, self.variant != "paper")
+                            GAUSS_NORM, _CUTOFF, self.variant != MethodVariant.PAPER)

@@ -16,7 +16,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from odeval.detectors.base import VARIANT, Detector, MethodInfo, check_ks, register
+from odeval.detectors.base import VARIANT, Detector, MethodInfo, MethodVariant, check_ks, register
+from odeval.detectors.blockwise import BATCH_TOOL_LISTS, BlockState, Step
 from odeval.neighbors._elki_order import cks_lists
 
 __all__ = ["KNN", "KNNW"]
@@ -46,10 +47,14 @@ class KNN(Detector):
     novelty = True
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": VARIANT}
+    block_refusals: ClassVar[dict[str, dict[str, str]]] = {"variant": {MethodVariant.ELKI_071_CKS: BATCH_TOOL_LISTS}}
+
+    def _block_steps(self) -> list[Step]:
+        return [Step(_knn_block)]  # the block's own rows, no exchange
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         ks_arr = check_ks(ks, graph.n_objects, self.info, graph.k_max)
-        if self.variant == "elki-0.7.1-cks":
+        if self.variant == MethodVariant.ELKI_071_CKS:
             kd = cks_lists(graph, int(ks_arr.max())).kdist
             return np.ascontiguousarray(kd[:, ks_arr - 1].T)
         return np.ascontiguousarray(graph.distances[:, ks_arr - 1].T)
@@ -67,11 +72,22 @@ class KNN(Detector):
 def _novelty_ks(det: Detector, graph: Any, query: Any, ks: Sequence[int]) -> np.ndarray:
     """Validate ks for novelty scoring: k ≤ the number of training objects and ≤ the query's k_max; only the
     published ("paper") definition has a novelty form."""
-    variant = getattr(det, "variant", "paper")
-    if variant == "elki-0.7.1-cks":
-        raise NotImplementedError(f"{det.info.name}: variant 'elki-0.7.1-cks' (ELKI's batch tool) has no novelty "
-                                  "form; use variant='paper'")
+    variant = getattr(det, "variant", MethodVariant.PAPER)
+    if variant == MethodVariant.ELKI_071_CKS:
+        raise NotImplementedError(f"{det.info.name}: variant '{MethodVariant.ELKI_071_CKS}' (ELKI's batch tool) has no "
+                                  f"novelty form; use variant='{MethodVariant.PAPER}'")
     return check_ks(ks, graph.n_objects + 1, det.info, query.k_max)
+
+
+def _knn_block(state: BlockState) -> dict[str, Any]:
+    """kNN of a block's objects (:mod:`odeval.detectors.blockwise`)."""
+    return {"raw": np.ascontiguousarray(state.block.distances[:, state.ks - 1].T)}
+
+
+def _knnw_block(state: BlockState) -> dict[str, Any]:
+    """kNNW of a block's objects, summed left to right as :meth:`KNNW.raw_scores_all_k`."""
+    running = np.cumsum(state.block.distances[:, :state.k_max], axis=1)
+    return {"raw": np.ascontiguousarray(running[:, state.ks - 1].T)}
 
 
 @register
@@ -97,6 +113,9 @@ class KNNW(Detector):
     novelty = True
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": VARIANT}
+
+    def _block_steps(self) -> list[Step]:
+        return [Step(_knnw_block)]  # the block's own rows, no exchange (all variants: they are identical)
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         ks_arr = check_ks(ks, graph.n_objects, self.info, graph.k_max)

@@ -15,7 +15,8 @@ import numpy as np
 from numba import njit, prange
 
 from odeval.detectors._numeric import GAUSS_NORM, powi
-from odeval.detectors.base import VARIANT, Detector, MethodInfo, Number, check_ks, register
+from odeval.detectors.base import VARIANT, Detector, MethodInfo, MethodVariant, Number, check_ks, register
+from odeval.detectors.blockwise import BATCH_TOOL_LISTS, BlockState, Step, halo, kdist_step, with_halo
 from odeval.neighbors._elki_order import cks_lists
 
 __all__ = ["LDF"]
@@ -139,6 +140,25 @@ def _ldf_factor(I, sizes, lde, loglde, c):  # pragma: no cover - numba
     return out
 
 
+def _lde_block(state: BlockState) -> dict[str, Any]:
+    """LDE and log LDE of a block's objects (:mod:`odeval.detectors.blockwise`): :func:`_ldf_lde` on its rows
+    with the k-distances of the block and of its halo."""
+    b, d = state.block, state.data
+    KD = np.ascontiguousarray(np.vstack([d["kd"], d["kd_halo"]]))
+    sizes, lde, loglde = _ldf_lde(b.distances, state.halo.local, b.neighborhood_sizes(), state.ks,
+                                  float(state.det.h), int(b.X.shape[1]), _LOG_SQRT_2PI, GAUSS_NORM, KD)
+    return {"sizes": sizes, "lde": lde, "loglde": loglde, "lde2_t": np.ascontiguousarray(np.vstack([lde, loglde]).T)}
+
+
+def _ldf_block(state: BlockState) -> dict[str, Any]:
+    """LDF of a block's objects: :func:`_ldf_factor` with the LDEs of the block and of its halo."""
+    d = state.data
+    T = state.ks.size
+    lde = with_halo(d["lde"], d["lde2_halo"][:, :T])
+    loglde = with_halo(d["loglde"], d["lde2_halo"][:, T:])
+    return {"raw": _ldf_factor(state.halo.local, d["sizes"], lde, loglde, float(state.det.c))}
+
+
 @register
 class LDF(Detector):
     """Local Density Factor with a Gaussian kernel.
@@ -186,8 +206,13 @@ class LDF(Detector):
         "c": Number(0.1, low=0, low_open=True),
         "variant": VARIANT,
     }
+    block_refusals: ClassVar[dict[str, dict[str, str]]] = {"variant": {MethodVariant.ELKI_071_CKS: BATCH_TOOL_LISTS}}
 
-    def __init__(self, h: float = 1.0, c: float = 0.1, variant: str = "paper") -> None:
+    def _block_steps(self) -> list[Step]:
+        # the two passes of _ldf_all_k (k-distances exchanged before the first, the LDEs between them)
+        return [Step(kdist_step, (halo("kd"),)), Step(_lde_block, (halo("lde2_t"),)), Step(_ldf_block)]
+
+    def __init__(self, h: float = 1.0, c: float = 0.1, variant: str = MethodVariant.PAPER) -> None:
         super().__init__(h=h, c=c, variant=variant)
         # per-instance metadata: the range [0, 1/c] and the inlier value 1/(1+c) depend on c
         self.info = MethodInfo(name="LDF", min_k=1, inverted=False, inlier_value=1.0 / (1.0 + self.c),
@@ -197,7 +222,7 @@ class LDF(Detector):
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         ks_arr = check_ks(ks, graph.n_objects, self.info, graph.k_max)
         dim = int(graph.X.shape[1])
-        if self.variant == "elki-0.7.1-cks":  # ELKI's batch tool: its sublists, its (k+1)-distance as kd
+        if self.variant == MethodVariant.ELKI_071_CKS:  # ELKI's batch tool: its sublists, its (k+1)-distance as kd
             cl = cks_lists(graph, int(ks_arr.max()))
             g, kd = cl.graph, cl.kdist
         else:

@@ -21,7 +21,8 @@ from odeval.detectors._neighborhood import (
     _require_elki_order,
     _row_has_ties,
 )
-from odeval.detectors.base import VARIANT, Detector, MethodInfo, check_ks, register
+from odeval.detectors.base import VARIANT, Detector, MethodInfo, MethodVariant, check_ks, register
+from odeval.detectors.blockwise import BATCH_TOOL_LISTS, LIST_ORDER, BlockState, Step, per_chunk
 from odeval.neighbors._elki_order import cks_lists
 
 __all__ = ["LDOF", "ldof_scores"]
@@ -146,7 +147,7 @@ def _ldof_cks_chunk(block, sizes):  # pragma: no cover - numba
     return out
 
 
-def ldof_scores(graph: Any, ks: int | Sequence[int], variant: str = "paper") -> np.ndarray:
+def ldof_scores(graph: Any, ks: int | Sequence[int], variant: str = MethodVariant.PAPER) -> np.ndarray:
     """LDOF scores of all objects for every k in ``ks``, from one kNN graph.
 
     Parameters
@@ -194,6 +195,11 @@ def ldof_scores(graph: Any, ks: int | Sequence[int], variant: str = "paper") -> 
     return LDOF(variant=variant).raw_scores_all_k(graph, ks)
 
 
+def _ldof_block(state: BlockState) -> dict[str, Any]:
+    """LDOF of a block's objects (:mod:`odeval.detectors.blockwise`): :func:`_ldof_chunk` over its rows."""
+    return {"raw": per_chunk(state, _ldof_chunk)[0]}
+
+
 @register
 class LDOF(Detector):
     """Local distance-based outlier factor (Zhang et al. 2009); see :func:`ldof_scores`."""
@@ -204,15 +210,20 @@ class LDOF(Detector):
     novelty = True
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": VARIANT}
+    block_refusals: ClassVar[dict[str, dict[str, str]]] = {
+        "variant": {MethodVariant.ELKI_071: LIST_ORDER, MethodVariant.ELKI_071_CKS: BATCH_TOOL_LISTS}}
+
+    def _block_steps(self) -> list[Step]:
+        return [Step(_ldof_block)]  # distances among the neighbours come from X: no exchange
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         _, uniq, inverse = _prepare_ks(graph, ks, self.info)
-        cks = self.variant == "elki-0.7.1-cks"
+        cks = self.variant == MethodVariant.ELKI_071_CKS
         if cks:  # ELKI's batch tool: rows already in the order of its materialised lists, its sublist sizes
             graph = cks_lists(graph, int(uniq[-1])).graph
         sizes = _neighbourhood_sizes(graph, uniq)
         out = np.empty((uniq.size, int(graph.n_objects)))
-        elki = self.variant != "paper"
+        elki = self.variant != MethodVariant.PAPER
         if elki:
             _require_elki_order(graph, "LDOF", self.variant)
         X = np.ascontiguousarray(graph.X, dtype=np.float64)
@@ -233,9 +244,9 @@ class LDOF(Detector):
         included): d̄(q) = mean d(q, o), D̄(q) = mean d(o, o') over pairs of N (Zhang et al. 2009, Def. 1–3).
         Only distances from q to training objects and among training objects enter, so for a training object x
         queried against X \\ {x} it equals x's in-sample LDOF."""
-        if self.variant != "paper":
-            raise NotImplementedError("LDOF: the novelty form is defined for variant='paper' only (the ELKI variant "
-                                      "emulates ELKI's in-sample list order)")
+        if self.variant != MethodVariant.PAPER:
+            raise NotImplementedError(f"LDOF: the novelty form is defined for variant='{MethodVariant.PAPER}' only "
+                                      "(the ELKI variant emulates ELKI's in-sample list order)")
         ks_arr = check_ks(ks, int(graph.n_objects) + 1, self.info, query.k_max)
         uniq, inverse = np.unique(ks_arr, return_inverse=True)
         sizes = np.ascontiguousarray(query.neighborhood_sizes()[:, uniq - 1].T)  # (n_k, M)

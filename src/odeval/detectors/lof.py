@@ -14,7 +14,8 @@ from typing import Any, ClassVar
 import numpy as np
 from numba import njit, prange
 
-from odeval.detectors.base import VARIANT, Detector, MethodInfo, check_ks, register
+from odeval.detectors.base import VARIANT, Detector, MethodInfo, MethodVariant, check_ks, register
+from odeval.detectors.blockwise import BATCH_TOOL_LISTS, BlockState, Step, halo, kdist_step, with_halo
 from odeval.neighbors._elki_order import cks_lists
 
 __all__ = ["LOF", "SimplifiedLOF"]
@@ -78,9 +79,9 @@ def _lof_all_k(D, I, S, ks, simplified, KD):
 
 def _novelty_scores(det: Detector, graph: Any, query: Any, ks: Sequence[int], simplified: bool) -> np.ndarray:
     """LOF / Simplified LOF of query objects against a training graph (docs/detectors.md, "Novelty mode")."""
-    if getattr(det, "variant", "paper") == "elki-0.7.1-cks":
-        raise NotImplementedError(f"{det.info.name}: variant 'elki-0.7.1-cks' (ELKI's batch tool) has no novelty "
-                                  "form; use variant='paper'")
+    if getattr(det, "variant", MethodVariant.PAPER) == MethodVariant.ELKI_071_CKS:
+        raise NotImplementedError(f"{det.info.name}: variant '{MethodVariant.ELKI_071_CKS}' (ELKI's batch tool) has no "
+                                  f"novelty form; use variant='{MethodVariant.PAPER}'")
     ks_arr = check_ks(ks, graph.n_objects + 1, det.info, query.k_max)
     if int(ks_arr.max()) > graph.k_max:
         raise ValueError(f"{det.info.name}: k={int(ks_arr.max())} exceeds the training graph's k_max={graph.k_max}")
@@ -101,6 +102,23 @@ def _scores(det: Detector, graph: Any, ks: Sequence[int], simplified: bool, cks:
     return _lof_all_k(g.distances, g.indices, g.neighborhood_sizes(), ks_arr, simplified, kd)
 
 
+def _density_block(state: BlockState) -> dict[str, Any]:
+    """Densities of a block's objects (:mod:`odeval.detectors.blockwise`): :func:`_density_all_k` on its rows,
+    LOF with the k-distances of the block and of its halo (``kd``, ``kd_halo``)."""
+    b = state.block
+    simplified = state.det._simplified
+    KD = np.zeros((1, state.k_max)) if simplified else np.ascontiguousarray(
+        np.vstack([state.data["kd"], state.data["kd_halo"]]))
+    dens, sizes = _density_all_k(b.distances, state.halo.local, b.neighborhood_sizes(), KD, state.ks, simplified)
+    return {"dens": dens, "sizes": sizes, "dens_t": np.ascontiguousarray(dens.T)}
+
+
+def _ratio_block(state: BlockState) -> dict[str, Any]:
+    """The ratios of a block's objects: :func:`_ratio_all_k` with the densities of the block and of its halo."""
+    d = state.data
+    return {"raw": _ratio_all_k(d["dens"], d["sizes"], state.halo.local, with_halo(d["dens"], d["dens_halo"]))}
+
+
 class _LOFFamily(Detector):
     """LOF and Simplified LOF: one code path, the density (``_simplified``) differs."""
 
@@ -108,9 +126,15 @@ class _LOFFamily(Detector):
     novelty = True
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": VARIANT}
+    block_refusals: ClassVar[dict[str, dict[str, str]]] = {"variant": {MethodVariant.ELKI_071_CKS: BATCH_TOOL_LISTS}}
+
+    def _block_steps(self) -> list[Step]:
+        # the two passes of _lof_all_k, the densities exchanged between them (LOF: the k-distances before)
+        density = [Step(_density_block, (halo("dens_t"),)), Step(_ratio_block)]
+        return density if self._simplified else [Step(kdist_step, (halo("kd"),)), *density]
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
-        return _scores(self, graph, ks, simplified=self._simplified, cks=self.variant == "elki-0.7.1-cks")
+        return _scores(self, graph, ks, simplified=self._simplified, cks=self.variant == MethodVariant.ELKI_071_CKS)
 
     def novelty_raw_scores_all_k(self, graph: Any, query: Any, ks: Sequence[int]) -> np.ndarray:
         """Novelty scores of query objects q against the training set, with the training objects' k-distances

@@ -15,7 +15,8 @@ import numpy as np
 from numba import njit, prange
 
 from odeval.detectors._erf import elki_erf
-from odeval.detectors.base import VARIANT, Detector, MethodInfo, Number, check_ks, register
+from odeval.detectors.base import VARIANT, Detector, MethodInfo, MethodVariant, Number, check_ks, register
+from odeval.detectors.blockwise import BATCH_TOOL_LISTS, LIST_ORDER, BlockState, Exchange, Step, halo, with_halo
 from odeval.neighbors._elki_order import cks_lists, heap_drain, heap_offer
 
 __all__ = ["LoOP"]
@@ -173,6 +174,32 @@ def _elki_comparison_sums(X, D, I, S, k, pdist, sums):  # pragma: no cover - num
         sums[p] = s
 
 
+def _pdist_block(state: BlockState) -> dict[str, Any]:
+    """pdist of a block's objects (:mod:`odeval.detectors.blockwise`): :func:`_loop_pdist` on its rows."""
+    pdist = _loop_pdist(state.block.distances, state.ks)
+    return {"pdist": pdist, "pdist_t": np.ascontiguousarray(pdist.T)}
+
+
+def _plof_block(state: BlockState) -> dict[str, Any]:
+    """PLOF of a block's objects: :func:`_loop_sums` with the pdists of the block and of its halo."""
+    d = state.data
+    sums = _loop_sums(with_halo(d["pdist"], d["pdist_halo"]), state.halo.local, state.ks, state.block.n_objects)
+    return {"plof": _loop_plof(d["pdist"], sums, state.ks, False)}
+
+
+def _fold_plof_squares(acc: Any, plof: np.ndarray) -> np.ndarray:
+    """Σ PLOF² continued over one more block, in object order (LoOP's normaliser, bit-identical)."""
+    out = np.zeros(plof.shape[0]) if acc is None else acc.copy()
+    _loop_acc(plof, False, out)
+    return out
+
+
+def _loop_block(state: BlockState) -> dict[str, Any]:
+    """LoOP of a block's objects from their PLOF and the normaliser summed over all blocks."""
+    d = state.data
+    return {"raw": _loop_erf(d["plof"], d["acc"], state.block.n_total, float(state.det.lam), False)}
+
+
 @register
 class LoOP(Detector):
     """Local Outlier Probability.
@@ -222,11 +249,18 @@ class LoOP(Detector):
         "lam": Number(1.0, low=0, low_open=True),
         "variant": VARIANT,
     }
+    block_refusals: ClassVar[dict[str, dict[str, str]]] = {
+        "variant": {MethodVariant.ELKI_071: LIST_ORDER, MethodVariant.ELKI_071_CKS: BATCH_TOOL_LISTS}}
+
+    def _block_steps(self) -> list[Step]:
+        # the passes of _loop_all_k; the normaliser is a sum over all objects: a scan in object order
+        return [Step(_pdist_block, (halo("pdist_t"),)),
+                Step(_plof_block, (Exchange("scan", "plof", "acc", fold=_fold_plof_squares),)), Step(_loop_block)]
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         ks_arr = check_ks(ks, graph.n_objects, self.info, graph.k_max)
-        elki = self.variant != "paper"
-        if self.variant == "elki-0.7.1-cks":  # rows already in the order of ELKI's batch-tool lists
+        elki = self.variant != MethodVariant.PAPER
+        if self.variant == MethodVariant.ELKI_071_CKS:  # rows already in the order of ELKI's batch-tool lists
             g = cks_lists(graph, int(ks_arr.max())).graph
             return _loop_all_k(g.X, g.distances, g.indices, g.neighborhood_sizes(), ks_arr, self.lam, True, False)
         # ELKI's order among tied neighbours is emulated for its Euclidean linear scan only
@@ -242,9 +276,9 @@ class LoOP(Detector):
         with ``nPLOF = λ · sqrt(mean_{p ∈ train} PLOF(p)²)`` (Kriegel et al. 2009, Eq. 6–8). Zero distances:
         a non-finite ratio is taken as 1, as in-sample.
         """
-        if self.variant != "paper":
-            raise NotImplementedError("LoOP: the novelty form is defined for variant='paper' only (the ELKI variants "
-                                      "emulate ELKI's in-sample tie order)")
+        if self.variant != MethodVariant.PAPER:
+            raise NotImplementedError(f"LoOP: the novelty form is defined for variant='{MethodVariant.PAPER}' only "
+                                      "(the ELKI variants emulate ELKI's in-sample tie order)")
         ks_arr = check_ks(ks, graph.n_objects + 1, self.info, query.k_max)
         if int(ks_arr.max()) > graph.k_max:
             raise ValueError(f"LoOP: k={int(ks_arr.max())} exceeds the training graph's k_max={graph.k_max}")

@@ -13,7 +13,8 @@ from typing import Any, ClassVar
 import numpy as np
 from numba import njit
 
-from odeval.detectors.base import VARIANT, Detector, MethodInfo, check_ks, register
+from odeval.detectors.base import VARIANT, Detector, MethodInfo, MethodVariant, check_ks, register
+from odeval.detectors.blockwise import BATCH_TOOL_LISTS, IN_EDGES, BlockState, Step, edges_step
 from odeval.neighbors import in_degrees_all_k
 from odeval.neighbors._elki_order import cks_lists
 
@@ -33,6 +34,17 @@ def _repeated_sums(deg, ks):  # pragma: no cover - numba
         for p in range(N):
             out[t, p] = table[deg[t, p]]
     return out
+
+
+def _odin_block(state: BlockState) -> dict[str, Any]:
+    """ODIN of a block's objects from the in-edges it received (:mod:`odeval.detectors.blockwise`): integer
+    in-degree counts, the same in any order, then divided by k as :meth:`ODIN.raw_scores_all_k` does."""
+    b = state.block
+    dst, _, km = state.data["in"]
+    acc = np.zeros((b.k_max + 1) * b.n_objects, dtype=np.int64)
+    np.add.at(acc, (km - 1) * b.n_objects + (dst - b.start), 1)
+    deg = np.cumsum(acc.reshape(b.k_max + 1, b.n_objects)[: b.k_max], axis=0)[state.ks - 1]
+    return {"raw": deg / state.ks[:, None].astype(np.float64)}
 
 
 @register
@@ -60,12 +72,16 @@ class ODIN(Detector):
                       reference="Hautamäki, Kärkkäinen, Fränti (2004), ICPR", scaling="linear_inversion")
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": VARIANT}
+    block_refusals: ClassVar[dict[str, dict[str, str]]] = {"variant": {MethodVariant.ELKI_071_CKS: BATCH_TOOL_LISTS}}
+
+    def _block_steps(self) -> list[Step]:
+        return [Step(edges_step, (IN_EDGES,)), Step(_odin_block)]
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         ks_arr = check_ks(ks, graph.n_objects, self.info, graph.k_max)
-        if self.variant == "elki-0.7.1-cks":  # ELKI's batch tool: ties decided on its stored distances
+        if self.variant == MethodVariant.ELKI_071_CKS:  # ELKI's batch tool: ties decided on its stored distances
             graph = cks_lists(graph, int(ks_arr.max())).graph
         deg = in_degrees_all_k(graph, ks_arr)
-        if self.variant == "elki-0.7.1-cks":  # ELKI adds 1/k once per in-edge: the same rounding
+        if self.variant == MethodVariant.ELKI_071_CKS:  # ELKI adds 1/k once per in-edge: the same rounding
             return _repeated_sums(deg, ks_arr)
         return deg / ks_arr[:, None].astype(np.float64)

@@ -20,6 +20,8 @@ from typing import Any
 import numpy as np
 from numba import njit, prange
 
+from odeval._method_variant import MethodVariant
+
 __all__ = ["CKSLists", "cks_lists", "elki_knn_list", "heap_drain", "heap_offer"]
 
 
@@ -206,8 +208,8 @@ def cks_lists(graph: Any, maxk: int) -> CKSLists:
 
     name = str(getattr(graph.metric, "name", graph.metric)).lower()
     if name not in ("euclidean", "l2"):
-        raise ValueError("variant 'elki-0.7.1-cks' reproduces ELKI's Euclidean kNN lists; use a Euclidean graph "
-                         f"(got {graph.metric!r})")
+        raise ValueError(f"variant '{MethodVariant.ELKI_071_CKS}' reproduces ELKI's Euclidean kNN lists; use a "
+                         f"Euclidean graph (got {graph.metric!r})")
     X = np.ascontiguousarray(graph.X, dtype=np.float64)
     N = X.shape[0]
     kmax = min(int(maxk), N - 1)

@@ -74,8 +74,13 @@ def rbf_kernel(X: np.ndarray, gamma: float) -> np.ndarray:
 
 # LAPACK's Cholesky (dpotrf), called in place through numba's own LAPACK binding (the one behind
 # np.linalg.cholesky in numba, which links SciPy's LAPACK), without its copy and allocation per call.
-_xxpotrf = _numba_linalg._LAPACK().numba_xxpotrf(nb.types.float64)
-_KIND = ord(_numba_linalg.get_blas_kind(nb.types.float64, "cholesky"))
+# numba's private API: pyproject.toml bounds numba to the versions that have it, and says so here if it is gone.
+try:
+    _xxpotrf = _numba_linalg._LAPACK().numba_xxpotrf(nb.types.float64)
+    _KIND = ord(_numba_linalg.get_blas_kind(nb.types.float64, "cholesky"))
+except AttributeError as exc:
+    raise ImportError(f"numba {nb.__version__} lacks the private LAPACK binding IREOS uses ({exc}); install the "
+                      "numba versions odeval's pyproject.toml allows") from None
 
 
 @nb.njit(cache=True, nogil=True)
