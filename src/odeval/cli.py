@@ -65,7 +65,7 @@ def datasets_info(paths: tuple[str, ...], as_json: bool, label: str | None, posi
     """
     from rich.console import Console
 
-    from odeval.data._info import dataset_infos
+    from odeval.data import dataset_infos
     from odeval.render.datasets import infos_json, render_info
 
     infos = dataset_infos(paths, label=label, positive=positive, unlabelled=unlabelled)

@@ -35,7 +35,7 @@ from odeval._krange import format_ks, parse_k_range
 from odeval.detectors.base import Detector
 
 __all__ = ["DEFAULT_CHUNK_BYTES", "KPlan", "ScoreColumns", "ScoredKs", "k_chunk", "plan_ks", "required_graph_k",
-           "score_columns", "score_ks", "skipped_lines", "stream_ks"]
+           "score_columns", "score_ks", "stream_ks"]
 
 #: Default bound on the scores of one method held at once by :func:`stream_ks` (bytes): 1 GiB.
 DEFAULT_CHUNK_BYTES = 1 << 30
@@ -201,9 +201,4 @@ def score_columns(detectors: Iterable[Detector], graph: Any, ks: Any, *, raw: bo
         if on_skipped is not None:
             on_skipped(det.info.name, plan.skipped)
     return ScoreColumns(keys, scores[:len(keys)], skipped, raw)  # a k with NaN scores was skipped
-
-
-def skipped_lines(method: str, skipped: dict[str, str]) -> list[str]:
-    """Human-readable lines ``"LDOF: skipped k=1 (LDOF is defined for k ≥ 2)"``, one per reason."""
-    return [f"{method}: skipped k={ks} ({reason})" for ks, reason in skipped.items()]
 

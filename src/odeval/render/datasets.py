@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from odeval.data._info import DatasetInfos
+from odeval.data import DatasetInfos
 from odeval.data.catalogue import ENV_VAR, Variant, vendored_dir
 from odeval.data.dataset import NOMINAL, Dataset
 

@@ -7,11 +7,10 @@ import json
 from typing import Any
 
 from odeval.bench.score_file import ScoredFile
-from odeval.detectors.scoring import skipped_lines
 from odeval.measures.files import FileEvaluation
 from odeval.render._table import name_value_lines, named_rows
 
-__all__ = ["evaluation_json", "evaluation_lines", "graph_notes", "scored_file_line", "skipped_notes"]
+__all__ = ["evaluation_json", "evaluation_lines", "graph_notes", "scored_file_line", "skipped_lines", "skipped_notes"]
 
 
 # --- odeval score ------------------------------------------------------------------------------------------
@@ -21,6 +20,11 @@ def graph_notes(graph: Any) -> list[str]:
     if graph.approx_recall is not None:
         lines.append(f"note: approximate kNN graph, recall {graph.approx_recall:.4f} on a sample")
     return lines
+
+
+def skipped_lines(method: str, skipped: dict[str, str]) -> list[str]:
+    """Lines ``"LDOF: skipped k=1 (LDOF is defined for k ≥ 2)"``, one per reason."""
+    return [f"{method}: skipped k={ks} ({reason})" for ks, reason in skipped.items()]
 
 
 def skipped_notes(method: str, skipped: dict[str, str]) -> list[str]:

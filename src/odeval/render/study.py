@@ -12,7 +12,7 @@ from odeval._krange import format_ks
 from odeval.bench.config import Study, VariantKPlan
 from odeval.bench.runner import RunSummary
 from odeval.bench.study_check import StudyCheck
-from odeval.detectors.scoring import skipped_lines
+from odeval.render.scores import skipped_lines
 
 __all__ = ["check_lines", "demo_header", "demo_summary", "interrupted_lines", "ranking_lines", "run_summary_lines"]
 
