@@ -486,11 +486,9 @@ def ensemble_cmd(store: str, dataset: str, rate: float, measure: str, rule: str,
     odeval.scaling.unify, selects the ensemble without labels and prints a Table-4-style comparison with the
     best single scoring, the naive ensemble of all scorings and random ensembles of the same size.
     """
-    import json
-
     from odeval._krange import parse_k_range
     from odeval.bench.ensembles import ensemble_from_store
-    from odeval.render.ensembles import format_ensemble
+    from odeval.render.ensembles import ensemble_json, format_ensemble
 
     try:
         ks = parse_k_range(k_range).values() if k_range is not None else None
@@ -503,7 +501,7 @@ def ensemble_cmd(store: str, dataset: str, rate: float, measure: str, rule: str,
     except ValueError as exc:  # StoreError is a ValueError: missing, not DuckDB, in use by PID N, old schema
         raise click.ClickException(str(exc)) from None
     if as_json:
-        click.echo(json.dumps(result.to_dict(), indent=2, allow_nan=True))
+        click.echo(ensemble_json(result))
     else:
         click.echo(format_ensemble(result))
 

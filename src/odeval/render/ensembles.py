@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 
 from odeval.bench.ensembles import StoreEnsemble
 
-__all__ = ["format_ensemble"]
+__all__ = ["ensemble_json", "format_ensemble"]
+
+
+def ensemble_json(result: StoreEnsemble) -> str:
+    """:meth:`StoreEnsemble.to_dict` as JSON; undefined values are written as NaN."""
+    return json.dumps(result.to_dict(), indent=2, allow_nan=True)
 
 
 def format_ensemble(result: StoreEnsemble, *, max_members: int = 30) -> str:
