@@ -9,8 +9,8 @@ from pathlib import Path
 import pandas as pd
 
 from odeval._krange import format_ks
+from odeval.bench import RunSummary
 from odeval.bench.config import Study, VariantKPlan
-from odeval.bench.runner import RunSummary
 from odeval.bench.study_check import StudyCheck
 from odeval.render.scores import skipped_lines
 
