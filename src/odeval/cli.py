@@ -26,6 +26,12 @@ class _OneLineErrors(click.Group):
             raise
 
 
+def _echo_lines(lines: list[str], *, err: bool = False) -> None:
+    """Print each line (nothing for an empty list)."""
+    for line in lines:
+        click.echo(line, err=err)
+
+
 @click.group(cls=_OneLineErrors, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="odeval")
 def main() -> None:
@@ -57,60 +63,25 @@ def datasets_info(paths: tuple[str, ...], as_json: bool, label: str | None, posi
     PATHS are dataset files (.arff, .mat, .npz, .csv, optionally .gz) or folders (searched recursively).
     Exit code 1 if some file could not be loaded (the others are still shown).
     """
-    import json
-    from pathlib import Path
-
     from rich.console import Console
 
-    from odeval.data import DatasetFormatError, dataset_info, load_dataset
-    from odeval.data._info import render_info
-    from odeval.data.loaders import SUPPORTED_FORMATS, dataset_format
+    from odeval.data import dataset_infos
+    from odeval.render.datasets import infos_json, render_info
 
-    files: list[Path] = []
-    failed = False
-    for p in map(Path, paths):
-        if p.is_dir():
-            found = []
-            for f in sorted(p.rglob("*")):
-                try:
-                    if f.is_file() and dataset_format(f) in SUPPORTED_FORMATS:
-                        found.append(f)
-                except DatasetFormatError:
-                    continue
-            if not found:
-                failed = True
-                click.echo(f"error: no dataset files ({', '.join('.' + x for x in SUPPORTED_FORMATS)}) in {p}",
-                           err=True)
-            files.extend(found)
-        else:
-            files.append(p)
-    console = Console(highlight=False)
-    out: list[dict] = []
-    for i, f in enumerate(files):
-        options: dict = {}
-        try:
-            fmt = dataset_format(f)
-            if unlabelled:
-                options["label"] = None
-            elif label is not None:
-                options["label"] = label
-            if positive is not None and fmt in ("arff", "csv"):
-                options["positive"] = positive
-            info = dataset_info(load_dataset(f, **options))
-        except (ValueError, ImportError, OSError) as exc:  # DatasetFormatError is a ValueError
-            failed = True
-            out.append({"path": str(f), "error": str(exc)})
-            if not as_json:
-                click.echo(f"error: {exc}", err=True)
-            continue
-        out.append(info)
-        if not as_json:
+    infos = dataset_infos(paths, label=label, positive=positive, unlabelled=unlabelled)
+    _echo_lines([f"error: {problem}" for problem in infos.problems], err=True)
+    if as_json:
+        click.echo(infos_json(infos))
+    else:
+        console = Console(highlight=False)
+        for i, entry in enumerate(infos.entries):
+            if "error" in entry:
+                click.echo(f"error: {entry['error']}", err=True)
+                continue
             if i:
                 console.print()
-            render_info(info, console, max_rows=max_rows)
-    if as_json:
-        click.echo(json.dumps(out, indent=2))
-    if failed:
+            render_info(entry, console, max_rows=max_rows)
+    if infos.failed:
         raise SystemExit(1)
 
 
@@ -152,24 +123,17 @@ def datasets_prepare(raw: str, out_dir: str, outlier_classes: str | None, class_
     duplicates, categorical attributes, downsampling (REPEATS draws), normalisation. Example:
     odeval datasets prepare Annthyroid_07.arff --dedup --normalize --downsample 0.05 --repeats 10 -o out/
     """
-    from odeval.data import DatasetFormatError, load_dataset
-    from odeval.data.prepare import prepare
-    from odeval.data.writers import write_dataset
+    from odeval.data import DatasetFormatError, write_dataset
+    from odeval.data.prepare import prepare_file
+    from odeval.render.datasets import prepared_steps, prepared_variant
 
     if rate is not None and n_outliers is not None:
         raise click.UsageError("give at most one of --downsample and --n-outliers")
-    options: dict = {}
-    if outlier_classes:
-        options["label"] = label  # None: unlabelled, the class attribute defines the outliers
-    elif label is not None:
-        options["label"] = label
     try:
-        ds = load_dataset(raw, **options)
-        variants = prepare(
-            ds, outlier_classes=[c.strip() for c in outlier_classes.split(",")] if outlier_classes else None,
-            class_column=class_column, missing=missing, max_missing_fraction=max_missing, dedup=dedup,
-            on_conflict=on_conflict, categorical=categorical, rate=rate, n_outliers=n_outliers, repeats=repeats,
-            normalization=normalization, seed=seed, base=base)
+        variants = prepare_file(
+            raw, label=label, outlier_classes=outlier_classes, class_column=class_column, missing=missing,
+            max_missing_fraction=max_missing, dedup=dedup, on_conflict=on_conflict, categorical=categorical,
+            rate=rate, n_outliers=n_outliers, repeats=repeats, normalization=normalization, seed=seed, base=base)
     except (DatasetFormatError, ValueError) as exc:
         raise click.ClickException(str(exc)) from None
     for v in variants:
@@ -177,21 +141,8 @@ def datasets_prepare(raw: str, out_dir: str, outlier_classes: str | None, class_
             arff, side = write_dataset(v, out_dir)
         except OSError as exc:
             raise click.ClickException(_os_error(exc)) from None
-        click.echo(f"{arff}  N={v.n_objects} |O|={v.n_outliers} d={v.n_attributes}  (+ {side.name})")
-    for step in variants[0].provenance.get("steps", []):
-        res = step["result"]
-        note = {
-            "handle_missing": lambda r: f"dropped {len(r['dropped_attributes'])} attribute(s), "
-                                        f"{r['dropped_objects']['count']} object(s)",
-            "remove_duplicates": lambda r: f"removed {r['n_removed']} duplicate(s) "
-                                           f"({r.get('removed_outliers', 0)} outliers, "
-                                           f"{r['n_label_conflicts']} label conflict(s))",
-            "encode_categorical": lambda r: f"{len(r['encoded_attributes'])} nominal attribute(s) → "
-                                            f"{r['n_attributes_after']} attributes",
-            "define_outliers": lambda r: f"{r['n_outliers']} outliers, {r['n_inliers']} inliers",
-        }.get(step["step"])
-        if note:
-            click.echo(f"  {step['step']}: {note(res)}")
+        click.echo(prepared_variant(v, arff, side))
+    _echo_lines(prepared_steps(variants[0]))
 
 
 @datasets.command("list")
@@ -209,60 +160,24 @@ def datasets_list(data_dir: str | None, base: tuple[str, ...], variant: tuple[st
                   version_: tuple[int, ...], collection: tuple[str, ...], files: bool, show_missing: bool,
                   as_json: bool) -> None:
     """List the catalogue's datasets present in the data directory, and what is missing."""
-    import json
-
     from odeval.data import catalogue as cat
+    from odeval.render.datasets import catalogue_presence, variant_lines, variants_json
 
     try:
         if files or base or variant or pct or version_ or as_json:
             found = cat.select(data_dir, base=base or None, variant=variant or None, pct=pct or None,
                                version=version_ or None, collection=collection or None)
             if as_json:
-                click.echo(json.dumps([v.to_dict() for v in found], indent=2))
+                click.echo(variants_json(found))
                 return
             if not found:
                 raise cat.CatalogueError("no dataset matches these filters")
-            for v in found:
-                flags = [v.variant or v.collection]
-                if v.outlier_pct is not None:
-                    flags.append(f"{v.outlier_pct}%")
-                if v.version is not None:
-                    flags.append(f"v{v.version:02d}")
-                click.echo(f"{v.name:45s} {v.base:14s} {' '.join(flags):28s} {v.path}")
-            click.echo(f"{len(found)} file(s)")
+            _echo_lines(variant_lines(found))
             return
         rep = cat.presence(data_dir)
     except cat.CatalogueError as exc:
         raise click.ClickException(str(exc)) from None
-    if rep["vendored"]:
-        click.echo(f"no data directory found (--data-dir, ${cat.ENV_VAR}, ../shared/datasets); showing the vendored "
-                   f"datasets in {cat.vendored_dir()}")
-    else:
-        click.echo(f"datasets in {rep['where']}")
-    current = None
-    for entry in rep["bases"]:
-        b = entry["base"]
-        if collection and b.collection not in collection:
-            continue
-        if b.collection != current:
-            current = b.collection
-            click.echo(f"\n{current}:")
-        n_exp = len(b.files)
-        status = "ok" if not entry["missing"] else ("MISSING" if not entry["present"] else "incomplete")
-        if rep["vendored"]:
-            status = "vendored"
-        size = f"N={b.n_objects} |O|={b.n_outliers} d={b.n_attributes}"
-        click.echo(f"  {b.name:22s} {len(entry['present']):3d}/{n_exp:<3d} {status:10s} {size}")
-        if rep["vendored"]:
-            for name in entry["present"]:
-                click.echo(f"      {name}")
-        elif entry["missing"] and (show_missing or len(entry["missing"]) <= 3):
-            for m in entry["missing"]:
-                click.echo(f"      missing: {m}")
-        elif entry["missing"]:
-            click.echo(f"      missing: {entry['missing'][0]} ... ({len(entry['missing'])} files; --missing lists all)")
-    if rep["unregistered"]:
-        click.echo(f"\nnot in the catalogue: {', '.join(rep['unregistered'])}")
+    _echo_lines(catalogue_presence(rep, collections=collection, show_missing=show_missing))
 
 
 @main.group()
@@ -289,9 +204,8 @@ def study_run(study_file: str, store: str | None, workers: int | None, scheduler
     The whole file is validated first; every problem is reported before any work starts. Exit code 0 when
     every unit succeeded, 1 when some unit failed (listed at the end), 2 for an invalid study.
     """
-    from pathlib import Path
-
     from odeval.bench import StudyError, load_study
+    from odeval.render.study import failure_lines, run_summary_lines
 
     try:
         spec = load_study(study_file)
@@ -302,16 +216,8 @@ def study_run(study_file: str, store: str | None, workers: int | None, scheduler
     summary = _run_study_cli(spec, store_path, workers=workers, scheduler=scheduler, quiet=quiet,
                              retry_failed=retry_failed, wait=wait,
                              resume=["odeval", "study", "run", study_file, "--store", str(store_path)])
-    click.echo(f"study {spec.name!r} ({spec.study_hash}): {summary.total_units} units, "
-               f"{summary.already_done} already in the store, {summary.ok} computed, {len(summary.failed)} failed, "
-               f"{summary.wall_s:.1f}s → {store_path}")
-    if summary.replaced:
-        click.echo(f"  {summary.replaced} unit(s) of an older scoring version of their method were replaced")
-    if summary.variant_tasks_total:
-        click.echo(f"  per-variant tasks: {summary.variant_tasks_total}, {summary.variant_tasks_done} already in the "
-                   f"store, {summary.variant_tasks_ok} computed (failures listed with the units)")
-    for f in summary.failed:
-        click.echo(f"  FAILED {f['dataset']} {f['method']} {f['params']}: {f['error']}", err=True)
+    _echo_lines(run_summary_lines(spec, summary, store_path))
+    _echo_lines(failure_lines(summary), err=True)
     if summary.failed:
         raise SystemExit(1)
 
@@ -320,51 +226,16 @@ def study_run(study_file: str, store: str | None, workers: int | None, scheduler
 @click.argument("study_file", type=click.Path(exists=True, dir_okay=False))
 def study_check(study_file: str) -> None:
     """Validate STUDY_FILE and print what it would run."""
-    from odeval.bench import StudyError, load_study
+    from odeval.bench import StudyError
+    from odeval.bench.study_check import check_study
+    from odeval.render.study import check_lines
 
     try:
-        spec = load_study(study_file)
+        check = check_study(study_file)
     except StudyError as exc:
         click.echo(str(exc), err=True)
         raise SystemExit(2) from None
-    from odeval.bench.config import method_k_plans
-
-    n_units = len(spec.datasets) * len(spec.methods)
-    click.echo(f"study {spec.name!r}: {len(spec.datasets)} dataset variants × {len(spec.methods)} methods = "
-               f"{n_units} units, k up to {spec.k_max}, metric {spec.metric}")
-    for m, runs, skipped in method_k_plans(spec):
-        click.echo(f"  {m.name} {m.params} k={runs} ({runs.count()} values)")
-        for ks, reason in skipped.items():
-            click.echo(f"    skipped k={ks}: {reason}")
-    from odeval._krange import format_ks
-    from odeval.bench.config import study_k_plans
-    from odeval.detectors.scoring import skipped_lines
-
-    click.echo("  per dataset variant (the k that will run; skipped k as the runner records them in units.skipped):")
-    for v in study_k_plans(spec):
-        if v.error is not None:
-            click.echo(f"  {v.ref.name}: cannot be read: {v.error}")
-            continue
-        click.echo(f"  {v.ref.name} (N={v.n_objects}, kNN graph k={v.graph_k}):")
-        for m, plan in v.plans:
-            click.echo(f"    {m.name} {m.params} k={format_ks(plan.ks) or 'none'} ({len(plan.ks)} values)"
-                       + ("" if plan.ks else ": nothing to compute, the unit will fail"))
-            for line in skipped_lines(m.name, plan.skipped):
-                click.echo(f"      {line}")
-    if spec.internal:
-        from odeval.bench.config import emmv_not_applicable
-
-        click.echo(f"  internal measures {list(spec.internal)} {spec.internal_options}")
-        for m in spec.methods:
-            if (why := emmv_not_applicable(m)) is not None:
-                click.echo(f"    {m.name}: no {'/'.join(x.upper() for x in spec.internal)} ({why})")
-    if spec.variant_step is not None:  # odeval.bench.variant_step: one task per variant and kind
-        step = spec.variant_step
-        if step.ireos is not None:
-            click.echo(f"  per variant: IREOS of every candidate, one gamma_max per variant {step.ireos}")
-        if step.selectors is not None:
-            modes = " and ".join(step.selection_modes)
-            click.echo(f"  per variant: selectors {list(step.selectors)}, candidates {modes}")
+    _echo_lines(check_lines(check))
 
 
 @main.command()
@@ -379,10 +250,10 @@ def demo(out_dir: str, workers: int | None, k_range: str, quiet: bool) -> None:
     Writes OUT/results.duckdb and the HTML report OUT/report/index.html, and prints the method ranking.
     Runs without the shared benchmark folder; running it again reuses the stored results.
     """
-    from pathlib import Path
-
-    from odeval.bench import ResultStore, study_from_dict
+    from odeval.analysis.aggregate import store_ranking
+    from odeval.bench import study_from_dict
     from odeval.bench.demo import demo_study
+    from odeval.render.study import demo_header, demo_summary, ranking_lines
 
     out = Path(out_dir)
     try:
@@ -391,22 +262,12 @@ def demo(out_dir: str, workers: int | None, k_range: str, quiet: bool) -> None:
         raise click.ClickException(_os_error(exc)) from None
     spec = study_from_dict(demo_study(k_range), source="odeval demo")
     store_path = out / "results.duckdb"
-    click.echo(f"demo study: {len(spec.datasets)} vendored datasets × {len(spec.methods)} methods, k = {k_range}")
+    click.echo(demo_header(spec, k_range))
     summary = _run_study_cli(spec, store_path, workers=workers, scheduler=None, quiet=quiet, retry_failed=False,
                              resume=["odeval", "demo", "-o", out_dir, "--k", k_range])
-    click.echo(f"{summary.ok} units computed, {summary.already_done} reused, {len(summary.failed)} failed "
-               f"in {summary.wall_s:.1f}s → {store_path}")
-    with ResultStore(store_path, read_only=True) as rs:
-        runs = rs.runs(status="ok")
-    from odeval.analysis import aggregate_datasets, per_variant_summary
-
+    click.echo(demo_summary(summary, store_path))
     # the report's ranking (Campos et al. Fig. 2): best k per variant, variants of a base dataset averaged first
-    coll = aggregate_datasets(per_variant_summary(runs, measures=["roc_auc"]))
-    best = coll.set_index("config")["best"].sort_values(ascending=False)
-    click.echo("\nROC AUC at each method's best k, mean over base datasets (variants of a base dataset averaged "
-               "first, as in the report):")
-    for method, value in best.items():
-        click.echo(f"  {method:14s} {value:.3f}")
+    _echo_lines(ranking_lines(store_ranking(store_path, "roc_auc")))
     _demo_report(store_path, out / "report")
     if summary.failed:
         raise SystemExit(1)
@@ -442,8 +303,6 @@ def results() -> None:
               help="Output file [default: STORE's folder/<table>.<format>].")
 def results_export(store: str, fmt: str, table: str, output: str | None) -> None:
     """Export one table of a results STORE to Parquet or CSV."""
-    from pathlib import Path
-
     from odeval.bench import ResultStore
     from odeval.bench.store import StoreError
 
@@ -481,106 +340,22 @@ def evaluate_cmd(scores_file: str, labels_file: str | None, dataset_file: str | 
     Examples: odeval evaluate --scores lof.txt --labels labels.txt --n 10;
     odeval evaluate --scores scores.parquet
     """
-    import json
-
-    from odeval._validation import check_labels
-    from odeval.measures import evaluate_scoring
-    from odeval.measures._io import is_score_table, read_score_table, read_vector
+    from odeval.measures.files import EvaluationInputError, evaluate_files
+    from odeval.render.scores import evaluation_json, evaluation_lines
 
     if labels_file is not None and dataset_file is not None:
         raise click.UsageError("give at most one of --labels and --dataset")
     try:
-        if is_score_table(scores_file):
-            table = read_score_table(scores_file)
-            names, matrix = _select_table_columns(scores_file, table.columns, table.scores, columns)
-            labels, labels_src = table.labels, f"{scores_file} (label column)"
-        else:
-            if len(columns) > 1:
-                raise click.UsageError("several --column values need a table written by 'odeval score'")
-            if labels_file is None and dataset_file is None:
-                raise click.UsageError("give --labels or --dataset (only an 'odeval score' table carries labels)")
-            names = [None]
-            matrix = read_vector(scores_file, what="scores", column=columns[0] if columns else None)[None, :]
-            labels = None
-        if labels_file is not None:
-            labels, labels_src = read_vector(labels_file, what="labels"), labels_file
-        elif dataset_file is not None:
-            from odeval.data import load_dataset
-
-            ds = load_dataset(dataset_file)
-            if ds.y is None:
-                raise ValueError(f"{dataset_file}: the dataset has no labels")
-            labels, labels_src = ds.y, dataset_file
-        elif labels is None:
-            raise click.UsageError(f"{scores_file} has no 'label' column: give --labels or --dataset")
-        labels = check_labels(labels, name=f"{labels_src}: the labels")
-        if labels.size != matrix.shape[1]:
-            raise ValueError(f"{labels_src} and {scores_file} differ in length: {labels.size} labels, "
-                             f"{matrix.shape[1]} scores (both must list the same objects in the same order)")
-        if ascending:
-            from odeval.detectors import orient
-
-            matrix = orient(matrix, True)
-        results = [evaluate_scoring(labels, row, n=n)[0] for row in matrix]
+        ev = evaluate_files(scores_file, labels_file=labels_file, dataset_file=dataset_file, columns=columns, n=n,
+                            ascending=ascending)
+    except EvaluationInputError as exc:
+        raise click.UsageError(str(exc)) from None
     except (ValueError, OSError) as exc:
         raise click.ClickException(str(exc)) from None
-    n_out = int(sum(labels))
-    header = f"N = {matrix.shape[1]}, |O| = {n_out}" + (f", n = {n}" if n is not None else "")
-    if names == [None]:
-        if as_json:
-            click.echo(json.dumps({"n_objects": matrix.shape[1], "n_outliers": n_out, "n": n,
-                                   "measures": results[0]}, indent=2))
-            return
-        click.echo(header)
-        width = max(map(len, results[0]))
-        for name, value in results[0].items():
-            click.echo(f"{name:<{width}}  {value:.6f}")
-        return
     if as_json:
-        click.echo(json.dumps({"n_objects": matrix.shape[1], "n_outliers": n_out, "n": n,
-                               "results": [{"column": c, "measures": r} for c, r in zip(names, results, strict=True)]},
-                              indent=2))
-        return
-    click.echo(header)
-    measures = list(results[0])
-    width = max(len("column"), *map(len, names))
-    widths = {m: max(len(m), 9) for m in measures}
-    click.echo(f"{'column':<{width}}  " + "  ".join(f"{m:>{widths[m]}}" for m in measures))
-    for name, result in zip(names, results, strict=True):
-        click.echo(f"{name:<{width}}  " + "  ".join(f"{result[m]:>{widths[m]}.6f}" for m in measures))
-
-
-def _select_table_columns(path: str, names: list[str], scores, wanted: tuple[str, ...]):
-    """The requested columns (all by default) of an ``odeval score`` table, public orientation: raw columns
-    (``METHOD-kNNN-raw``) of methods where low = outlier are negated via the detector's metadata."""
-    import numpy as np
-
-    from odeval.detectors import get_detector, orient
-
-    if wanted:
-        picked = []
-        for w in wanted:
-            if w in names:
-                picked.append(names.index(w))
-            elif w.isdigit() and int(w) < len(names):
-                picked.append(int(w))
-            else:
-                raise ValueError(f"{path}: no score column {w!r} (columns: {', '.join(names)})")
+        click.echo(evaluation_json(ev))
     else:
-        picked = list(range(len(names)))
-    rows = []
-    for i in picked:
-        row = scores[i]
-        if names[i].endswith("-raw"):
-            method = names[i].rsplit("-", 2)[0]
-            try:
-                info = get_detector(method).info
-            except ValueError:
-                raise ValueError(f"{path}: raw column {names[i]!r} of an unknown method {method!r}: its "
-                                 "orientation is not known (write public scores, without --raw)") from None
-            row = orient(row, info)
-        rows.append(row)
-    return [names[i] for i in picked], np.vstack(rows)
+        _echo_lines(evaluation_lines(ev))
 
 
 def _parse_params(items: tuple[str, ...], methods: list[str]) -> dict[str, dict]:
@@ -649,95 +424,42 @@ def score_cmd(dataset: str, methods: tuple[str, ...], k_spec: str, metric: str, 
     .npz holds arrays scores (rows = columns of the table), columns, ks, labels.
     Example: odeval score Waveform.arff -m LOF -m KNN --k 1:100 -o s.parquet
     """
-    from pathlib import Path
+    from odeval.bench.score_file import score_file
+    from odeval.render.scores import graph_notes, scored_file_line, skipped_notes
 
-    import numpy as np
+    _check_score_options(output, unlabelled, label_column, k_spec, scheduler, backend, n_blocks)
+    method_list = list(dict.fromkeys(methods))
+    params = _parse_params(param_items, method_list)
+    try:
+        scored = score_file(
+            dataset, method_list, output, k=k_spec, params=params, metric=metric, p=p, backend=backend, seed=seed,
+            raw=raw, load_options={"label": None} if unlabelled else ({"label": label_column} if label_column else {}),
+            scheduler=scheduler, n_blocks=n_blocks,
+            on_graph=lambda graph: _echo_lines(graph_notes(graph), err=True),
+            on_skipped=lambda method, skipped: _echo_lines(skipped_notes(method, skipped), err=True))
+    except (ValueError, ImportError) as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(scored_file_line(scored))
 
+
+def _check_score_options(output: str, unlabelled: bool, label_column: str | None, k_spec: str,
+                         scheduler: str | None, backend: str, n_blocks: int | None) -> None:
+    """The usage errors of ``odeval score``: options that do not go together, a bad extension or k."""
     from odeval._krange import parse_k_range
-    from odeval.data import load_dataset
-    from odeval.detectors import get_detector
-    from odeval.detectors.scoring import required_graph_k, skipped_lines, stream_ks
-    from odeval.neighbors import knn_graph
+    from odeval.data.score_files import SCORE_TABLE_SUFFIXES
 
-    out = Path(output)
-    if out.suffix.lower() not in (".parquet", ".csv", ".npz"):
+    if Path(output).suffix.lower() not in SCORE_TABLE_SUFFIXES:
         raise click.BadParameter(f"{output}: the extension must be .parquet, .csv or .npz", param_hint="-o")
     if unlabelled and label_column is not None:
         raise click.UsageError("give at most one of --label-column and --unlabelled")
     try:
-        k_range = parse_k_range(k_spec)
+        parse_k_range(k_spec)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--k") from None
-    method_list = list(dict.fromkeys(methods))
-    params = _parse_params(param_items, method_list)
-    options: dict = {"label": None} if unlabelled else ({"label": label_column} if label_column else {})
-    try:
-        detectors = {m: get_detector(m, **params[m]) for m in method_list}
-        ds = load_dataset(dataset, **options)
-        X = ds.numeric_matrix()
-        n = X.shape[0]
-        k_graph = max(required_graph_k(det, k_range, n) for det in detectors.values())
-        if scheduler:  # the blocks' graph and scoring on the cluster (bench.distributed)
-            from odeval.bench.distributed import PartitionedGraph, check_partitionable, partitioned
-
-            if backend not in ("auto", "exact", "brute"):
-                raise click.UsageError(f"--scheduler computes the exact graph by brute force; drop --backend {backend}")
-            check_partitionable(detectors.values())
-            graph = PartitionedGraph.connect(X, k_graph, scheduler, metric=metric, p=p, n_blocks=n_blocks)
-            detectors = {m: partitioned(d, graph) for m, d in detectors.items()}
-        elif n_blocks is not None:
-            raise click.UsageError("--blocks needs --scheduler")
-        else:
-            graph = knn_graph(X, k_graph, metric=metric, p=p, backend=backend, seed=seed)
-        click.echo(f"kNN graph: {graph.search} ({graph.search_reason})", err=True)
-        if graph.approx_recall is not None:
-            click.echo(f"note: approximate kNN graph, recall {graph.approx_recall:.4f} on a sample", err=True)
-        columns: list[str] = []
-        computed_ks: set[int] = set()
-        streams = [(det, *stream_ks(det, graph, k_range, raw=raw)) for det in detectors.values()]
-        # the output matrix is filled k by k (streamed chunks of k): no second copy of it is ever made
-        scores = np.empty((sum(len(plan.ks) for _, plan, _ in streams), n))
-        for det, plan, produced in streams:
-            for k, row in produced:
-                scores[len(columns)] = row
-                computed_ks.add(k)
-                columns.append(f"{det.info.name}-{k:03d}" + ("-raw" if raw else ""))
-            for line in skipped_lines(det.info.name, plan.skipped):
-                click.echo(f"note: {line}", err=True)
-    except (ValueError, ImportError) as exc:
-        raise click.ClickException(str(exc)) from None
-    finally:
-        if scheduler and "graph" in locals():
-            graph.close()
-    if not columns:
-        raise click.ClickException(f"nothing to compute: no requested k ({k_spec}) can be scored by "
-                                   f"{', '.join(method_list)} on {dataset} (N = {n}); see the notes above")
-    scores = scores[:len(columns)]  # a k with NaN scores was skipped
-    labels = None if ds.y is None else np.asarray(ds.y, dtype=bool)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    if out.suffix.lower() == ".npz":
-        extra = {} if labels is None else {"labels": labels}
-        np.savez_compressed(out, scores=scores, columns=np.array(columns), ks=np.array(sorted(computed_ks)),
-                            **extra)
-    else:
-        import pandas as pd
-
-        table = {"object": np.arange(n)}
-        if getattr(ds, "ids", None) is not None and len(ds.ids) == n:
-            table["id"] = np.asarray(ds.ids)
-        if labels is not None:
-            table["label"] = labels
-        frame = pd.concat([pd.DataFrame(table), pd.DataFrame(scores.T, columns=columns)], axis=1)
-        if out.suffix.lower() == ".csv":
-            frame.to_csv(out, index=False, float_format="%.17g")
-        else:
-            try:
-                frame.to_parquet(out, index=False)
-            except ImportError as exc:
-                raise click.ClickException(
-                    f"writing Parquet needs pyarrow (pip install pyarrow): {exc}") from None
-    click.echo(f"{out}: {n} objects × {len(columns)} score columns ({', '.join(method_list)}; k {k_spec}; "
-               f"{graph.metric})")
+    if scheduler and backend not in ("auto", "exact", "brute"):
+        raise click.UsageError(f"--scheduler computes the exact graph by brute force; drop --backend {backend}")
+    if not scheduler and n_blocks is not None:
+        raise click.UsageError("--blocks needs --scheduler")
 
 
 @main.command("ensemble")
@@ -764,10 +486,9 @@ def ensemble_cmd(store: str, dataset: str, rate: float, measure: str, rule: str,
     odeval.scaling.unify, selects the ensemble without labels and prints a Table-4-style comparison with the
     best single scoring, the naive ensemble of all scorings and random ensembles of the same size.
     """
-    import json
-
     from odeval._krange import parse_k_range
-    from odeval.bench.ensembles import ensemble_from_store, format_ensemble
+    from odeval.bench.ensembles import ensemble_from_store
+    from odeval.render.ensembles import ensemble_json, format_ensemble
 
     try:
         ks = parse_k_range(k_range).values() if k_range is not None else None
@@ -780,7 +501,7 @@ def ensemble_cmd(store: str, dataset: str, rate: float, measure: str, rule: str,
     except ValueError as exc:  # StoreError is a ValueError: missing, not DuckDB, in use by PID N, old schema
         raise click.ClickException(str(exc)) from None
     if as_json:
-        click.echo(json.dumps(result.to_dict(), indent=2, allow_nan=True))
+        click.echo(ensemble_json(result))
     else:
         click.echo(format_ensemble(result))
 
@@ -960,8 +681,8 @@ def ireos_cmd(dataset: str, scores_src: str, columns: tuple[str, ...], store_dat
 
     from odeval.analysis.selection import paper_candidates
     from odeval.data import load_dataset
+    from odeval.data.score_files import is_score_table, read_score_table
     from odeval.measures import roc_auc
-    from odeval.measures._io import is_score_table, read_score_table
     from odeval.measures.internal import ireos
 
     try:
@@ -1138,15 +859,23 @@ def protocol_audit_cmd(dataset: str, detector: str, param_items: tuple[str, ...]
     threshold at 5 %) with DETECTOR on DATASET, writes the contamination sweep (Fig. 4) as CSV and PNG, and
     states which reported numbers a protocol inflates and by how much.
     """
-    from odeval.protocols.cli import run_protocol_audit
+    import sys
+
+    from odeval.protocols.audit import audit_file
+    from odeval.render.protocols import audit_json, audit_lines
 
     params = _parse_params(param_items, [detector])[detector]
     try:
-        run_protocol_audit(dataset, detector, params, k=k, runs=runs, sweep_runs=sweep_runs, seed=seed, jobs=jobs,
-                           normalize=None if normalize == "none" else normalize, stratify=stratify, label=label,
-                           out_dir=out_dir, as_json=as_json)
+        audited = audit_file(
+            dataset, detector, params, k=k, runs=runs, sweep_runs=sweep_runs, seed=seed, jobs=jobs,
+            normalize=None if normalize == "none" else normalize, stratify=stratify, label=label, out_dir=out_dir,
+            progress_bar=lambda total: click.progressbar(length=total, label="protocol runs", file=sys.stderr))
     except (ValueError, FileNotFoundError, ImportError, TypeError) as exc:
         raise click.ClickException(str(exc)) from None
+    if as_json:
+        click.echo(audit_json(audited))
+    else:
+        _echo_lines(audit_lines(audited))
 
 
 def _os_error(exc: OSError, verb: str = "cannot write") -> str:
@@ -1160,11 +889,10 @@ def _run_study_cli(spec, store_path: Path, *, workers: int | None, scheduler: st
                    retry_failed: bool, resume: list[str], wait: float = 0.0):
     """Run a study for ``study run`` and ``demo``: one-line store errors; Ctrl-C says what is saved and how to
     resume (exit code 130)."""
-    import shlex
-
     from odeval.bench import run_study
     from odeval.bench.runner import StudyInterrupted
     from odeval.bench.store import StoreError
+    from odeval.render.study import interrupted_lines
 
     try:
         return run_study(spec, store_path, workers=workers, scheduler=scheduler,
@@ -1172,16 +900,12 @@ def _run_study_cli(spec, store_path: Path, *, workers: int | None, scheduler: st
     except StoreError as exc:
         raise click.ClickException(str(exc)) from None
     except StudyInterrupted as exc:
-        s = exc.summary
         command = list(resume)
         if workers is not None:
             command += ["--workers", str(workers)]
         if scheduler:
             command += ["--scheduler", scheduler]
-        click.echo(f"\ninterrupted: {s.computed} unit(s) computed in this run are saved in {store_path} "
-                   f"({s.already_done + s.computed} of {s.total_units} units of the study are stored); units in "
-                   "progress were dropped.", err=True)
-        click.echo(f"resume with: {shlex.join(command)}", err=True)
+        _echo_lines(interrupted_lines(exc.summary, store_path, command), err=True)
         raise SystemExit(130) from None
 
 

@@ -15,7 +15,6 @@ from odeval.bench import run_study, study_from_dict
 from odeval.bench.ensembles import (
     NoStoredScoresError,
     ensemble_from_store,
-    format_ensemble,
     read_scorings,
     select_scorings,
     similarity_from_store,
@@ -26,6 +25,7 @@ from odeval.compare import evaluate_ensembles, similarity_matrix
 from odeval.data import catalogue, load_dataset
 from odeval.detectors import get_detector
 from odeval.neighbors import knn_graph
+from odeval.render.ensembles import format_ensemble
 from odeval.scaling import unify
 
 METHODS = ("kNN", "LOF", "ODIN", "FastABOD")  # ODIN and FastABOD: inverted (public = −raw)

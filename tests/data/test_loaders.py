@@ -26,7 +26,7 @@ from odeval.data import (
     load_mat,
     load_npz,
 )
-from odeval.data._info import attribute_rows
+from odeval.render.datasets import attribute_rows
 
 ARFF_HEADER = """% a comment
 @RELATION 'tiny'

@@ -9,8 +9,8 @@ import pytest
 from click.testing import CliRunner
 
 from odeval.cli import main
+from odeval.data.score_files import is_score_table, read_score_table, read_vector
 from odeval.measures import MEASURES, MEASURES_AT_N, evaluate
-from odeval.measures._io import is_score_table, read_score_table, read_vector
 
 Y = np.array([1, 0, 1, 0, 0])
 S = np.array([0.9, 0.8, 0.8, 0.1, 0.0])

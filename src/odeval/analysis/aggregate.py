@@ -7,6 +7,7 @@ mean over a window of k around the best k, which says how stable the method is n
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -20,6 +21,7 @@ __all__ = [
     "aggregate_variants",
     "filter_variants",
     "per_variant_summary",
+    "store_ranking",
     "study_summary",
 ]
 
@@ -296,3 +298,17 @@ def study_summary(runs: pd.DataFrame) -> pd.DataFrame:
             row[c] = ", ".join(sorted({str(v) for v in runs[c].dropna().unique()}))
     return pd.DataFrame([row])
 
+
+
+def store_ranking(store: str | os.PathLike[str], measure: str = "roc_auc") -> pd.Series:
+    """The methods of a results store ranked as the report ranks them (Campos et al. 2016, Fig. 2): ``measure``
+    at each variant's best k, variants of a base dataset averaged first, then the mean over base datasets.
+
+    Returns a Series config → value, best first (``odeval demo`` prints it).
+    """
+    from odeval.bench.store import ResultStore
+
+    with ResultStore(store, read_only=True) as rs:
+        runs = rs.runs(status="ok")
+    coll = aggregate_datasets(per_variant_summary(runs, measures=[measure]))
+    return coll.set_index("config")["best"].sort_values(ascending=False)

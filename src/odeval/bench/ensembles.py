@@ -45,7 +45,6 @@ __all__ = [
     "StoreSimilarity",
     "StoredScorings",
     "ensemble_from_store",
-    "format_ensemble",
     "read_scorings",
     "select_scorings",
     "similarity_from_store",
@@ -446,38 +445,3 @@ def ensemble_from_store(
                                     measure=measure, rule=rule, n_random=n_random, seed=seed)  # type: ignore[arg-type]
     return StoreEnsemble(dataset, int(sc.labels.size), int(sc.labels.sum()), int(sc.scores.shape[0]), greedy, ev,
                          rate if n_outliers is None else None, measure, rule, sc.unified_with, sc.dropped)
-
-
-def format_ensemble(result: StoreEnsemble, *, max_members: int = 30) -> str:
-    """Plain-text Table-4-style summary of :func:`ensemble_from_store` (used by ``odeval ensemble``)."""
-    ev = result.evaluation
-    size = f"rate {result.rate:g}" if result.rate is not None else "fixed size"
-    lines = [
-        f"dataset {result.dataset}: N = {result.n_objects}, |O| = {result.n_outliers}, "
-        f"{result.n_scorings} normalised scorings",
-        f"greedy ensemble (Schubert et al. 2012): measure {result.measure}, rule {result.rule}, "
-        f"{ev.n_estimated_outliers} estimated outliers ({size})",
-        "",
-    ]
-    frame = result.summary_frame()
-    width = max(len(s) for s in frame["ensemble"])
-    lines.append(f"{'':{width}}  {'size':>5}  {'ROC AUC':>15}  {'cost':>7}  {'gain of greedy':>14}")
-    for row in frame.itertuples(index=False):
-        auc = f"{row.roc_auc:.4f}" + (f" ± {row.roc_auc_sd:.4f}" if np.isfinite(row.roc_auc_sd) else "")
-        cost = f"{row.cost:.4f}" if np.isfinite(row.cost) else ""
-        g = f"{row.gain_of_greedy:+.4f}" if np.isfinite(row.gain_of_greedy) else ""
-        lines.append(f"{row.ensemble:{width}}  {row.scorings:>5d}  {auc:>15}  {cost:>7}  {g:>14}")
-    lines += [
-        "",
-        "improvement over random ensembles: " + (f"{ev.improvement_sd:+.2f} standard deviations"
-                                                 if np.isfinite(ev.improvement_sd) else
-                                                 "n/a (all random ensembles have the same ROC AUC)"),
-        f"gain of the naive ensemble over the best single scoring: {ev.gain_naive_to_best:+.4f}",
-        f"members ({ev.greedy_size}, in order of addition): "
-        + ", ".join(ev.greedy_members[:max_members])
-        + (f", … ({ev.greedy_size - max_members} more)" if ev.greedy_size > max_members else ""),
-    ]
-    if result.dropped:
-        lines.append(f"left out ({len(result.dropped)}): "
-                     + "; ".join(f"{n}: {r}" for n, r in result.dropped[:10]))
-    return "\n".join(lines)

@@ -1,6 +1,6 @@
 """Stage 1: datasets — the :class:`Dataset` value, loaders, preparation and the catalogue."""
 
-from odeval.data._info import dataset_info
+from odeval.data._info import DatasetInfos, dataset_info, dataset_infos
 from odeval.data.catalogue import CatalogueError, Variant
 from odeval.data.dataset import Dataset
 from odeval.data.loaders import (
@@ -17,8 +17,10 @@ __all__ = [
     "CatalogueError",
     "Dataset",
     "DatasetFormatError",
+    "DatasetInfos",
     "Variant",
     "dataset_info",
+    "dataset_infos",
     "load_arff",
     "load_csv",
     "load_dataset",

@@ -1,14 +1,22 @@
-"""Basic facts about a loaded dataset, for ``odeval datasets info`` (and anyone else who needs them)."""
+"""Basic facts about a loaded dataset, for ``odeval datasets info`` (and anyone else who needs them).
+
+The text is rendered by :mod:`odeval.render.datasets`.
+"""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from odeval.data.dataset import NOMINAL, Dataset
+from odeval.data.loaders import SUPPORTED_FORMATS, DatasetFormatError, dataset_format, load_dataset
 
-__all__ = ["dataset_info"]
+__all__ = ["DatasetInfos", "dataset_info", "dataset_infos"]
 
 
 def _num(v: float) -> float | int | None:
@@ -74,76 +82,62 @@ def dataset_info(dataset: Dataset) -> dict[str, Any]:
     }
 
 
-# --- text rendering (odeval datasets info) ------------------------------------------------------------
-def _fmt(v: Any) -> str:
-    if v is None:
-        return "—"
-    return str(v) if isinstance(v, int) else f"{v:.6g}"
+@dataclass
+class DatasetInfos:
+    """The facts of every dataset file found, for ``odeval datasets info``.
 
-
-def _span(lo: int, hi: int) -> str:
-    return str(lo) if lo == hi else f"{lo}–{hi}"
-
-
-def attribute_rows(info: dict[str, Any]) -> list[dict[str, str]]:
-    """Rows for the attribute table: consecutive attributes with equal type, range and missing count share
-    one row (``"att2 … att9 (8)"``), which keeps wide normalised datasets readable."""
-    groups: list[list[dict[str, Any]]] = []
-    for a in info["attributes"]:
-        key = (a["type"], a["min"], a["max"], a["n_missing"], len(a.get("categories", ())))
-        if groups and groups[-1][0]["_key"] == key:
-            groups[-1].append({**a, "_key": key})
-        else:
-            groups.append([{**a, "_key": key}])
-    rows = []
-    for g in groups:
-        first, last = g[0], g[-1]
-        label = first["name"] if len(g) == 1 else f"{first['name']} … {last['name']} ({len(g)})"
-        distinct = [a["n_distinct"] for a in g]
-        if first["type"] == NOMINAL:
-            typ, lo, hi = f"nominal({len(first['categories'])})", "—", "—"
-        else:
-            typ, lo, hi = first["type"], _fmt(first["min"]), _fmt(first["max"])
-        rows.append({"attribute": label, "type": typ, "min": lo, "max": hi,
-                     "missing": str(first["n_missing"]), "distinct": _span(min(distinct), max(distinct))})
-    return rows
-
-
-def render_info(info: dict[str, Any], console: Any, *, max_rows: int = 20) -> None:
-    """Print ``info`` (from :func:`dataset_info`) on a :class:`rich.console.Console`.
-
-    ``max_rows`` limits the attribute table (0 = no limit); the JSON form has every attribute.
+    ``entries`` holds, per file in order, the :func:`dataset_info` dict or ``{"path": ..., "error": ...}`` for
+    a file that could not be loaded; ``problems`` names the folders without any dataset file.
     """
-    from rich.table import Table
-    from rich.text import Text
 
-    console.print(Text(info["name"], style="bold"))
-    if info["n_outliers"] is None:
-        outl = "unlabelled"
-    else:
-        outl = f"{info['n_outliers']} ({info['outlier_pct']:.2f} %)"
-    facts = Table.grid(padding=(0, 2))
-    facts.add_column(style="cyan")
-    facts.add_column(overflow="fold")
-    facts.add_row("source", str(info["source"]))
-    facts.add_row("format", str(info["format"]))
-    facts.add_row("objects (N)", str(info["n_objects"]))
-    facts.add_row("attributes (d)", str(info["n_attributes"]))
-    facts.add_row("outliers (|O|)", outl)
-    facts.add_row("duplicate vectors", str(info["n_duplicates"]))
-    facts.add_row("missing values", f"{info['n_missing']} (in {info['n_objects_with_missing']} objects)")
-    facts.add_row("nominal attributes", ", ".join(info["nominal_attributes"]) or "none")
-    facts.add_row("id attribute", info["id_attribute"] or "none")
-    console.print(facts)
-    rows = attribute_rows(info)
-    table = Table(box=None, pad_edge=False, header_style="bold")
-    for col, justify in (("attribute", "left"), ("type", "left"), ("min", "right"), ("max", "right"),
-                         ("missing", "right"), ("distinct", "right")):
-        table.add_column(col, justify=justify, overflow="fold", no_wrap=col != "attribute")
-    shown = rows if max_rows == 0 else rows[:max_rows]
-    for r in shown:
-        table.add_row(r["attribute"], r["type"], r["min"], r["max"], r["missing"], r["distinct"])
-    console.print(table)
-    if len(shown) < len(rows):
-        console.print(Text(f"… {len(rows) - len(shown)} more rows (--max-rows 0 shows all, --json gives "
-                           "every attribute)", style="dim"))
+    entries: list[dict[str, Any]] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def failed(self) -> bool:
+        """True when a folder held no dataset file or a file could not be loaded."""
+        return bool(self.problems) or any("error" in e for e in self.entries)
+
+
+def _dataset_files(paths: Iterable[str | os.PathLike[str]], problems: list[str]) -> list[Path]:
+    """The files of ``paths``: files as given, folders searched recursively for supported formats."""
+    files: list[Path] = []
+    for p in map(Path, paths):
+        if not p.is_dir():
+            files.append(p)
+            continue
+        found = []
+        for f in sorted(p.rglob("*")):
+            try:
+                if f.is_file() and dataset_format(f) in SUPPORTED_FORMATS:
+                    found.append(f)
+            except DatasetFormatError:
+                continue
+        if not found:
+            problems.append(f"no dataset files ({', '.join('.' + x for x in SUPPORTED_FORMATS)}) in {p}")
+        files.extend(found)
+    return files
+
+
+def dataset_infos(paths: Iterable[str | os.PathLike[str]], *, label: str | None = None,
+                  positive: str | None = None, unlabelled: bool = False) -> DatasetInfos:
+    """:func:`dataset_info` of every dataset file in ``paths`` (files, or folders searched recursively).
+
+    ``label`` / ``unlabelled`` choose the label attribute (or none); ``positive`` the outlier value of ARFF and
+    CSV labels. A file that cannot be loaded is an error entry; the others are still summarised.
+    """
+    out = DatasetInfos()
+    for f in _dataset_files(paths, out.problems):
+        options: dict[str, Any] = {}
+        try:
+            fmt = dataset_format(f)
+            if unlabelled:
+                options["label"] = None
+            elif label is not None:
+                options["label"] = label
+            if positive is not None and fmt in ("arff", "csv"):
+                options["positive"] = positive
+            out.entries.append(dataset_info(load_dataset(f, **options)))
+        except (ValueError, ImportError, OSError) as exc:  # DatasetFormatError is a ValueError
+            out.entries.append({"path": str(f), "error": str(exc)})
+    return out

@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import copy
 import math
+import os
 import warnings
 from collections.abc import Sequence
 from fractions import Fraction
@@ -71,6 +72,7 @@ __all__ = [
     "n_outliers_for_rate",
     "normalize",
     "prepare",
+    "prepare_file",
     "remove_duplicates",
 ]
 
@@ -682,3 +684,23 @@ def prepare(
         prov["variant"] = flags
         out.append(v.with_changes(name=name, provenance=prov))
     return out
+
+
+def prepare_file(path: str | os.PathLike[str], *, label: str | None = None,
+                 outlier_classes: str | Sequence[str] | None = None, **steps: Any) -> list[Dataset]:
+    """Load the dataset file ``path`` and :func:`prepare` it: the library side of ``odeval datasets prepare``.
+
+    ``label`` is the loader's label attribute (None: the loader's default). With ``outlier_classes`` (a
+    comma-separated string or a sequence) the file is loaded unlabelled unless ``label`` is given, since the
+    class attribute defines the outliers. ``steps`` are :func:`prepare`'s other keyword arguments.
+    """
+    from odeval.data.loaders import load_dataset
+
+    options: dict[str, Any] = {}
+    if outlier_classes:
+        options["label"] = label  # None: unlabelled, the class attribute defines the outliers
+    elif label is not None:
+        options["label"] = label
+    if isinstance(outlier_classes, str):
+        outlier_classes = [c.strip() for c in outlier_classes.split(",")]
+    return prepare(load_dataset(path, **options), outlier_classes=outlier_classes or None, **steps)

@@ -24,17 +24,18 @@ FastABOD, INFLO) repeat the neighbourhoods below each chunk's first k (docs/scal
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from odeval._key import ScoringKey
 from odeval._krange import format_ks, parse_k_range
 from odeval.detectors.base import Detector
 
-__all__ = ["DEFAULT_CHUNK_BYTES", "KPlan", "ScoredKs", "k_chunk", "plan_ks", "required_graph_k", "score_ks",
-           "skipped_lines", "stream_ks"]
+__all__ = ["DEFAULT_CHUNK_BYTES", "KPlan", "ScoreColumns", "ScoredKs", "k_chunk", "plan_ks", "required_graph_k",
+           "score_columns", "score_ks", "stream_ks"]
 
 #: Default bound on the scores of one method held at once by :func:`stream_ks` (bytes): 1 GiB.
 DEFAULT_CHUNK_BYTES = 1 << 30
@@ -160,7 +161,44 @@ def score_ks(detector: Detector, graph: Any, ks: Any, *, raw: bool = False) -> S
     return ScoredKs(detector.info.name, [k for k, _ in got], scores, plan.skipped)
 
 
-def skipped_lines(method: str, skipped: dict[str, str]) -> list[str]:
-    """Human-readable lines ``"LDOF: skipped k=1 (LDOF is defined for k ≥ 2)"``, one per reason."""
-    return [f"{method}: skipped k={ks} ({reason})" for ks, reason in skipped.items()]
+@dataclass
+class ScoreColumns:
+    """The scorings of several methods on one kNN graph, one row per computed (method, k): a score table's body.
+
+    ``keys[i]`` names row ``i`` of ``scores`` (shape (C, N); public orientation unless ``raw``); ``skipped`` maps
+    each method to its skipped k (k text → reason), as :func:`stream_ks` records them.
+    """
+
+    keys: list[ScoringKey]
+    scores: np.ndarray
+    skipped: dict[str, dict[str, str]]
+    raw: bool = False
+
+    @property
+    def ks(self) -> list[int]:
+        """The distinct k of the columns, increasing."""
+        return sorted({int(key.k) for key in self.keys if key.k is not None})
+
+
+def score_columns(detectors: Iterable[Detector], graph: Any, ks: Any, *, raw: bool = False,
+                  on_skipped: Callable[[str, dict[str, str]], None] | None = None) -> ScoreColumns:
+    """Score every detector at every computable k of ``ks`` on ``graph`` (:func:`stream_ks`, one method after
+    the other), named by :class:`~odeval._key.ScoringKey` (method and k: ``LOF-010``).
+
+    The matrix is filled k by k as the chunks stream in: no second copy of it is ever made. ``on_skipped(method,
+    skipped)`` is called after each method with its skipped k (possibly empty).
+    """
+    n = int(graph.n_objects)
+    streams = [(det, *stream_ks(det, graph, ks, raw=raw)) for det in detectors]
+    scores = np.empty((sum(len(plan.ks) for _, plan, _ in streams), n))
+    keys: list[ScoringKey] = []
+    skipped: dict[str, dict[str, str]] = {}
+    for det, plan, produced in streams:
+        for k, row in produced:
+            scores[len(keys)] = row
+            keys.append(ScoringKey.make(det.info.name, k=k))
+        skipped[det.info.name] = plan.skipped
+        if on_skipped is not None:
+            on_skipped(det.info.name, plan.skipped)
+    return ScoreColumns(keys, scores[:len(keys)], skipped, raw)  # a k with NaN scores was skipped
 

@@ -7,18 +7,23 @@ reported numbers a protocol inflates and by how much, relative to the unbiased p
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from odeval.data import load_dataset
 from odeval.detectors import NoveltyDetector, available_methods, wrap_estimator
 from odeval.protocols.core import SETTINGS, RunResult, protocol_table, summarize
 from odeval.protocols.sweep import contamination_sweep
 
-__all__ = ["ADAPTERS", "AuditResult", "EstimatorFactory", "audit", "inflation_statements", "make_scorer"]
+__all__ = ["ADAPTERS", "AuditResult", "EstimatorFactory", "FileAudit", "audit", "audit_file", "inflation_statements",
+           "make_scorer"]
 
 #: Adapter names → (module, class, fixed constructor arguments).
 ADAPTERS: dict[str, tuple[str, str, dict[str, Any]]] = {
@@ -150,3 +155,66 @@ def audit(X: Any, y: Any, scorer: Any, *, runs: int = 100, seed: int = 0, n_jobs
         sweep = contamination_sweep(X, y, scorer, runs=sweep_runs, seed=seed, points=sweep_points,
                                     normalize=normalize, n_jobs=n_jobs, progress=progress)
     return AuditResult(table=table, results=results, sweep=sweep, statements=inflation_statements(table))
+
+
+@dataclass
+class FileAudit:
+    """:func:`audit_file`'s result: the audit of ``detector`` (with ``params``, ``k``) on ``dataset`` and the
+    files written."""
+
+    dataset: str
+    detector: str
+    params: dict[str, Any]
+    k: int | None
+    runs: int
+    seed: int
+    result: AuditResult
+    written: list[Path]
+
+
+def _all_cores() -> int:
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
+
+
+def _write_audit(res: AuditResult, out: Path, title: str) -> list[Path]:
+    """table1.csv, runs.csv, (sweep.csv, sweep.png,) findings.txt in ``out``."""
+    from odeval.protocols.plot import plot_sweep
+
+    pd.DataFrame(res.table).to_csv(out / "table1.csv", index=False)
+    pd.DataFrame([r.as_dict() for r in res.results]).to_csv(out / "runs.csv", index=False)
+    written = [out / "table1.csv", out / "runs.csv"]
+    if res.sweep is not None:
+        res.sweep.to_csv(out / "sweep.csv", index=False)
+        written += [out / "sweep.csv", plot_sweep(res.sweep, out / "sweep.png", title=title)]
+    (out / "findings.txt").write_text("\n".join(res.statements) + "\n", encoding="utf-8")
+    written.append(out / "findings.txt")
+    return written
+
+
+def audit_file(dataset: str | os.PathLike[str], detector: str, params: dict[str, Any] | None = None, *,
+               k: int | None = None, runs: int = 100, sweep_runs: int = 10, seed: int = 0, jobs: int = -1,
+               normalize: str | None = "minmax", stratify: bool = False, label: str | None = None,
+               out_dir: str | os.PathLike[str] = ".",
+               progress_bar: Callable[[int], AbstractContextManager[Any]] | None = None) -> FileAudit:
+    """Load ``dataset``, run :func:`audit` with the scorer :func:`make_scorer` builds, and write table1.csv,
+    runs.csv, sweep.csv, sweep.png and findings.txt into ``out_dir``: the library side of
+    ``odeval protocol-audit``.
+
+    ``jobs = -1`` uses every local core. ``progress_bar(total)``, if given, is entered around the runs; the
+    object it yields has ``update(n)`` (e.g. ``click.progressbar``), called once per finished run.
+    """
+    params = dict(params or {})
+    ds = load_dataset(dataset, **({"label": label} if label else {}))
+    if ds.y is None:
+        raise ValueError(f"{dataset}: the dataset has no labels; the protocols need binary labels")
+    X = ds.numeric_matrix()
+    scorer = make_scorer(detector, params, k)
+    jobs = _all_cores() if jobs == -1 else jobs
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    bar = progress_bar(runs + max(0, sweep_runs)) if progress_bar is not None else nullcontext()
+    with bar as shown:
+        res = audit(X, ds.y, scorer, runs=runs, seed=seed, n_jobs=jobs, sweep_runs=sweep_runs, normalize=normalize,
+                    stratify=stratify, progress=None if shown is None else shown.update)
+    title = f"{Path(dataset).name}, {detector}: measures vs injected anomalies (Fig. 4)"
+    return FileAudit(str(dataset), detector, params, k, runs, seed, res, _write_audit(res, out, title))

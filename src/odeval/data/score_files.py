@@ -1,4 +1,12 @@
-"""Reading score and label vectors, and ``odeval score`` tables, from files for ``odeval evaluate``."""
+"""Score files: the one owner of the ``odeval score`` table format (read and write), and of the single score /
+label vectors ``odeval evaluate`` reads.
+
+A score table has one row per object (columns ``object``, ``id`` where the dataset has ids, ``label`` where it
+has labels) and one column per scoring, named by :func:`score_column_name`: the scoring's
+:class:`odeval._key.ScoringKey` name (``LOF-010``), with ``-raw`` appended for raw scores in the method's own
+orientation (``ODIN-005-raw``). ``.parquet`` and ``.csv`` hold that table; ``.npz`` holds the arrays ``scores``
+(one row per column), ``columns``, ``ks`` and, when labelled, ``labels``.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +17,15 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["ScoreTable", "is_score_table", "read_score_table", "read_vector"]
+from odeval._key import ScoringKey
+
+__all__ = ["RAW_SUFFIX", "SCORE_TABLE_SUFFIXES", "ScoreTable", "is_score_table", "raw_column_method",
+           "read_score_table", "read_vector", "score_column_name", "write_score_table"]
+
+#: The file extensions of a score table, chosen by :func:`write_score_table` from the path.
+SCORE_TABLE_SUFFIXES = (".parquet", ".csv", ".npz")
+#: Appended to the name of a column of raw scores (the method's own orientation).
+RAW_SUFFIX = "-raw"
 
 _TRUE = frozenset({"1", "1.0", "true", "yes"})
 _FALSE = frozenset({"0", "0.0", "false", "no"})
@@ -127,6 +143,21 @@ def _from_npy(path: Path, what: str, column: str | None) -> np.ndarray:
     return arr.astype(np.float64)
 
 
+def score_column_name(key: ScoringKey, *, raw: bool = False) -> str:
+    """The column of scoring ``key`` in a score table: ``LOF-010``, or ``LOF-010-raw`` for raw scores."""
+    return key.name + (RAW_SUFFIX if raw else "")
+
+
+def raw_column_method(column: str) -> str | None:
+    """The method of a raw-score column (``ODIN-005-raw`` → ``ODIN``); None for a column of public scores."""
+    if not column.endswith(RAW_SUFFIX):
+        return None
+    try:
+        return ScoringKey.parse(column[:-len(RAW_SUFFIX)]).method
+    except ValueError:  # not a key odeval wrote: the text before the last two '-' parts, as always
+        return column.rsplit("-", 2)[0]
+
+
 # Columns of an ``odeval score`` table that are not scores.
 _TABLE_META = ("object", "id", "label")
 
@@ -205,3 +236,56 @@ def read_score_table(path: str | os.PathLike[str]) -> ScoreTable:
                 raise ValueError(f"{path}: the 'label' column must be true/false or 0/1")
             labels = labels.astype(bool)
     return ScoreTable(columns, scores, labels)
+
+
+def write_score_table(path: str | os.PathLike[str], columns: list[str], scores: np.ndarray, *,
+                      ks: list[int] | None = None, labels: np.ndarray | None = None,
+                      ids: np.ndarray | None = None) -> Path:
+    """Write a score table (the format :func:`read_score_table` reads), by the extension of ``path``.
+
+    Parameters
+    ----------
+    path : path
+        ``.parquet``, ``.csv`` or ``.npz`` (:data:`SCORE_TABLE_SUFFIXES`); missing folders are created.
+    columns : list of str
+        Column names (:func:`score_column_name`), one per row of ``scores``.
+    scores : ndarray, shape (C, N)
+        One scoring per row; CSV writes every digit (``%.17g``), so reading back is exact.
+    ks : list of int, optional
+        The k values of the columns (the ``ks`` array of ``.npz``).
+    labels : bool ndarray, optional
+        The ``label`` column (``labels`` array of ``.npz``).
+    ids : ndarray, optional
+        The ``id`` column (tables only; ignored unless it has one entry per object).
+
+    Raises
+    ------
+    ValueError
+        For another extension, or Parquet without pyarrow.
+    """
+    out = Path(path)
+    suffix = out.suffix.lower()
+    if suffix not in SCORE_TABLE_SUFFIXES:
+        raise ValueError(f"{out}: the extension must be .parquet, .csv or .npz")
+    n = scores.shape[1]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if suffix == ".npz":
+        extra = {} if labels is None else {"labels": labels}
+        np.savez_compressed(out, scores=scores, columns=np.array(columns), ks=np.array(sorted(ks or [])), **extra)
+        return out
+    import pandas as pd
+
+    table = {"object": np.arange(n)}
+    if ids is not None and len(ids) == n:
+        table["id"] = np.asarray(ids)
+    if labels is not None:
+        table["label"] = labels
+    frame = pd.concat([pd.DataFrame(table), pd.DataFrame(scores.T, columns=columns)], axis=1)
+    if suffix == ".csv":
+        frame.to_csv(out, index=False, float_format="%.17g")
+    else:
+        try:
+            frame.to_parquet(out, index=False)
+        except ImportError as exc:
+            raise ValueError(f"writing Parquet needs pyarrow (pip install pyarrow): {exc}") from None
+    return out
