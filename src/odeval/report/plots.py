@@ -2,8 +2,10 @@
 
 Each function returns a :class:`matplotlib.figure.Figure` built with the object-oriented API on the Agg
 canvas — pyplot and the global backend are never touched, so the functions are safe in scripts, servers
-and notebooks alike (``fig.savefig(path)`` to write it). matplotlib is imported lazily: install the
-``plot`` extra (``pip install 'odeval[plot]'``).
+and notebooks alike (``fig.savefig(path)`` to write it). One exception is matplotlib's own: its ``boxplot``
+(:func:`plot_permutation_test`, the selection box plots) reads every rcParam, and reading the backend while it
+is still "auto" (no ``MPLBACKEND``, no ``matplotlib.use``) imports pyplot to resolve it. matplotlib is imported
+lazily: install the ``plot`` extra (``pip install 'odeval[plot]'``).
 """
 
 from __future__ import annotations
