@@ -250,11 +250,14 @@ def _schema_difference(found: dict[str, list[tuple[str, str]]], declared: dict[s
             notes.append(f"an unknown table {table}")
         elif found[table] != declared[table]:
             have, want = dict(found[table]), dict(declared[table])
-            parts = [f"lacks {', '.join(c for c in want if c not in have)}" if set(want) - set(have) else "",
-                     f"has unknown {', '.join(c for c in have if c not in want)}" if set(have) - set(want) else "",
-                     ", ".join(f"{c} is {have[c]}, not {want[c]}" for c in want if c in have and have[c] != want[c])]
-            parts = [x for x in parts if x] or ["its columns are in another order"]
-            notes.append(f"{table} {'; '.join(parts)}")
+            lacking = [c for c in want if c not in have]
+            unknown = [c for c in have if c not in want]
+            parts = [f"{c} is {have[c]}, not {want[c]}" for c in want if c in have and have[c] != want[c]]
+            if unknown:
+                parts.insert(0, f"has unknown {', '.join(unknown)}")
+            if lacking:
+                parts.insert(0, f"lacks {', '.join(lacking)}")
+            notes.append(f"{table} {'; '.join(parts or ['has its columns in another order'])}")
     return "; ".join(notes)
 
 
