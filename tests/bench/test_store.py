@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import re
@@ -23,6 +24,7 @@ from odeval.bench.store import (
     StoreError,
     StoreVersionError,
     UnitResult,
+    schema_ddl,
 )
 from odeval.cli import main
 from odeval.data import load_dataset
@@ -103,6 +105,56 @@ def test_schema_version_is_recorded_and_checked(two_studies, tmp_path):
         res = CliRunner().invoke(main, args)
         assert res.exit_code == 1 and "has schema version 99" in res.output, (args, res.output)
         assert len(res.output.strip().splitlines()) == 1 and "Traceback" not in res.output
+
+
+#: sha256 of the declared schema (``"\n".join(schema_ddl())``) of every schema version. A change of the declared
+#: tables — a column, a type, a key, a measure added to odeval.measures.MEASURES — changes the hash: raise
+#: SCHEMA_VERSION and pin the new hash under the new version (never replace a pinned one).
+SCHEMA_HASHES = {
+    3: "451c1dac14bcc608114cfc44e14bdf52144882632a41af66c3124e7eaa174fc4",
+}
+
+
+def test_the_declared_schema_changes_only_with_its_version():
+    got = hashlib.sha256("\n".join(schema_ddl()).encode()).hexdigest()
+    assert SCHEMA_VERSION in SCHEMA_HASHES, f"pin the hash of schema version {SCHEMA_VERSION}: {got}"
+    assert got == SCHEMA_HASHES[SCHEMA_VERSION], (
+        f"the declared tables (schema_ddl) changed but SCHEMA_VERSION is still {SCHEMA_VERSION}: raise it and pin "
+        f"{got} under the new version")
+    assert len(set(SCHEMA_HASHES.values())) == len(SCHEMA_HASHES)
+    assert any('"adjusted_max_f1" DOUBLE' in statement for statement in schema_ddl())  # the measures are declared
+
+
+def test_a_store_whose_tables_differ_from_its_version_is_refused(tmp_path, monkeypatch):
+    """Same version number, other tables: refused with the one-line StoreVersionError, for reading and writing,
+    never altered (a store is changed only by a new schema version)."""
+    store = tmp_path / "r.duckdb"
+    ResultStore(store).close()
+    with ResultStore(store, read_only=True):
+        pass
+    import odeval.bench.store as store_module
+
+    newer = (*store_module.measure_columns(), "new_measure")  # an odeval that knows one more measure
+    monkeypatch.setattr(store_module, "measure_columns", lambda: newer)
+    for read_only in (True, False):
+        with pytest.raises(StoreVersionError, match=r"has schema version 3 but other tables \(runs lacks "
+                                                     r"new_measure\); this odeval reads schema version 3"):
+            ResultStore(store, read_only=read_only)
+    monkeypatch.undo()
+    with ResultStore(store, read_only=True) as rs:  # nothing was added on the way
+        assert "new_measure" not in rs.runs().columns
+    con = duckdb.connect(str(store))
+    con.execute("ALTER TABLE runs DROP COLUMN adjusted_max_f1")
+    con.execute("ALTER TABLE labels ADD COLUMN note VARCHAR")
+    con.execute("ALTER TABLE scores ALTER COLUMN k TYPE BIGINT")
+    con.close()
+    with pytest.raises(StoreVersionError) as info:
+        ResultStore(store, read_only=True)
+    assert str(info.value) == (
+        f"results store {store} has schema version 3 but other tables (labels has unknown note; runs lacks "
+        "adjusted_max_f1; scores k is BIGINT, not INTEGER); this odeval reads schema version 3: write to a new "
+        "store (or delete this one) and run the study again")
+    _one_line_error(CliRunner().invoke(main, ["results", "export", str(store)]), str(store), "other tables")
 
 
 def test_internal_measures_round_trip(two_studies):

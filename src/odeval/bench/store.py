@@ -58,6 +58,7 @@ its process: another process gets :class:`StoreInUseError` naming the PID that h
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import time
@@ -85,9 +86,13 @@ __all__ = [
     "VariantTaskResult",
     "is_interrupt",
     "measure_columns",
+    "schema_ddl",
 ]
 
-#: Version of the table layout below; a store of another version is refused with :class:`StoreVersionError`.
+#: Version of the table layout :func:`schema_ddl` declares; a store of another version, or whose tables differ from
+#: the declared ones, is refused with :class:`StoreVersionError`. Every change of the declared tables (a column, a
+#: type, a key, a new measure of :data:`odeval.measures.MEASURES`) raises it; ``tests/bench/test_store.py`` pins the
+#: hash of the declaration of each version.
 SCHEMA_VERSION = 3
 
 #: Tables a user may export (``odeval results export --table``).
@@ -165,6 +170,95 @@ def measure_columns() -> tuple[str, ...]:
     from odeval.measures import MEASURES
 
     return tuple(MEASURES)
+
+
+@functools.cache
+def schema_ddl(measures: tuple[str, ...] | None = None) -> tuple[str, ...]:
+    """The ``CREATE TABLE`` statements of schema :data:`SCHEMA_VERSION`, in order: the declared schema.
+
+    ``runs`` has one DOUBLE column per name of ``measures`` (default: :func:`measure_columns`), between the dataset
+    and unit facts and the tail columns, so a new measure is a change of the schema (and of its version).
+    """
+    measures = measure_columns() if measures is None else tuple(measures)
+    runs_columns = {**_RUN_FACT_COLUMNS, **{m: "DOUBLE" for m in measures}, **_RUN_TAIL_COLUMNS}
+    quality = ", ".join(f"{q} DOUBLE" for q in VARIANT_QUALITY)
+    return (
+        "CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR)",
+        "CREATE TABLE studies (study_hash VARCHAR PRIMARY KEY, name VARCHAR, source VARCHAR, "
+        "definition VARCHAR, odeval_version VARCHAR, created TIMESTAMP DEFAULT current_timestamp)",
+        "CREATE TABLE study_units (study_hash VARCHAR, unit_id VARCHAR, PRIMARY KEY (study_hash, unit_id))",
+        "CREATE TABLE units (unit_id VARCHAR PRIMARY KEY, study_hash VARCHAR, dataset VARCHAR, "
+        "file_sha256 VARCHAR, method VARCHAR, params VARCHAR, metric VARCHAR, status VARCHAR, "
+        "error VARCHAR, skipped VARCHAR, n_k INTEGER, runtime_s DOUBLE, "
+        "finished TIMESTAMP DEFAULT current_timestamp)",
+        "CREATE TABLE runs (" + ", ".join(f'"{c}" {t}' for c, t in runs_columns.items()) + ")",
+        "CREATE TABLE labels (dataset VARCHAR, file_sha256 VARCHAR, n_objects INTEGER, "
+        "outliers INTEGER[], PRIMARY KEY (dataset, file_sha256))",
+        "CREATE TABLE outlier_ranks (unit_id VARCHAR, dataset VARCHAR, method VARCHAR, "
+        "params VARCHAR, k INTEGER, object INTEGER, rank DOUBLE)",
+        "CREATE TABLE scores (unit_id VARCHAR, dataset VARCHAR, method VARCHAR, params VARCHAR, "
+        "k INTEGER, scores DOUBLE[])",
+        "CREATE TABLE internal_measures (unit_id VARCHAR, dataset VARCHAR, method VARCHAR, "
+        "params VARCHAR, metric VARCHAR, k INTEGER, measure VARCHAR, value DOUBLE, "
+        "details VARCHAR, PRIMARY KEY (unit_id, k, measure))",
+        "CREATE TABLE variant_tasks (task_id VARCHAR PRIMARY KEY, study_hash VARCHAR, kind VARCHAR, "
+        "dataset VARCHAR, file_sha256 VARCHAR, metric VARCHAR, candidates VARCHAR, options VARCHAR, "
+        "status VARCHAR, error VARCHAR, n_candidates INTEGER, details VARCHAR, runtime_s DOUBLE, "
+        "odeval_version VARCHAR, finished TIMESTAMP DEFAULT current_timestamp)",
+        "CREATE TABLE study_variant_tasks (study_hash VARCHAR, task_id VARCHAR, PRIMARY KEY (study_hash, task_id))",
+        "CREATE TABLE variant_candidates (task_id VARCHAR, dataset VARCHAR, candidate INTEGER, "
+        "name VARCHAR, unit_id VARCHAR, method VARCHAR, params VARCHAR, metric VARCHAR, k INTEGER, "
+        f"{quality}, PRIMARY KEY (task_id, candidate))",
+        "CREATE TABLE variant_values (task_id VARCHAR, dataset VARCHAR, candidate INTEGER, "
+        "measure VARCHAR, value DOUBLE, PRIMARY KEY (task_id, candidate, measure))",
+        "CREATE TABLE selection_picks (task_id VARCHAR, dataset VARCHAR, selector VARCHAR, "
+        "selector_kind VARCHAR, candidate INTEGER, choice VARCHAR, members INTEGER[], note VARCHAR, "
+        f"{quality}, PRIMARY KEY (task_id, selector))",
+    )
+
+
+_COLUMNS_SQL = ("SELECT table_name, column_name, data_type FROM information_schema.columns "
+                "WHERE table_schema = 'main' ORDER BY table_name, ordinal_position")
+
+
+def _table_columns(rows: Iterable[tuple[str, str, str]]) -> dict[str, list[tuple[str, str]]]:
+    tables: dict[str, list[tuple[str, str]]] = {}
+    for table, column, data_type in rows:
+        tables.setdefault(table, []).append((column, data_type))
+    return tables
+
+
+@functools.cache
+def _declared_columns(measures: tuple[str, ...]) -> dict[str, list[tuple[str, str]]]:
+    """Table → [(column, DuckDB type)] of the declared schema, as DuckDB reports them (built in memory once)."""
+    con = duckdb.connect(":memory:")
+    try:
+        for statement in schema_ddl(measures):
+            con.execute(statement)
+        return _table_columns(con.execute(_COLUMNS_SQL).fetchall())
+    finally:
+        con.close()
+
+
+def _schema_difference(found: dict[str, list[tuple[str, str]]], declared: dict[str, list[tuple[str, str]]]) -> str:
+    """How the tables of a store differ from the declared ones, in a few words ('' when they match)."""
+    notes = []
+    for table in sorted(set(declared) | set(found)):
+        if table not in found:
+            notes.append(f"no table {table}")
+        elif table not in declared:
+            notes.append(f"an unknown table {table}")
+        elif found[table] != declared[table]:
+            have, want = dict(found[table]), dict(declared[table])
+            lacking = [c for c in want if c not in have]
+            unknown = [c for c in have if c not in want]
+            parts = [f"{c} is {have[c]}, not {want[c]}" for c in want if c in have and have[c] != want[c]]
+            if unknown:
+                parts.insert(0, f"has unknown {', '.join(unknown)}")
+            if lacking:
+                parts.insert(0, f"lacks {', '.join(lacking)}")
+            notes.append(f"{table} {'; '.join(parts or ['has its columns in another order'])}")
+    return "; ".join(notes)
 
 
 def _first_line(text: str) -> str:
@@ -384,64 +478,29 @@ class ResultStore:
         if "meta" in tables:
             rows = self.con.execute("SELECT value FROM meta WHERE key = ?", ["schema_version"]).fetchall()
             found = rows[0][0] if rows else None
+        what = None
         if found != str(SCHEMA_VERSION):
             what = "no schema version (an older odeval, or not an odeval store)" if found is None \
                 else f"schema version {found}"
+        else:  # the version is right; its tables must be the declared ones (e.g. a measure added without a bump)
+            difference = _schema_difference(_table_columns(self.con.execute(_COLUMNS_SQL).fetchall()),
+                                            _declared_columns(self._measures))
+            if difference:
+                what = f"schema version {found} but other tables ({difference})"
+        if what is not None:
             raise StoreVersionError(f"results store {self.path} has {what}; this odeval reads schema version "
                                     f"{SCHEMA_VERSION}: write to a new store (or delete this one) and run the "
                                     "study again")
-        if not self.read_only:
-            existing = {r[0] for r in self.con.execute(
-                "SELECT column_name FROM information_schema.columns WHERE table_name = ?", ["runs"]).fetchall()}
-            for m in self._measures:  # a newer odeval may know more measures: add their columns
-                if m not in existing:
-                    self.con.execute(f'ALTER TABLE runs ADD COLUMN "{m}" DOUBLE')
 
     def _create_schema(self) -> None:
         from odeval import __version__
 
-        cols = dict(_RUN_FACT_COLUMNS)
-        cols.update({m: "DOUBLE" for m in self._measures})
-        cols.update(_RUN_TAIL_COLUMNS)
-        col_sql = ", ".join(f'"{c}" {t}' for c, t in cols.items())
         con = self.con
         with self._transaction("create the tables of"):
-            con.execute("CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR)")
+            for statement in schema_ddl(self._measures):
+                con.execute(statement)
             con.execute("INSERT INTO meta VALUES (?, ?), (?, ?)",
                         ["schema_version", str(SCHEMA_VERSION), "created_by", f"odeval {__version__}"])
-            con.execute("CREATE TABLE studies (study_hash VARCHAR PRIMARY KEY, name VARCHAR, source VARCHAR, "
-                        "definition VARCHAR, odeval_version VARCHAR, created TIMESTAMP DEFAULT current_timestamp)")
-            con.execute("CREATE TABLE study_units (study_hash VARCHAR, unit_id VARCHAR, "
-                        "PRIMARY KEY (study_hash, unit_id))")
-            con.execute("CREATE TABLE units (unit_id VARCHAR PRIMARY KEY, study_hash VARCHAR, dataset VARCHAR, "
-                        "file_sha256 VARCHAR, method VARCHAR, params VARCHAR, metric VARCHAR, status VARCHAR, "
-                        "error VARCHAR, skipped VARCHAR, n_k INTEGER, runtime_s DOUBLE, "
-                        "finished TIMESTAMP DEFAULT current_timestamp)")
-            con.execute(f"CREATE TABLE runs ({col_sql})")
-            con.execute("CREATE TABLE labels (dataset VARCHAR, file_sha256 VARCHAR, n_objects INTEGER, "
-                        "outliers INTEGER[], PRIMARY KEY (dataset, file_sha256))")
-            con.execute("CREATE TABLE outlier_ranks (unit_id VARCHAR, dataset VARCHAR, method VARCHAR, "
-                        "params VARCHAR, k INTEGER, object INTEGER, rank DOUBLE)")
-            con.execute("CREATE TABLE scores (unit_id VARCHAR, dataset VARCHAR, method VARCHAR, params VARCHAR, "
-                        "k INTEGER, scores DOUBLE[])")
-            con.execute("CREATE TABLE internal_measures (unit_id VARCHAR, dataset VARCHAR, method VARCHAR, "
-                        "params VARCHAR, metric VARCHAR, k INTEGER, measure VARCHAR, value DOUBLE, "
-                        "details VARCHAR, PRIMARY KEY (unit_id, k, measure))")
-            quality = ", ".join(f"{q} DOUBLE" for q in VARIANT_QUALITY)
-            con.execute("CREATE TABLE variant_tasks (task_id VARCHAR PRIMARY KEY, study_hash VARCHAR, kind VARCHAR, "
-                        "dataset VARCHAR, file_sha256 VARCHAR, metric VARCHAR, candidates VARCHAR, options VARCHAR, "
-                        "status VARCHAR, error VARCHAR, n_candidates INTEGER, details VARCHAR, runtime_s DOUBLE, "
-                        "odeval_version VARCHAR, finished TIMESTAMP DEFAULT current_timestamp)")
-            con.execute("CREATE TABLE study_variant_tasks (study_hash VARCHAR, task_id VARCHAR, "
-                        "PRIMARY KEY (study_hash, task_id))")
-            con.execute("CREATE TABLE variant_candidates (task_id VARCHAR, dataset VARCHAR, candidate INTEGER, "
-                        f"name VARCHAR, unit_id VARCHAR, method VARCHAR, params VARCHAR, metric VARCHAR, k INTEGER, "
-                        f"{quality}, PRIMARY KEY (task_id, candidate))")
-            con.execute("CREATE TABLE variant_values (task_id VARCHAR, dataset VARCHAR, candidate INTEGER, "
-                        "measure VARCHAR, value DOUBLE, PRIMARY KEY (task_id, candidate, measure))")
-            con.execute("CREATE TABLE selection_picks (task_id VARCHAR, dataset VARCHAR, selector VARCHAR, "
-                        "selector_kind VARCHAR, candidate INTEGER, choice VARCHAR, members INTEGER[], note VARCHAR, "
-                        f"{quality}, PRIMARY KEY (task_id, selector))")
 
     @property
     def schema_version(self) -> int:

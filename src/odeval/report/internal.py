@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from odeval.report.plots import _figure, _plain_text
+from odeval.report.plots import new_figure, plain_text
+from odeval.report.primitives import escape, html_figure, html_table
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
@@ -71,7 +72,7 @@ def internal_picks(internal: pd.DataFrame, runs: pd.DataFrame, quality: tuple[st
     return pd.DataFrame(rows)
 
 
-@_plain_text
+@plain_text
 def plot_internal_vs_k(internal: pd.DataFrame, dataset: str) -> Figure:
     """EM and MV vs k, one line per method, on one dataset variant (one panel per criterion)."""
     sub = internal[(internal["dataset"] == dataset) & internal["measure"].isin(list(CRITERIA))]
@@ -79,7 +80,7 @@ def plot_internal_vs_k(internal: pd.DataFrame, dataset: str) -> Figure:
     crits = [c for c in CRITERIA if c in set(sub["measure"])]
     if not crits:
         raise ValueError(f"no EM/MV value for {dataset}")
-    fig = _figure(4.2 * len(crits), 3.0)
+    fig = new_figure(4.2 * len(crits), 3.0)
     for j, crit in enumerate(crits):
         ax = fig.add_subplot(1, len(crits), j + 1)
         for method, g in sub[sub["measure"] == crit].groupby("method", sort=True):
@@ -98,9 +99,6 @@ def internal_section_html(internal: pd.DataFrame, runs: pd.DataFrame, *, ctx: An
     """The index-page section: picks table (CSV via ``ctx``), not-applicable notes and EM/MV-vs-k figures."""
     import json
 
-    from odeval.report.html import _e, _table
-    from odeval.report.html import _figure as _html_figure
-
     parts = ['<h2 id="internal">Label-free measures (EM, MV)</h2>',
              "<p>Each label-free criterion picks one candidate scoring (method, k) per dataset variant: EM the "
              "largest Excess-Mass, MV the smallest Mass-Volume (Goix 2016). Next to the pick's quality: the "
@@ -111,7 +109,7 @@ def internal_section_html(internal: pd.DataFrame, runs: pd.DataFrame, *, ctx: An
     else:
         csv = ctx.csv(picks, "internal_picks", "per dataset: the (method, k) EM and MV pick, its ROC AUC / AP "
                       "and min / mean / max over the candidates") if ctx is not None else None
-        parts.append(_table(picks, csv=csv))
+        parts.append(html_table(picks, csv=csv))
     nan = internal[~np.isfinite(internal["value"].to_numpy(float))]
     if len(nan):
         notes = {}
@@ -119,10 +117,10 @@ def internal_section_html(internal: pd.DataFrame, runs: pd.DataFrame, *, ctx: An
             d = json.loads(details) if isinstance(details, str) else dict(details or {})
             notes.setdefault(str(method), d.get("not_applicable") or d.get("error") or "no value")
         parts.append("<p>Without EM/MV values:</p><ul>" + "".join(
-            f"<li>{_e(m)}: {_e(why)}</li>" for m, why in sorted(notes.items())) + "</ul>")
+            f"<li>{escape(m)}: {escape(why)}</li>" for m, why in sorted(notes.items())) + "</ul>")
     for dataset in sorted(set(internal["dataset"].astype(str))):
-        parts.append(_html_figure(lambda d=dataset: plot_internal_vs_k(internal, d),
-                                  f"EM and MV vs k per method on {_e(dataset)}", f"EM/MV vs k, {dataset}"))
+        parts.append(html_figure(lambda d=dataset: plot_internal_vs_k(internal, d),
+                                  f"EM and MV vs k per method on {escape(dataset)}", f"EM/MV vs k, {dataset}"))
     return "\n".join(parts)
 
 
@@ -134,8 +132,6 @@ def ireos_section_html(ireos: pd.DataFrame, *, ctx: Any = None) -> str:
     (``ireos`` / ``ireos_adjusted``), ``value``, ``roc_auc``, ``average_precision``, ``candidates`` and
     ``gamma_max`` (:func:`odeval.report.from_store.report_from_store` builds it from the per-variant step).
     """
-    from odeval.report.html import _table
-
     frame = ireos.copy()
     several = frame.groupby("dataset")["candidates"].nunique().max() > 1
     if several:  # one row per candidate set of a variant
@@ -162,7 +158,7 @@ def ireos_section_html(ireos: pd.DataFrame, *, ctx: Any = None) -> str:
         return "\n".join(parts)
     csv = ctx.csv(picks, "ireos_picks", "per variant: the candidate IREOS picks, its ROC AUC / AP and min / mean / "
                   "max over the candidates") if ctx is not None else None
-    parts.append(_table(picks, csv=csv))
+    parts.append(html_table(picks, csv=csv))
     auc = picks[picks["criterion"].str.startswith("IREOS (")]
     if len(auc):
         parts.append(f"<p>Mean over {len(auc)} variant(s): ROC AUC of the IREOS pick {auc['roc_auc pick'].mean():.3f}"

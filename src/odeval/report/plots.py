@@ -2,8 +2,10 @@
 
 Each function returns a :class:`matplotlib.figure.Figure` built with the object-oriented API on the Agg
 canvas — pyplot and the global backend are never touched, so the functions are safe in scripts, servers
-and notebooks alike (``fig.savefig(path)`` to write it). matplotlib is imported lazily: install the
-``plot`` extra (``pip install 'odeval[plot]'``).
+and notebooks alike (``fig.savefig(path)`` to write it). One exception is matplotlib's own: its ``boxplot``
+(:func:`plot_permutation_test`, the selection box plots) reads every rcParam, and reading the backend while it
+is still "auto" (no ``MPLBACKEND``, no ``matplotlib.use``) imports pyplot to resolve it. matplotlib is imported
+lazily: install the ``plot`` extra (``pip install 'odeval[plot]'``).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ __all__ = [
 _STAT_LABELS = {"best": "best k", "window_mean": "best k ± 5", "mean_over_k": "mean over k"}
 
 
-def _plain_text(fn):
+def plain_text(fn):
     """Run a plot function with mathtext off, so names containing ``$`` print literally."""
     import functools
 
@@ -47,7 +49,8 @@ def _plain_text(fn):
     return wrapper
 
 
-def _figure(width: float, height: float) -> Figure:
+def new_figure(width: float, height: float) -> Figure:
+    """A constrained-layout Figure of ``width`` × ``height`` inches on its own Agg canvas (pyplot untouched)."""
     try:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
@@ -67,13 +70,14 @@ def method_colors(configs: Sequence[str]) -> dict[str, Any]:
     return {n: cmap(i % cmap.N) for i, n in enumerate(names)}
 
 
-def _need(frame: pd.DataFrame, cols: Sequence[str], what: str) -> None:
+def need_columns(frame: pd.DataFrame, cols: Sequence[str], what: str) -> None:
+    """Raise a ValueError naming ``what`` and the missing columns unless ``frame`` has every one of ``cols``."""
     missing = [c for c in cols if c not in frame.columns]
     if missing:
         raise ValueError(f"{what}: the frame lacks column(s) {missing}")
 
 
-@_plain_text
+@plain_text
 def plot_measure_vs_k(
     runs: pd.DataFrame, dataset: str, measure: str = "roc_auc", summary: pd.DataFrame | None = None
 ) -> Figure:
@@ -96,12 +100,12 @@ def plot_measure_vs_k(
         frame = runs[runs["status"].astype(str) == "ok"] if "status" in runs.columns else runs
     else:
         frame = check_runs_frame(runs)
-    _need(frame, [measure], "plot_measure_vs_k")
+    need_columns(frame, [measure], "plot_measure_vs_k")
     sub = frame[frame["dataset"] == dataset]
     if sub.empty:
         raise ValueError(f"plot_measure_vs_k: no successful run for dataset {dataset!r}")
     colors = method_colors(frame["config"].unique())
-    fig = _figure(7.0, 4.2)
+    fig = new_figure(7.0, 4.2)
     ax = fig.add_subplot()
     for cfg, grp in sub.groupby("config", sort=True):
         grp = grp.sort_values("k")
@@ -119,7 +123,7 @@ def plot_measure_vs_k(
     return fig
 
 
-@_plain_text
+@plain_text
 def plot_performance_bars(
     aggregate: pd.DataFrame, measure: str = "roc_auc", order: Sequence[str] | None = None
 ) -> Figure:
@@ -133,7 +137,7 @@ def plot_performance_bars(
     order : sequence of str, optional
         Method order; default by decreasing best-k performance.
     """
-    _need(aggregate, ["config", "measure", "best", "window_mean", "mean_over_k"], "plot_performance_bars")
+    need_columns(aggregate, ["config", "measure", "best", "window_mean", "mean_over_k"], "plot_performance_bars")
     sub = aggregate[aggregate["measure"] == measure].set_index("config")
     if sub.empty:
         raise ValueError(f"plot_performance_bars: no row for measure {measure!r}")
@@ -141,7 +145,7 @@ def plot_performance_bars(
     sub = sub.loc[order]
     x = np.arange(len(order))
     width = 0.27
-    fig = _figure(max(6.0, 0.75 * len(order) + 2.5), 4.0)
+    fig = new_figure(max(6.0, 0.75 * len(order) + 2.5), 4.0)
     ax = fig.add_subplot()
     shades = {"best": "#1f4e79", "window_mean": "#4f8fc0", "mean_over_k": "#a9cbe8"}
     for i, stat in enumerate(("best", "window_mean", "mean_over_k")):
@@ -166,7 +170,7 @@ def _legend_outside(fig: Figure, ax: Any, n_entries: int, fontsize: float = 9) -
               ncols=1 if n_entries <= 16 else 2, handletextpad=0.3)
 
 
-@_plain_text
+@plain_text
 def plot_best_per_dataset(summary: pd.DataFrame, measure: str = "roc_auc", by: str = "base_dataset") -> Figure:
     """Best-k performance of every method per dataset, datasets sorted by their best method (Fig. 3).
 
@@ -174,14 +178,14 @@ def plot_best_per_dataset(summary: pd.DataFrame, measure: str = "roc_auc", by: s
     bar spans the methods' range and the black tick marks the best method. The legend sits right of the
     axes, never over the points.
     """
-    _need(summary, ["config", "measure", "best", by], "plot_best_per_dataset")
+    need_columns(summary, ["config", "measure", "best", by], "plot_best_per_dataset")
     sub = summary[summary["measure"] == measure]
     if sub.empty:
         raise ValueError(f"plot_best_per_dataset: no row for measure {measure!r}")
     wide = sub.pivot_table(index=by, columns="config", values="best", aggfunc="mean")
     wide = wide.loc[wide.max(axis=1).sort_values().index]
     colors = method_colors(wide.columns)
-    fig = _figure(7.0, max(3.2, 0.34 * len(wide) + 1.4, 0.19 * wide.shape[1] + 0.9))
+    fig = new_figure(7.0, max(3.2, 0.34 * len(wide) + 1.4, 0.19 * wide.shape[1] + 0.9))
     ax = fig.add_subplot()
     y = np.arange(len(wide))
     ax.hlines(y, wide.min(axis=1), wide.max(axis=1), color="0.8", lw=5, zorder=1)
@@ -218,7 +222,7 @@ def _spread_labels(pos: np.ndarray, gap: float, lo: float = 0.0, hi: float = 1.0
     return np.maximum(out, lo)
 
 
-@_plain_text
+@plain_text
 def plot_performance_vs_dimensionality(summary: pd.DataFrame, measure: str = "roc_auc") -> Figure:
     """Best-k performance vs number of attributes, one line per method (Fig. 4).
 
@@ -226,14 +230,15 @@ def plot_performance_vs_dimensionality(summary: pd.DataFrame, measure: str = "ro
     datasets are named above the axes, with a leader line to their dimensionality where names would
     otherwise overlap.
     """
-    _need(summary, ["config", "measure", "best", "base_dataset", "n_attributes"], "plot_performance_vs_dimensionality")
+    need_columns(summary, ["config", "measure", "best", "base_dataset", "n_attributes"],
+                 "plot_performance_vs_dimensionality")
     sub = summary[summary["measure"] == measure]
     if sub.empty:
         raise ValueError(f"plot_performance_vs_dimensionality: no row for measure {measure!r}")
     per = sub.groupby(["base_dataset", "config"], as_index=False).agg(best=("best", "mean"), d=("n_attributes", "mean"))
     colors = method_colors(per["config"].unique())
     width_in = 7.0
-    fig = _figure(width_in, 4.6)
+    fig = new_figure(width_in, 4.6)
     ax = fig.add_subplot()
     for cfg, grp in per.groupby("config", sort=True):
         grp = grp.sort_values("d")
@@ -270,13 +275,13 @@ def plot_performance_vs_dimensionality(summary: pd.DataFrame, measure: str = "ro
     return fig
 
 
-@_plain_text
+@plain_text
 def plot_binned_ranks_heatmap(binned: pd.DataFrame, dataset: str, n_bins: int = 10) -> Figure:
     """Heat map of the binned ranks of the true outliers, methods × outliers, for one variant (Fig. 5).
 
     Outliers are sorted by their mean bin (easiest left); colour 1 (found in the top |O|) to ``n_bins``.
     """
-    _need(binned, ["dataset", "config", "object", "bin"], "plot_binned_ranks_heatmap")
+    need_columns(binned, ["dataset", "config", "object", "bin"], "plot_binned_ranks_heatmap")
     sub = binned[binned["dataset"] == dataset]
     if sub.empty:
         raise ValueError(f"plot_binned_ranks_heatmap: no binned ranks for dataset {dataset!r}")
@@ -284,7 +289,7 @@ def plot_binned_ranks_heatmap(binned: pd.DataFrame, dataset: str, n_bins: int = 
     wide = wide[wide.mean(axis=0).sort_values(kind="stable").index]
     wide = wide.loc[wide.mean(axis=1).sort_values(kind="stable").index]
     n_out = wide.shape[1]
-    fig = _figure(min(11.0, max(6.0, 0.22 * n_out + 3.5)), max(2.6, 0.3 * wide.shape[0] + 1.6))
+    fig = new_figure(min(11.0, max(6.0, 0.22 * n_out + 3.5)), max(2.6, 0.3 * wide.shape[0] + 1.6))
     ax = fig.add_subplot()
     from matplotlib import colormaps
 
@@ -325,7 +330,7 @@ def _ellipse(ax: Any, x: np.ndarray, y: np.ndarray, color: Any, level: float = 0
     return True
 
 
-@_plain_text
+@plain_text
 def plot_diversity_difficulty(
     characteristics: pd.DataFrame,
     datasets: pd.DataFrame | None = None,
@@ -350,7 +355,7 @@ def plot_diversity_difficulty(
     label_points : bool
         Write the base dataset name next to its centroid.
     """
-    _need(characteristics, ["dataset", "difficulty", "diversity"], "plot_diversity_difficulty")
+    need_columns(characteristics, ["dataset", "difficulty", "diversity"], "plot_diversity_difficulty")
     ch = characteristics.copy()
     if datasets is not None and "base_dataset" in datasets.columns:
         ch = ch.merge(datasets[["dataset", "base_dataset"]].drop_duplicates("dataset"), on="dataset", how="left")
@@ -358,7 +363,7 @@ def plot_diversity_difficulty(
     else:
         ch["base_dataset"] = ch["dataset"]
     colors = method_colors(ch["base_dataset"].unique())
-    fig = _figure(7.5, 5.0)
+    fig = new_figure(7.5, 5.0)
     ax = fig.add_subplot()
     if baselines is not None and len(baselines):
         for base, marker in (("independent", "x"), ("identical", "+")):
@@ -432,7 +437,7 @@ def diversity_difficulty_caption(characteristics: pd.DataFrame, datasets: pd.Dat
     return "; ".join(parts)
 
 
-@_plain_text
+@plain_text
 def plot_permutation_test(distribution: pd.DataFrame, datasets: Sequence[str] | None = None) -> Figure:
     """Box plots of the difficulty under permuted labels, with the observed difficulty in red (Fig. 7).
 
@@ -441,11 +446,11 @@ def plot_permutation_test(distribution: pd.DataFrame, datasets: Sequence[str] | 
     distribution : DataFrame
         Concatenated :func:`odeval.analysis.label_permutation_test` outputs (with a ``dataset`` column).
     """
-    _need(distribution, ["dataset", "difficulty", "observed_difficulty"], "plot_permutation_test")
+    need_columns(distribution, ["dataset", "difficulty", "observed_difficulty"], "plot_permutation_test")
     names = list(datasets) if datasets is not None else sorted(distribution["dataset"].unique())
     data = [distribution.loc[distribution["dataset"] == n, "difficulty"].to_numpy(float) for n in names]
     obs = [float(distribution.loc[distribution["dataset"] == n, "observed_difficulty"].iloc[0]) for n in names]
-    fig = _figure(7.0, max(2.8, 0.35 * len(names) + 1.5))
+    fig = new_figure(7.0, max(2.8, 0.35 * len(names) + 1.5))
     ax = fig.add_subplot()
     y = np.arange(1, len(names) + 1)
     style = {"positions": y, "widths": 0.6, "showfliers": False, "patch_artist": True,
@@ -463,7 +468,7 @@ def plot_permutation_test(distribution: pd.DataFrame, datasets: Sequence[str] | 
     return fig
 
 
-@_plain_text
+@plain_text
 def plot_critical_difference(
     ranks: pd.DataFrame, cd: float, alpha_label: str = "α = 0.05"
 ) -> Figure:
@@ -479,7 +484,7 @@ def plot_critical_difference(
     cd : float
         Critical difference, :func:`odeval.analysis.nemenyi_critical_difference`.
     """
-    _need(ranks, ["config", "mean_rank"], "plot_critical_difference")
+    need_columns(ranks, ["config", "mean_rank"], "plot_critical_difference")
     r = ranks.sort_values(["mean_rank", "config"], kind="stable").reset_index(drop=True)
     names = [str(n) for n in r["config"]]
     vals = r["mean_rank"].to_numpy(float)
@@ -487,7 +492,7 @@ def plot_critical_difference(
     lo, hi = 1, max(k, int(np.ceil(vals.max())))
     half = (k + 1) // 2
     n_rows = max(half, k - half)
-    fig = _figure(8.0, 1.3 + 0.3 * n_rows + 0.1 * k)
+    fig = new_figure(8.0, 1.3 + 0.3 * n_rows + 0.1 * k)
     ax = fig.add_subplot()
     ax.set_xlim(lo - 0.6, hi + 0.6)
     ax.axis("off")

@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from odeval.report.plots import _figure, _need, _plain_text, plot_critical_difference
+from odeval.report.plots import need_columns, new_figure, plain_text, plot_critical_difference
+from odeval.report.primitives import Page, ReportContext, escape, html_figure, html_table, page_html
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
@@ -32,7 +33,7 @@ __all__ = ["plot_selection_boxplots", "selection_section_html", "write_selection
 _MARKERS = ("o", "s", "^", "v", "D", "P", "X", "*", "<", ">", "h", "p", "8", "d", "H")
 
 
-@_plain_text
+@plain_text
 def plot_selection_boxplots(candidates: pd.DataFrame, picks: pd.DataFrame, measure: str = "roc_auc",
                             selectors: Sequence[str] | None = None, datasets: Sequence[str] | None = None) -> Figure:
     """Box plots of the candidates' quality per variant, each selector's pick marked (IREOS paper, Fig. 9).
@@ -45,14 +46,14 @@ def plot_selection_boxplots(candidates: pd.DataFrame, picks: pd.DataFrame, measu
         ``dataset``, ``selector``, ``measure``, ``value`` (the ``picks`` frame of the audit).
     selectors, datasets : optional subsets (default: all, in order of appearance).
     """
-    _need(candidates, ["dataset", measure], "plot_selection_boxplots (candidates)")
-    _need(picks, ["dataset", "selector", "measure", "value"], "plot_selection_boxplots (picks)")
+    need_columns(candidates, ["dataset", measure], "plot_selection_boxplots (candidates)")
+    need_columns(picks, ["dataset", "selector", "measure", "value"], "plot_selection_boxplots (picks)")
     ds = list(datasets) if datasets is not None else list(dict.fromkeys(candidates["dataset"]))
     sub = picks[picks["measure"] == measure]
     sels = list(selectors) if selectors is not None else list(dict.fromkeys(sub["selector"]))
     if not ds:
         raise ValueError("plot_selection_boxplots: no dataset to draw")
-    fig = _figure(max(6.0, 0.55 * len(ds) + 3.5), 4.6)
+    fig = new_figure(max(6.0, 0.55 * len(ds) + 3.5), 4.6)
     ax = fig.add_subplot()
     data = [candidates.loc[candidates["dataset"] == d, measure].to_numpy(float) for d in ds]
     ax.boxplot(data, positions=np.arange(len(ds)), widths=0.5, whis=(0, 100), showfliers=False,
@@ -82,8 +83,6 @@ def selection_section_html(audit: SelectionAudit, *, csv_prefix: str = "", ctx: 
     Fig.-9-style box plots (one figure per ``max_per_figure`` variants). ``ctx`` (the report's context, with
     a ``csv(frame, name, description)`` method) writes the CSV exports when given."""
     from odeval.analysis.selection import friedman_line
-    from odeval.report.html import _e, _table
-    from odeval.report.html import _figure as _fig_html
 
     m = audit.measure
 
@@ -91,25 +90,26 @@ def selection_section_html(audit: SelectionAudit, *, csv_prefix: str = "", ctx: 
         return ctx.csv(frame, name, desc) if ctx is not None else None
 
     parts = ["<h2>Label-free model selection</h2>",
-             f"<p>Each selector picks one candidate per variant without labels ({_e(audit.candidates_mode)} "
-             f"candidates); the labels judge the pick ({_e(m)}). Percentile: mid-rank among the candidates (a "
+             f"<p>Each selector picks one candidate per variant without labels ({escape(audit.candidates_mode)} "
+             f"candidates); the labels judge the pick ({escape(m)}). Percentile: mid-rank among the candidates (a "
              "random pick averages 50). Tests: one-sided Wilcoxon signed-rank, selector better than the baseline. "
              "See docs/model-selection.md.</p>"]
-    parts.append(_table(audit.summary, csv=csv(audit.summary, "selection_summary", "model-selection summary"),
-                        prefix=csv_prefix))
-    parts.append("<h3>Verdicts</h3><ul>" + "".join(f"<li>{_e(v)}</li>" for v in audit.verdicts.values()) + "</ul>")
+    parts.append(html_table(audit.summary, csv=csv(audit.summary, "selection_summary", "model-selection summary"),
+                            prefix=csv_prefix))
+    parts.append("<h3>Verdicts</h3><ul>" + "".join(f"<li>{escape(v)}</li>" for v in audit.verdicts.values()) + "</ul>")
     if len(audit.tests):
         parts.append("<h3>Wilcoxon signed-rank tests against the baselines</h3>")
-        parts.append(_table(audit.tests, csv=csv(audit.tests, "selection_tests", "Wilcoxon tests"), prefix=csv_prefix))
+        parts.append(html_table(audit.tests, csv=csv(audit.tests, "selection_tests", "Wilcoxon tests"),
+                                prefix=csv_prefix))
     fr = audit.friedman
-    parts.append(f"<h3>Friedman and Nemenyi across selectors</h3><p>{_e(friedman_line(fr))}</p>")
+    parts.append(f"<h3>Friedman and Nemenyi across selectors</h3><p>{escape(friedman_line(fr))}</p>")
     if "error" not in fr:
-        parts.append(_fig_html(lambda: plot_critical_difference(fr["ranks"], fr["cd"], f"α = {fr['alpha']}"),
+        parts.append(html_figure(lambda: plot_critical_difference(fr["ranks"], fr["cd"], f"α = {fr['alpha']}"),
                                "Critical-difference diagram of the selectors (Demšar 2006).", "CD diagram"))
     ds = list(dict.fromkeys(audit.candidates["dataset"]))
     for i in range(0, len(ds), max_per_figure):
         chunk = ds[i:i + max_per_figure]
-        parts.append(_fig_html(lambda chunk=chunk: plot_selection_boxplots(audit.candidates, audit.picks, m,
+        parts.append(html_figure(lambda chunk=chunk: plot_selection_boxplots(audit.candidates, audit.picks, m,
                                                                            audit.selectors, chunk),
                                "Candidates' quality per variant with each selector's pick (Marques et al. 2020, "
                                "Fig. 9 style).", "selection box plots"))
@@ -117,23 +117,21 @@ def selection_section_html(audit: SelectionAudit, *, csv_prefix: str = "", ctx: 
     csv(audit.picks, "selection_picks", "every selector's pick on every variant, all measures")
     csv(audit.candidates, "selection_candidates", "every candidate's quality")
     if ctx is not None:
-        parts.append(f'<p><a href="{_e(csv_prefix)}tables/selection_picks.csv">All picks (CSV)</a></p>')
+        parts.append(f'<p><a href="{escape(csv_prefix)}tables/selection_picks.csv">All picks (CSV)</a></p>')
     else:
         parts.append("<details><summary>Picks per variant</summary>"
-                     + _table(picks.drop(columns=["measure"])) + "</details>")
+                     + html_table(picks.drop(columns=["measure"])) + "</details>")
     return "".join(parts)
 
 
 def write_selection_report(audit: SelectionAudit, out_dir: str | Path, *, title: str = "Model-selection audit") -> Path:
     """Write ``index.html`` (the section of :func:`selection_section_html` as a page) and ``tables/*.csv``."""
-    from odeval.report.html import _Context, _Page, _page_html
-
     out = Path(out_dir)
     (out / "tables").mkdir(parents=True, exist_ok=True)
-    ctx = _Context(out)
-    page = _Page(title)
+    ctx = ReportContext(out)
+    page = Page(title)
     page.add(selection_section_html(audit, ctx=ctx))
     index = out / "index.html"
-    index.write_text(_page_html(page, home=None, subtitle=f"{audit.measure}, candidates {audit.candidates_mode}"),
+    index.write_text(page_html(page, home=None, subtitle=f"{audit.measure}, candidates {audit.candidates_mode}"),
                      encoding="utf-8")
     return index
