@@ -189,10 +189,7 @@ def _describe(component: list[str], graph: dict[str, dict[str, int]]) -> str:
 
 #: Cycles that exist on main and belong to other parts of issue 23: strict, so the test fails once they are gone
 #: and the entry must be removed.
-KNOWN_CYCLES = {
-    "odeval.data": "odeval.data imports catalogue and writers (which imports catalogue); catalogue's Variant.load "
-                   "imports load_dataset back from odeval.data (odeval.data.loaders would break the cycle)",
-}
+KNOWN_CYCLES: dict[str, str] = {}  # package -> why its cycle is tolerated (none today)
 
 
 @pytest.mark.parametrize("package", [pytest.param(p, marks=pytest.mark.xfail(strict=True, reason=KNOWN_CYCLES[p]))
