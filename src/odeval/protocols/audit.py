@@ -15,7 +15,8 @@ import numpy as np
 import pandas as pd
 
 from odeval.detectors import NoveltyDetector, available_methods, wrap_estimator
-from odeval.protocols.core import SETTINGS, RunResult, protocol_table, summarize
+from odeval.executor import open_executor, workers_renamed_from
+from odeval.protocols.core import SETTINGS, RunResult, _run_executor, protocol_table, summarize
 from odeval.protocols.sweep import contamination_sweep
 
 __all__ = ["ADAPTERS", "AuditResult", "EstimatorFactory", "audit", "inflation_statements", "make_scorer"]
@@ -137,16 +138,20 @@ def inflation_statements(table: list[dict[str, Any]], base: str = "alg1-20-estim
     return out
 
 
-def audit(X: Any, y: Any, scorer: Any, *, runs: int = 100, seed: int = 0, n_jobs: int = 1, sweep_runs: int = 10,
+@workers_renamed_from("n_jobs")
+def audit(X: Any, y: Any, scorer: Any, *, runs: int = 100, seed: int = 0, workers: int = 1, sweep_runs: int = 10,
           sweep_points: int | None = 50, normalize: str | None = "minmax", stratify: bool = False,
-          progress: Callable[[int], None] | None = None) -> AuditResult:
+          progress: Callable[[int], None] | None = None, executor: Any = None) -> AuditResult:
     """Table 1 (the four settings × F1 / AVPR / ROC AUC, ``runs`` runs) plus the Fig. 4 sweep (``sweep_runs``
-    runs; 0 skips it) and :func:`inflation_statements`. ``progress`` is called once per finished run."""
-    results = protocol_table(X, y, scorer, settings=SETTINGS, runs=runs, seed=seed, stratify=stratify,
-                             normalize=normalize, n_jobs=n_jobs, progress=progress)
-    table = summarize(results)
-    sweep = None
-    if sweep_runs:
-        sweep = contamination_sweep(X, y, scorer, runs=sweep_runs, seed=seed, points=sweep_points,
-                                    normalize=normalize, n_jobs=n_jobs, progress=progress)
+    runs; 0 skips it) and :func:`inflation_statements`. ``progress`` is called once per finished run.
+    ``workers`` (formerly ``n_jobs``, deprecated) and ``executor`` as for
+    :func:`~odeval.protocols.protocol_table`: the table and the sweep share one pool of workers."""
+    with open_executor(_run_executor(executor, workers, max(runs, sweep_runs)), workers) as ex:
+        results = protocol_table(X, y, scorer, settings=SETTINGS, runs=runs, seed=seed, stratify=stratify,
+                                 normalize=normalize, workers=workers, progress=progress, executor=ex)
+        table = summarize(results)
+        sweep = None
+        if sweep_runs:
+            sweep = contamination_sweep(X, y, scorer, runs=sweep_runs, seed=seed, points=sweep_points,
+                                        normalize=normalize, workers=workers, progress=progress, executor=ex)
     return AuditResult(table=table, results=results, sweep=sweep, statements=inflation_statements(table))

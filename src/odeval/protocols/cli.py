@@ -5,7 +5,6 @@ print Table 1 and the findings. The click command in :mod:`odeval.cli` is a thin
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -13,6 +12,7 @@ from typing import Any
 import click
 import pandas as pd
 
+from odeval.executor import workers_renamed_from
 from odeval.protocols.audit import audit, make_scorer
 
 __all__ = ["run_protocol_audit", "format_table"]
@@ -33,8 +33,9 @@ def format_table(table: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+@workers_renamed_from("jobs")
 def run_protocol_audit(dataset: str, detector: str, params: dict[str, Any], *, k: int | None, runs: int,
-                       sweep_runs: int, seed: int, jobs: int, normalize: str | None, stratify: bool,
+                       sweep_runs: int, seed: int, workers: int, normalize: str | None, stratify: bool,
                        label: str | None, out_dir: str, as_json: bool) -> None:
     from odeval.data import load_dataset
     from odeval.protocols.plot import plot_sweep
@@ -45,12 +46,10 @@ def run_protocol_audit(dataset: str, detector: str, params: dict[str, Any], *, k
         raise ValueError(f"{dataset}: the dataset has no labels; the protocols need binary labels")
     X = ds.numeric_matrix()
     scorer = make_scorer(detector, params, k)
-    if jobs == -1:
-        jobs = max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     with click.progressbar(length=runs + max(0, sweep_runs), label="protocol runs", file=sys.stderr) as bar:
-        res = audit(X, ds.y, scorer, runs=runs, seed=seed, n_jobs=jobs, sweep_runs=sweep_runs,
+        res = audit(X, ds.y, scorer, runs=runs, seed=seed, workers=workers, sweep_runs=sweep_runs,
                     normalize=normalize, stratify=stratify, progress=bar.update)
     pd.DataFrame(res.table).to_csv(out / "table1.csv", index=False)
     pd.DataFrame([r.as_dict() for r in res.results]).to_csv(out / "runs.csv", index=False)
