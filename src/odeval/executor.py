@@ -339,7 +339,7 @@ def _run_call(call: _Call) -> Any:
     return call()
 
 
-def _start_worker(pids: Any, limit_blas: bool, initializer: Callable[..., Any] | None, initargs: tuple) -> None:
+def _start_worker(pids: Any, limit_blas: bool, initializer: _Call | None) -> None:
     """Initializer of every local worker process: report its pid (for :meth:`ProcessExecutor.terminate`), limit
     BLAS/LAPACK to one thread, then run the caller's initializer."""
     pids.put(os.getpid())
@@ -348,7 +348,7 @@ def _start_worker(pids: Any, limit_blas: bool, initializer: Callable[..., Any] |
 
         threadpool_limits(limits=1)
     if initializer is not None:
-        initializer(*initargs)
+        initializer()
 
 
 class ProcessExecutor(Executor):
@@ -380,8 +380,9 @@ class ProcessExecutor(Executor):
         if self._pool is None:
             ctx = mp.get_context("spawn")
             self._pids = ctx.SimpleQueue()
+            init = None if self.initializer is None else _Call(self.initializer, self.initargs, {})
             self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx, initializer=_start_worker,
-                                             initargs=(self._pids, self.limit_blas, self.initializer, self.initargs))
+                                             initargs=(self._pids, self.limit_blas, init))
         return self._pool
 
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future:
