@@ -156,12 +156,7 @@ def _work(payload: tuple) -> tuple[np.ndarray, int, int]:
 def _ireos_executor(executor: Any, workers: int) -> tuple[Executor, bool]:
     """The executor of the classifiers and whether this call built it (then it closes it): threads by default
     (the numba solver releases the GIL), else as :func:`odeval.executor.get_executor` names it."""
-    try:
-        ex = get_executor("threads" if executor is None else executor, workers)
-    except ValueError as exc:
-        if "executor must be" in str(exc):
-            raise ValueError(f"{exc} (or None: threads)") from None
-        raise
+    ex = get_executor("threads" if executor is None else executor, workers)
     return ex, ex is not executor
 
 
