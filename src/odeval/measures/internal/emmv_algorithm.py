@@ -317,8 +317,9 @@ def emmv(detector: Any, X_train: Any, X_test: Any = None, *, draws: int = 50, fe
             outcomes.append(out)  # in draw order
             if progress is not None:
                 progress(len(outcomes), m)
+    # stacklevel 4: the warning names emmv's caller (frames: _aggregate, emmv, the workers_renamed_from wrapper)
     return _aggregate(outcomes, feats, subsampled=subsampled, name=name, n_train=Xtr.shape[0], n_test=Xte.shape[0],
-                      n_generated=n_generated, seed=seed, stacklevel=3)
+                      n_generated=n_generated, seed=seed, stacklevel=4)
 
 
 def _draw_plan(d: int, m: int, features: int, subsampled: bool, seed: int) -> tuple[list[np.ndarray], list[int]]:
