@@ -115,7 +115,7 @@ def run_cell(path: Path, dataset: str, setting: str, name: str, *, draws: int, n
     ds = load_dataset(path)
     sp = chapter_split(ds.numeric_matrix(), ds.y, setting=setting, seed=seed)
     t0 = time.perf_counter()
-    res, lab = evaluate_split(name, sp, k=20, seed=seed, draws=draws, n_generated=n_generated, n_jobs=jobs)
+    res, lab = evaluate_split(name, sp, k=20, seed=seed, draws=draws, n_generated=n_generated, workers=jobs)
     return {"dataset": dataset, "setting": setting, "detector": name, "roc": lab.get("roc_auc"),
             "pr": lab.get("average_precision"), "em": res.to_dict()["em"], "mv": res.to_dict()["mv"],
             "draws": res.draws, "subsampled": res.subsampled, "d": int(sp.features.size),

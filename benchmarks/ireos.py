@@ -159,7 +159,7 @@ def _speed_one(name: str, max_exact: int, jobs: int, only_combined: bool) -> Non
     (X, sols, aucs, cand), tl = timed(lambda: load(name))
     print(f"{name}: candidates in {tl[0]:.0f} s", file=sys.stderr)
     N = X.shape[0]
-    kw = {"n_jobs": jobs, "progress": _report_progress}
+    kw = {"workers": jobs, "progress": _report_progress}
     exact = N <= max_exact
     knn = 250  # the default of the paper's Table 5; for N <= 251 it is the exact index
     rows = []
@@ -214,13 +214,13 @@ def target(name: str, jobs: int, max_exact: int, executor: str | None) -> None:
     N, d = X.shape
     load_before = os.getloadavg()[0]
     t, c = time.perf_counter(), _cpu()
-    sel = ireos_select(X, sols, knn=250, n_jobs=jobs, executor=executor)
+    sel = ireos_select(X, sols, knn=250, workers=jobs, executor=executor)
     wall, cpu = time.perf_counter() - t, _cpu() - c
     rss = max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
     diff = "n/a (exact index not computed: N > --max-exact)"
     if N <= max_exact:
-        ref = ireos(X, sols, quadrature="fixed", n_gamma=100, n_jobs=jobs)
-        full = ireos(X, sols, knn=250, n_jobs=jobs)
+        ref = ireos(X, sols, quadrature="fixed", n_gamma=100, workers=jobs)
+        full = ireos(X, sols, knn=250, workers=jobs)
         same = list(sel.order) == list(np.argsort(-ref.index, kind="stable"))
         diff = f"{np.abs(full.index - ref.index).max():.4f} (ranking {'same' if same else 'differs'})"
     print(f"TARGET {name} N={N} d={d} candidates={len(sols)} all combined (adaptive tol 0.001 + kNN k=250 + "
@@ -246,12 +246,12 @@ def table(names: list[str], jobs: int, max_sqrt5: int, gamma_max_quantile: float
         knn = 250 if N > 251 else None
         t0 = _cpu()
         q = {"gamma_max_quantile": gamma_max_quantile}
-        r1 = ireos(X, sols, knn=knn, n_jobs=jobs, progress=_report_progress, **q)
+        r1 = ireos(X, sols, knn=knn, workers=jobs, progress=_report_progress, **q)
         t1 = _cpu() - t0
         print(f"  {name}: m_cl=1 {r1.n_fits} classifiers, {t1:.0f} s CPU, {int((r1.weights > 0).any(axis=0).sum())} "
               f"objects with weight; m_cl=sqrt5 needs curves for {int((r1.weights > 0).sum())} (object, candidate) "
               f"pairs", file=sys.stderr, flush=True)
-        r5 = (ireos(X, sols, knn=knn, m_cl="sqrt5", n_jobs=jobs, progress=_report_progress, **q)
+        r5 = (ireos(X, sols, knn=knn, m_cl="sqrt5", workers=jobs, progress=_report_progress, **q)
               if N <= max_sqrt5 else None)
         t = _cpu() - t0
         if r5 is not None:
@@ -287,7 +287,7 @@ def explain(names: list[str], jobs: int) -> None:
         N = X.shape[0]
         knn = 250 if N > 251 else None
         t0 = _cpu()
-        r = ireos(X, sols, knn=knn, adjust=True, n_jobs=jobs)  # adjust: the areas of all N objects
+        r = ireos(X, sols, knn=knn, adjust=True, workers=jobs)  # adjust: the areas of all N objects
         A, W = r.areas, r.weights
         rho = stats.spearmanr(r.index, aucs).statistic
         pct = stats.rankdata(A) / N  # percentile of each object's area
@@ -318,8 +318,8 @@ def explain(names: list[str], jobs: int) -> None:
         sd = math.sqrt(A.var() / n * (N - n) / (N - 1))
         print(f"ground truth as a binary solution at this gamma_max: I {gi:.4f}, adjusted {(gi - e) / (1 - e):.4f}, "
               f"z {(gi - e) / sd:.2f}, p {stats.norm.sf((gi - e) / sd):.3g}")
-        g = ireos(X, [y], knn=knn, n_jobs=jobs)
-        r2 = ireos(X, sols, knn=knn, gamma_max=g.gamma_max, n_jobs=jobs)
+        g = ireos(X, [y], knn=knn, workers=jobs)
+        r2 = ireos(X, sols, knn=knn, gamma_max=g.gamma_max, workers=jobs)
         print(f"gamma_max set by the labelled outliers alone: {g.gamma_max:.4g} (ground truth I {g.index[0]:.4f}); "
               f"the candidates' indices there: Spearman(IREOS, ROC AUC) "
               f"{stats.spearmanr(r2.index, aucs).statistic:.3f}", flush=True)
@@ -334,7 +334,7 @@ def chance(names: list[str], jobs: int, m_cl: str, ci_width: float, max_draws: i
         N = X.shape[0]
         knn = 250 if N > 251 else None
         t0 = _cpu()
-        r = ireos(X, sols, knn=knn, m_cl=m_cl, adjust=True, ci_width=ci_width, max_draws=max_draws, n_jobs=jobs)
+        r = ireos(X, sols, knn=knn, m_cl=m_cl, adjust=True, ci_width=ci_width, max_draws=max_draws, workers=jobs)
         half = 1.96 * r.std_null / np.sqrt(r.n_draws)
         rho = [stats.spearmanr(v, aucs).statistic for v in (r.index, r.adjusted)]
         same = list(np.argsort(-r.index, kind="stable")) == list(np.argsort(-r.adjusted, kind="stable"))

@@ -64,8 +64,8 @@ def main() -> None:
     cores = len(os.sched_getaffinity(0))
     print(f"{Path(a.dataset).name}: N={X.shape[0]}, d={X.shape[1]}, anomalies={int(y.sum())}; runs={a.runs}; "
           f"cores={cores}; load average {os.getloadavg()[0]:.1f}")
-    serial, ws, cs = timed(lambda: protocol_table(X, y, det, runs=a.runs, seed=a.seed, n_jobs=1))
-    par, wp, cp = timed(lambda: protocol_table(X, y, det, runs=a.runs, seed=a.seed, n_jobs=cores))
+    serial, ws, cs = timed(lambda: protocol_table(X, y, det, runs=a.runs, seed=a.seed, workers=1))
+    par, wp, cp = timed(lambda: protocol_table(X, y, det, runs=a.runs, seed=a.seed, workers=cores))
     _, wr, cr = timed(lambda: sklearn_loop(X, y.astype(int), a.runs, a.seed))
     print(f"{'':34}{'wall s':>9}{'CPU s (this process)':>22}")
     print(f"{'odeval protocol_table, 1 job':34}{ws:9.1f}{cs:22.1f}")

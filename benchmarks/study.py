@@ -36,6 +36,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("ODEVAL_SHARED_DATASETS", ROOT.parent / "shared" / "datasets"))
@@ -98,6 +99,16 @@ def fixture_elki_seconds() -> dict[str, float]:
     return out
 
 
+def _driver_module() -> Any:
+    """The module whose ``prepare_variant`` / ``run_unit`` the study driver calls (odeval.bench.execution; the
+    single module odeval.bench.runner before issue 23)."""
+    try:
+        from odeval.bench import execution
+    except ImportError:
+        from odeval.bench import runner as execution
+    return execution
+
+
 class VariantMeter:
     """CPU and wall seconds of one study, attributed to its variants.
 
@@ -119,8 +130,9 @@ class VariantMeter:
             self.wall[name] = self.wall.get(name, 0.0) + dw / len(names)
 
     def __enter__(self) -> VariantMeter:
-        from odeval.bench import runner
         from odeval.bench.store import ResultStore
+
+        runner = _driver_module()
 
         # write_units: the store transaction of a variant's units (odeval before 2026-11-26: write_unit per unit)
         self._writer = "write_units" if hasattr(ResultStore, "write_units") else "write_unit"
@@ -153,8 +165,9 @@ class VariantMeter:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        from odeval.bench import runner
         from odeval.bench.store import ResultStore
+
+        runner = _driver_module()
 
         runner.prepare_variant, runner.run_unit = self._saved[:2]
         setattr(ResultStore, self._writer, self._saved[2])

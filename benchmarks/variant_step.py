@@ -76,11 +76,11 @@ def measure(path: Path, kmax: int, ireos_max_n: int, ireos10_max_n: int, kendall
     knn = 250 if S.shape[1] > 251 else None
     ten = paper_candidates(q["roc_auc"], 10)
     if S.shape[1] <= ireos10_max_n:
-        r10, c10, w10 = timed(lambda: ireos(prep.X, list(S[ten]), knn=knn, adjust=True, p_values=True, n_jobs=1),
+        r10, c10, w10 = timed(lambda: ireos(prep.X, list(S[ten]), knn=knn, adjust=True, p_values=True, workers=1),
                               "IREOS 10 candidates")
         row["ireos10"] = (c10, w10, r10.n_fits)
     if S.shape[1] <= ireos_max_n:
-        ra, ca, wa = timed(lambda: ireos(prep.X, list(S), knn=knn, adjust=True, p_values=True, n_jobs=1),
+        ra, ca, wa = timed(lambda: ireos(prep.X, list(S), knn=knn, adjust=True, p_values=True, workers=1),
                           "IREOS all candidates")
         row["ireos_all"] = (ca, wa, ra.n_fits)
     return row

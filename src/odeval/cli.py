@@ -32,6 +32,34 @@ def _echo_lines(lines: list[str], *, err: bool = False) -> None:
         click.echo(line, err=err)
 
 
+def _workers_option(default: int, help_text: str, *, short: bool = True):
+    """``--workers`` (``-j``): the degree of parallelism (-1: every core), as ``workers=`` of the library; the
+    old name ``--jobs`` stays a hidden alias for one release."""
+    import functools
+
+    def check(ctx: click.Context, param: click.Parameter, value: int | None) -> int | None:
+        if value is not None and (value == 0 or value < -1):
+            raise click.BadParameter(f"must be an integer ≥ 1 or -1 (every core), got {value}")
+        return value
+
+    def decorate(fn):
+        @functools.wraps(fn)
+        def merged(*args, workers: int, old_jobs: int | None, **kwargs):
+            if old_jobs is not None:
+                ctx = click.get_current_context()
+                if ctx.get_parameter_source("workers") is not click.core.ParameterSource.DEFAULT:
+                    raise click.UsageError("give --workers or its old name --jobs, not both")
+                workers = old_jobs
+            return fn(*args, workers=workers, **kwargs)
+
+        merged = click.option("--jobs", "old_jobs", type=int, default=None, hidden=True, callback=check)(merged)
+        names = ["--workers", "-j"] if short else ["--workers"]
+        return click.option(*names, "workers", type=int, default=default, show_default=True, callback=check,
+                            help=help_text)(merged)
+
+    return decorate
+
+
 @click.group(cls=_OneLineErrors, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="odeval")
 def main() -> None:
@@ -578,12 +606,12 @@ def report_cmd(store: str, out_dir: str, measure: str, statistic: str, study_has
 @click.option("--min-distinct", type=click.IntRange(min=0), default=10, show_default=True,
               help="Drop attributes with fewer distinct values (the chapter: 10; 0 keeps all).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seeds split, draws, uniform points, detector.")
-@click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Feature draws evaluated in parallel (same result for any value).")
+@_workers_option(1, "Feature draws evaluated in parallel by local processes (-1: every core; same result for "
+                    "any value).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (one JSON object).")
 def emmv_cmd(dataset: str, detector: str, k: int, setting: str, split: bool, draws: int, features: int,
              max_dim: int, n_generated: int, integration: str, max_outlier_ratio: float, min_distinct: int,
-             seed: int, jobs: int, as_json: bool) -> None:
+             seed: int, workers: int, as_json: bool) -> None:
     """Label-free Excess-Mass / Mass-Volume criteria of a detector on DATASET (Goix 2016).
 
     The chapter's protocol: outliers capped, non-continuous attributes dropped, standardised, 50/50 split;
@@ -613,7 +641,7 @@ def emmv_cmd(dataset: str, detector: str, k: int, setting: str, split: bool, dra
                                file=sys.stderr, hidden=as_json) as bar:
             res, labelled = evaluate_split(detector, sp, k=k, seed=seed, draws=draws, features=features,
                                            max_dim=max_dim, n_generated=n_generated, integration=integration,
-                                           n_jobs=jobs, progress=lambda i, m: bar.update(1))
+                                           workers=workers, progress=lambda i, m: bar.update(1))
     except (ValueError, ImportError, OSError) as exc:
         raise click.ClickException(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
     out = res.to_dict() | labelled | {"dataset": Path(dataset).name, "setting": setting,
@@ -657,16 +685,16 @@ def emmv_cmd(dataset: str, detector: str, k: int, setting: str, split: bool, dra
               show_default=True, help="Search gamma_max until this fraction of the candidates' outliers is "
               "separable (1 = the paper's rule; lower for near-duplicates, see docs/ireos.md).")
 @click.option("--C", "cost", type=click.FloatRange(min=0, min_open=True), default=100.0, show_default=True)
-@click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Classifier workers (threads; local processes with --processes).")
-@click.option("--processes", is_flag=True, help="Run the classifiers in --jobs local processes.")
+@_workers_option(1, "Classifier workers (threads; local processes with --processes; -1: every core).",
+                 short=False)
+@click.option("--processes", is_flag=True, help="Run the classifiers in --workers local processes.")
 @click.option("--scheduler", default=None, metavar="ADDRESS",
               help="Run the classifiers on a Dask cluster (tcp://host:port), as `study run --scheduler`.")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (one JSON object).")
 def ireos_cmd(dataset: str, scores_src: str, columns: tuple[str, ...], store_dataset: str | None,
               candidates: int | None, mcl: str, adjust: bool, pvalue: bool, knn: int | None, quadrature: str,
-              n_gamma: int, tol: float, gamma_max: float | None, gamma_max_quantile: float, cost: float, jobs: int,
+              n_gamma: int, tol: float, gamma_max: float | None, gamma_max_quantile: float, cost: float, workers: int,
               processes: bool, scheduler: str | None, seed: int, as_json: bool) -> None:
     """IREOS of candidate outlier scorings of DATASET, without labels (Marques et al. 2020; docs/ireos.md).
 
@@ -722,7 +750,7 @@ def ireos_cmd(dataset: str, scores_src: str, columns: tuple[str, ...], store_dat
         res = _with_progress(lambda progress: ireos(
             X, list(matrix), m_cl=mcl_value, C=cost, gamma_max=gamma_max, gamma_max_quantile=gamma_max_quantile,
             quadrature=quadrature, n_gamma=n_gamma, tol=tol, knn=knn, adjust=adjust, p_values=pvalue, seed=seed,
-            n_jobs=jobs, progress=progress,
+            workers=workers, progress=progress,
             executor=scheduler or ("processes" if processes else None)),
             quiet=as_json)
     except (ValueError, OSError) as exc:
@@ -841,8 +869,7 @@ def select_audit_cmd(store: str, candidates: str, selectors: tuple[str, ...], on
 @click.option("--runs", type=int, default=100, show_default=True, help="Runs per setting.")
 @click.option("--sweep-runs", type=int, default=10, show_default=True, help="Runs of the Fig. 4 sweep (0: skip).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of all runs (results are reproducible).")
-@click.option("--jobs", "-j", type=int, default=-1, show_default=True,
-              help="Worker processes (-1: all local cores); results do not depend on it.")
+@_workers_option(-1, "Worker processes (-1: all local cores); results do not depend on it.")
 @click.option("--normalize", type=click.Choice(["minmax", "zscore", "none"]), default="minmax", show_default=True,
               help="Normalisation fitted on the clean training objects.")
 @click.option("--stratify", is_flag=True, help="Stratified train/test splits.")
@@ -851,7 +878,7 @@ def select_audit_cmd(store: str, candidates: str, selectors: tuple[str, ...], on
               help="Directory for table1.csv, runs.csv, sweep.csv and sweep.png.")
 @click.option("--json", "as_json", is_flag=True, help="Print Table 1 as JSON rows instead of text.")
 def protocol_audit_cmd(dataset: str, detector: str, param_items: tuple[str, ...], k: int | None, runs: int,
-                       sweep_runs: int, seed: int, jobs: int, normalize: str, stratify: bool, label: str | None,
+                       sweep_runs: int, seed: int, workers: int, normalize: str, stratify: bool, label: str | None,
                        out_dir: str, as_json: bool) -> None:
     """Audit how train/test protocols inflate F1 and AVPR (Fourure et al. 2021).
 
@@ -867,7 +894,7 @@ def protocol_audit_cmd(dataset: str, detector: str, param_items: tuple[str, ...]
     params = _parse_params(param_items, [detector])[detector]
     try:
         audited = audit_file(
-            dataset, detector, params, k=k, runs=runs, sweep_runs=sweep_runs, seed=seed, jobs=jobs,
+            dataset, detector, params, k=k, runs=runs, sweep_runs=sweep_runs, seed=seed, workers=workers,
             normalize=None if normalize == "none" else normalize, stratify=stratify, label=label, out_dir=out_dir,
             progress_bar=lambda total: click.progressbar(length=total, label="protocol runs", file=sys.stderr))
     except (ValueError, FileNotFoundError, ImportError, TypeError) as exc:

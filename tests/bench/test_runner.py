@@ -118,9 +118,10 @@ def test_ctrl_c_inside_a_compiled_kernel_interrupts_the_study_not_the_unit(monke
     """A SIGINT that arrives while numba code runs surfaces as ``SystemError: ... returned a result with an
     exception set`` with the KeyboardInterrupt as its cause: it must stop the study, not be recorded as the
     unit's error (the study would then run on and exit 0)."""
-    from odeval.bench import runner
+    from odeval.bench import execution
     from odeval.bench.config import MethodSpec
     from odeval.bench.store import is_interrupt
+    from odeval.executor import SerialExecutor
 
     def interrupted_kernel(*args, **kwargs):
         try:
@@ -129,13 +130,13 @@ def test_ctrl_c_inside_a_compiled_kernel_interrupts_the_study_not_the_unit(monke
             raise SystemError("CPUDispatcher(<function k>) returned a result with an exception set") from ki
 
     assert is_interrupt(SystemError("x").with_traceback(None)) is False
-    monkeypatch.setattr(runner, "evaluate_unit", interrupted_kernel)
-    prepared = runner.Prepared(facts={"name": "x", "n_objects": 10}, labels=np.zeros(10, bool), graph=None)
+    monkeypatch.setattr(execution, "evaluate_unit", interrupted_kernel)  # where run_unit looks it up
+    prepared = execution.Prepared(facts={"name": "x", "n_objects": 10}, labels=np.zeros(10, bool), graph=None)
     with pytest.raises(SystemError) as info:
-        runner.run_unit(prepared, "uid", MethodSpec("LOF", {}, (2,)), "euclidean", MEASURES, False)
+        execution.run_unit(prepared, "uid", MethodSpec("LOF", {}, (2,)), "euclidean", MEASURES, False)
     assert is_interrupt(info.value)
-    with pytest.raises(SystemError):
-        runner._SerialExecutor().submit(interrupted_kernel)
+    with pytest.raises(SystemError):  # the study's serial executor lets it through to the driver
+        SerialExecutor(fatal=is_interrupt).submit(interrupted_kernel)
 
 
 def test_scoring_version_is_part_of_the_unit_id_and_outdated_units_are_recomputed(toy_study, tmp_path,

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from odeval.analysis import per_variant_summary
-from odeval.bench import runner
+from odeval.bench import execution
 from odeval.bench.runner import Prepared, best_ks, evaluate_unit
 from odeval.bench.store import UnitResult
 from odeval.detectors import get_detector
@@ -56,7 +56,7 @@ def test_streamed_unit_equals_the_all_k_path(prepared, name):
 def test_rank_rows_are_bounded_to_the_best_k(prepared, monkeypatch):
     full = _unit(prepared, "LOF", None)
     assert len(full.ranks) == len(full.ks)  # 5 outliers × 15 k: under the bound, every k
-    monkeypatch.setattr(runner, "MAX_RANK_ROWS", 20)
+    monkeypatch.setattr(execution, "MAX_RANK_ROWS", 20)  # where evaluate_unit reads it
     res = _unit(prepared, "LOF", None)
     assert res.measures == full.measures
     kept = {k for k, _, _ in res.ranks}

@@ -194,19 +194,20 @@ def test_a_finished_unit_is_written_while_a_slow_unit_of_its_variant_runs(tmp_pa
     """The driver's wait is bounded while units are pending: a unit finished early is written (and reported)
     after FLUSH_SECONDS even though another unit of its variant is still running."""
     from concurrent.futures import Future
-    from contextlib import contextmanager
 
-    from odeval.bench import runner
+    from odeval.bench import execution
+    from odeval.executor import SerialExecutor
 
-    class Holding(runner._SerialExecutor):
+    class Holding(SerialExecutor):
         """Serial, but LOF's unit stays 'running' until the driver waits without a timeout."""
 
         def __init__(self):
+            super().__init__()
             self.held, self.timeouts = [], []
 
         def submit(self, fn, *args):
             fut = super().submit(fn, *args)
-            if fn is runner.run_unit and args[2].name == "LOF":
+            if fn is execution.run_unit and args[2].name == "LOF":
                 held = Future()
                 self.held.append((held, fut))
                 return held
@@ -224,10 +225,6 @@ def test_a_finished_unit_is_written_while_a_slow_unit_of_its_variant_runs(tmp_pa
 
     ex = Holding()
 
-    @contextmanager
-    def executor(workers, scheduler):
-        yield ex
-
     batches = []
     original = ResultStore.write_units
 
@@ -235,14 +232,13 @@ def test_a_finished_unit_is_written_while_a_slow_unit_of_its_variant_runs(tmp_pa
         batches.append([r.method for r in results])
         return original(self, results, **kwargs)
 
-    monkeypatch.setattr(runner, "_executor", executor)
     monkeypatch.setattr(ResultStore, "write_units", spy)
     data = tmp_path / "data"
     data.mkdir()
     npz_dataset(data / "v1.npz", 40, 3, 2, seed=1)
     study = study_from_dict({"study": {"name": "w", "k": "1..4"}, "datasets": [{"glob": str(data / "*.npz")}],
                              "methods": [{"name": "kNN"}, {"name": "LOF"}]}, source="test")
-    summary = run_study(study, tmp_path / "r.duckdb", workers=1, progress="none")
+    summary = run_study(study, tmp_path / "r.duckdb", workers=1, progress="none", executor=ex)
     assert summary.ok == 2
     assert batches == [["kNN"], ["LOF"]]  # kNN written before LOF finished
     assert any(t is not None for t in ex.timeouts)

@@ -165,7 +165,7 @@ def test_non_refittable_and_bad_settings_are_one_line():
     X = np.random.default_rng(0).normal(size=(30, 10))
     cases = [
         (lambda: emmv(LocalOutlierFactor(), X, **FAST), r"novelty=False\) cannot score new points"),
-        (lambda: emmv("iforest", X, n_jobs=0, **FAST), r"n_jobs \(or -1: every core\)"),
+        (lambda: emmv("iforest", X, workers=0, **FAST), r"workers \(or -1: every core\)"),
         (lambda: emmv_all_k("kNN", X, [3], features=11, **FAST), "exceeds the number of attributes"),
         (lambda: emmv_all_k("kNN", X, [3], draws=0, **FAST), r"draws \(m\)"),
         (lambda: emmv_all_k("kNN", np.c_[X, np.ones(30)], [3], **FAST), "constant"),
@@ -243,13 +243,13 @@ def test_chapter_split():
 
 def test_parallel_draws_give_identical_results():
     X = np.random.default_rng(4).normal(size=(60, 10))
-    a = emmv("iforest", X, draws=2, features=3, n_generated=500, n_jobs=1)
-    from joblib import parallel_config
-
-    with parallel_config(backend="threading"):  # processes (the default) start slowly; same code path otherwise
-        b = emmv("iforest", X, draws=2, features=3, n_generated=500, n_jobs=2)
-        c = emmv("iforest", X, draws=2, features=3, n_generated=500, n_jobs=-1)  # -1: one worker per core
-    for r in (b, c):
+    a = emmv("iforest", X, draws=2, features=3, n_generated=500, workers=1)
+    # threads: processes (the default) start slowly; same code path otherwise
+    b = emmv("iforest", X, draws=2, features=3, n_generated=500, workers=2, executor="threads")
+    c = emmv("iforest", X, draws=2, features=3, n_generated=500, workers=-1, executor="threads")  # every core
+    with pytest.warns(DeprecationWarning, match="use workers="):  # the former name, for one release
+        d = emmv("iforest", X, draws=2, features=3, n_generated=500, n_jobs=2, executor="threads")
+    for r in (b, c, d):
         np.testing.assert_array_equal(a.em_draws, r.em_draws)
         np.testing.assert_array_equal(a.mv_draws, r.mv_draws)
 
@@ -279,10 +279,10 @@ def test_draws_run_sequentially_inside_a_callers_joblib_context():
 
 
 def test_process_workers_give_bit_identical_results():
-    """The default backend (joblib worker processes): 1 and 2 workers, same per-draw values to the bit."""
+    """The default executor (local worker processes): 1 and 2 workers, same per-draw values to the bit."""
     X = np.random.default_rng(5).normal(size=(80, 12))
-    a = emmv("iforest", X, draws=3, features=3, n_generated=2000, seed=2, n_jobs=1)
-    b = emmv("iforest", X, draws=3, features=3, n_generated=2000, seed=2, n_jobs=2)
+    a = emmv("iforest", X, draws=3, features=3, n_generated=2000, seed=2, workers=1)
+    b = emmv("iforest", X, draws=3, features=3, n_generated=2000, seed=2, workers=2)
     np.testing.assert_array_equal(a.em_draws, b.em_draws)
     np.testing.assert_array_equal(a.mv_draws, b.mv_draws)
     assert a.em == b.em and a.mv == b.mv

@@ -67,3 +67,18 @@ def test_bad_input_one_line(files, key, args, match):
     assert r.exit_code != 0
     assert "Traceback" not in r.output and match in r.output, r.output
     assert len([line for line in r.output.splitlines() if line.startswith("Error")]) == 1
+
+
+def test_workers_option_and_the_hidden_former_jobs_option(files):
+    """--workers (-j) is the option; --jobs, its former name, still works but is no longer shown."""
+    help_text = run("--help").output
+    assert "--workers" in help_text and "--jobs" not in help_text
+    args = [files["wide"], "--detector", "iforest", "--n-generated", 500, "--draws", 2, "--json"]
+    new = run(*args, "--workers", 1)
+    old = run(*args, "--jobs", 1)
+    assert new.exit_code == 0 and old.exit_code == 0, (new.output, old.output)
+    assert json.loads(new.output) == json.loads(old.output)
+    both = run(*args, "--workers", 1, "--jobs", 1)
+    assert both.exit_code == 2 and "not both" in both.output
+    zero = run(*args, "--workers", 0)
+    assert zero.exit_code == 2 and "-1 (every core)" in zero.output

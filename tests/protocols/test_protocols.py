@@ -89,8 +89,11 @@ def test_runs_are_seeded_and_independent_of_parallelism():
     X, y = _data(n_normal=150, n_anom=20)
     det = NoveltyDetector("kNNW", 5)  # importable by the worker processes (a test-module class may not be)
     a = protocol_table(X, y, det, runs=6, seed=7)
-    b = protocol_table(X, y, det, runs=6, seed=7, n_jobs=2)
+    b = protocol_table(X, y, det, runs=6, seed=7, workers=2)
     assert a == b
+    assert protocol_table(X, y, det, runs=6, seed=7, workers=2, executor="threads") == a
+    with pytest.warns(DeprecationWarning, match="use workers="):  # the former name, for one release
+        assert protocol_table(X, y, det, runs=6, seed=7, n_jobs=2, executor="threads") == a
     c = protocol_table(X, y, det, runs=6, seed=8)
     assert a != c
     # the settings of one β share the split; repeat_protocol reproduces a table column

@@ -246,7 +246,7 @@ def _ireos_task(res: VariantTaskResult, X: np.ndarray | None, S: np.ndarray, opt
     r = ireos(X, [sol for _, sol in use], m_cl=opts.get("mcl", 1), C=float(opts.get("C", 100.0)),
               gamma_max=opts.get("gamma_max"), quadrature=opts.get("quadrature", "adaptive"),
               n_gamma=int(opts.get("n_gamma", 100)), tol=float(opts.get("tol", 1e-3)), knn=knn,
-              adjust=bool(opts.get("adjust", True)), p_values=pv, seed=int(opts.get("seed", 0)), n_jobs=1)
+              adjust=bool(opts.get("adjust", True)), p_values=pv, seed=int(opts.get("seed", 0)), workers=1)
     row = {i: j for j, (i, _) in enumerate(use)}
     nan = float("nan")
     for i in range(S.shape[0]):  # excluded candidates: NaN (no index), like a failed measure

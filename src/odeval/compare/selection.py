@@ -783,7 +783,7 @@ def _emmv_selector(which: Literal["em", "mv"]) -> SelectorFn:
 # ------------------------------------------------------------------------------------ IREOS, Laplacian Score
 #: Settings of the ``ireos-*`` selectors (see :func:`odeval.measures.internal.ireos`): the kNN-subset
 #: approximation (Marques et al. 2020, §3.5.3; used when N > knn + 1) and adaptive quadrature; read at call time.
-IREOS_SETTINGS: dict[str, Any] = {"knn": 250, "quadrature": "adaptive", "C": 100.0, "n_jobs": 1}
+IREOS_SETTINGS: dict[str, Any] = {"knn": 250, "quadrature": "adaptive", "C": 100.0, "workers": 1}
 
 
 def weighable_candidates(S: np.ndarray) -> tuple[list[tuple[int, np.ndarray]], list[tuple[int, str]]]:

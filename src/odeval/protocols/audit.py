@@ -19,7 +19,8 @@ import pandas as pd
 
 from odeval.data import load_dataset
 from odeval.detectors import NoveltyDetector, available_methods, wrap_estimator
-from odeval.protocols.core import SETTINGS, RunResult, protocol_table, summarize
+from odeval.executor import open_executor, workers_renamed_from
+from odeval.protocols.core import SETTINGS, RunResult, _run_executor, protocol_table, summarize
 from odeval.protocols.sweep import contamination_sweep
 
 __all__ = ["ADAPTERS", "AuditResult", "EstimatorFactory", "FileAudit", "audit", "audit_file", "inflation_statements",
@@ -142,18 +143,22 @@ def inflation_statements(table: list[dict[str, Any]], base: str = "alg1-20-estim
     return out
 
 
-def audit(X: Any, y: Any, scorer: Any, *, runs: int = 100, seed: int = 0, n_jobs: int = 1, sweep_runs: int = 10,
+@workers_renamed_from("n_jobs")
+def audit(X: Any, y: Any, scorer: Any, *, runs: int = 100, seed: int = 0, workers: int = 1, sweep_runs: int = 10,
           sweep_points: int | None = 50, normalize: str | None = "minmax", stratify: bool = False,
-          progress: Callable[[int], None] | None = None) -> AuditResult:
+          progress: Callable[[int], None] | None = None, executor: Any = None) -> AuditResult:
     """Table 1 (the four settings × F1 / AVPR / ROC AUC, ``runs`` runs) plus the Fig. 4 sweep (``sweep_runs``
-    runs; 0 skips it) and :func:`inflation_statements`. ``progress`` is called once per finished run."""
-    results = protocol_table(X, y, scorer, settings=SETTINGS, runs=runs, seed=seed, stratify=stratify,
-                             normalize=normalize, n_jobs=n_jobs, progress=progress)
-    table = summarize(results)
-    sweep = None
-    if sweep_runs:
-        sweep = contamination_sweep(X, y, scorer, runs=sweep_runs, seed=seed, points=sweep_points,
-                                    normalize=normalize, n_jobs=n_jobs, progress=progress)
+    runs; 0 skips it) and :func:`inflation_statements`. ``progress`` is called once per finished run.
+    ``workers`` (formerly ``n_jobs``, deprecated) and ``executor`` as for
+    :func:`~odeval.protocols.protocol_table`: the table and the sweep share one pool of workers."""
+    with open_executor(_run_executor(executor, workers, max(runs, sweep_runs)), workers) as ex:
+        results = protocol_table(X, y, scorer, settings=SETTINGS, runs=runs, seed=seed, stratify=stratify,
+                                 normalize=normalize, workers=workers, progress=progress, executor=ex)
+        table = summarize(results)
+        sweep = None
+        if sweep_runs:
+            sweep = contamination_sweep(X, y, scorer, runs=sweep_runs, seed=seed, points=sweep_points,
+                                        normalize=normalize, workers=workers, progress=progress, executor=ex)
     return AuditResult(table=table, results=results, sweep=sweep, statements=inflation_statements(table))
 
 
@@ -172,10 +177,6 @@ class FileAudit:
     written: list[Path]
 
 
-def _all_cores() -> int:
-    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
-
-
 def _write_audit(res: AuditResult, out: Path, title: str) -> list[Path]:
     """table1.csv, runs.csv, (sweep.csv, sweep.png,) findings.txt in ``out``."""
     from odeval.protocols.plot import plot_sweep
@@ -191,8 +192,9 @@ def _write_audit(res: AuditResult, out: Path, title: str) -> list[Path]:
     return written
 
 
+@workers_renamed_from("jobs")
 def audit_file(dataset: str | os.PathLike[str], detector: str, params: dict[str, Any] | None = None, *,
-               k: int | None = None, runs: int = 100, sweep_runs: int = 10, seed: int = 0, jobs: int = -1,
+               k: int | None = None, runs: int = 100, sweep_runs: int = 10, seed: int = 0, workers: int = -1,
                normalize: str | None = "minmax", stratify: bool = False, label: str | None = None,
                out_dir: str | os.PathLike[str] = ".",
                progress_bar: Callable[[int], AbstractContextManager[Any]] | None = None) -> FileAudit:
@@ -200,8 +202,9 @@ def audit_file(dataset: str | os.PathLike[str], detector: str, params: dict[str,
     runs.csv, sweep.csv, sweep.png and findings.txt into ``out_dir``: the library side of
     ``odeval protocol-audit``.
 
-    ``jobs = -1`` uses every local core. ``progress_bar(total)``, if given, is entered around the runs; the
-    object it yields has ``update(n)`` (e.g. ``click.progressbar``), called once per finished run.
+    ``workers = -1`` uses every local core (formerly ``jobs``, deprecated). ``progress_bar(total)``, if given,
+    is entered around the runs; the object it yields has ``update(n)`` (e.g. ``click.progressbar``), called once
+    per finished run.
     """
     params = dict(params or {})
     ds = load_dataset(dataset, **({"label": label} if label else {}))
@@ -209,12 +212,11 @@ def audit_file(dataset: str | os.PathLike[str], detector: str, params: dict[str,
         raise ValueError(f"{dataset}: the dataset has no labels; the protocols need binary labels")
     X = ds.numeric_matrix()
     scorer = make_scorer(detector, params, k)
-    jobs = _all_cores() if jobs == -1 else jobs
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     bar = progress_bar(runs + max(0, sweep_runs)) if progress_bar is not None else nullcontext()
     with bar as shown:
-        res = audit(X, ds.y, scorer, runs=runs, seed=seed, n_jobs=jobs, sweep_runs=sweep_runs, normalize=normalize,
+        res = audit(X, ds.y, scorer, runs=runs, seed=seed, workers=workers, sweep_runs=sweep_runs, normalize=normalize,
                     stratify=stratify, progress=None if shown is None else shown.update)
     title = f"{Path(dataset).name}, {detector}: measures vs injected anomalies (Fig. 4)"
     return FileAudit(str(dataset), detector, params, k, runs, seed, res, _write_audit(res, out, title))

@@ -30,6 +30,7 @@ your F1-score with a biased evaluation protocol. ECML PKDD (Applied Data Science
 from __future__ import annotations
 
 import copy
+import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
@@ -38,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from odeval._validation import check_data_matrix, check_labels, check_returned_scores
+from odeval.executor import check_workers, open_executor, workers_renamed_from
 from odeval.measures import (
     adjusted_average_precision,
     avpr,
@@ -296,12 +298,6 @@ def _check_settings(settings: Sequence[Setting]) -> list[Setting]:
     return out
 
 
-def _check_n_jobs(n_jobs: Any) -> int:
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs == 0 or n_jobs < -1:
-        raise ValueError(f"n_jobs must be a positive integer or -1, got {n_jobs!r}")
-    return n_jobs
-
-
 def _table_run(X, y, scorer, settings, run, seed, stratify, normalize) -> list[RunResult]:
     by_size: dict[float, list[Setting]] = {}
     for st in settings:
@@ -349,9 +345,10 @@ def run_protocol(X: Any, y: Any, scorer: Any, *, algorithm: int = 1, test_size: 
     return _one_split(X, y, scorer, st, st[0].test_size, 0, int(seed), stratify, normalize)[0]
 
 
+@workers_renamed_from("n_jobs")
 def protocol_table(X: Any, y: Any, scorer: Any, *, settings: Sequence[Setting] = SETTINGS, runs: int = 100,
-                   seed: int = 0, stratify: bool = False, normalize: str | None = "minmax", n_jobs: int = 1,
-                   progress: Callable[[int], None] | None = None) -> list[RunResult]:
+                   seed: int = 0, stratify: bool = False, normalize: str | None = "minmax", workers: int = 1,
+                   progress: Callable[[int], None] | None = None, executor: Any = None) -> list[RunResult]:
     """Repeated runs of several protocol settings (by default Table 1 of Fourure et al. 2021).
 
     Run r uses the seed ``run_seeds(seed, runs)[r]`` for every setting: settings with the same β share the split
@@ -359,10 +356,14 @@ def protocol_table(X: Any, y: Any, scorer: Any, *, settings: Sequence[Setting] =
 
     Parameters
     ----------
-    n_jobs : int
-        Worker processes (joblib); -1 = all cores. Results do not depend on it.
+    workers : int
+        Worker processes (-1 = all cores; formerly ``n_jobs``, deprecated). Results do not depend on it.
     progress : callable, optional
         Called with 1 after every finished run (in run order).
+    executor : optional
+        Where the runs go (:func:`odeval.executor.get_executor`): default local processes when ``workers`` > 1
+        and there is more than one run, else this thread; "threads", a Dask address or ``Client``, or an
+        :class:`odeval.executor.Executor` kept open for several calls (:func:`odeval.protocols.audit` does).
 
     Returns
     -------
@@ -373,33 +374,40 @@ def protocol_table(X: Any, y: Any, scorer: Any, *, settings: Sequence[Setting] =
     check_scorer(scorer)
     settings = _check_settings(settings)
     seeds = run_seeds(seed, runs)
-    _check_n_jobs(n_jobs)
     out: list[RunResult] = []
-    if n_jobs == 1 or runs == 1:
-        for r, s in enumerate(seeds):
-            out.extend(_table_run(X, y, scorer, settings, r, s, stratify, normalize))
+    run = functools.partial(_table_task, X=X, y=y, scorer=scorer, settings=settings, stratify=stratify,
+                            normalize=normalize)
+    with open_executor(_run_executor(executor, workers, runs), workers) as ex:
+        for res in ex.imap(run, list(enumerate(seeds))):  # in run order
+            out.extend(res)
             if progress is not None:
                 progress(1)
-        return out
-    from joblib import Parallel, delayed
-
-    tasks = (delayed(_table_run)(X, y, scorer, settings, r, s, stratify, normalize) for r, s in enumerate(seeds))
-    for res in Parallel(n_jobs=n_jobs, return_as="generator")(tasks):
-        out.extend(res)
-        if progress is not None:
-            progress(1)
     return out
 
 
+def _run_executor(executor: Any, workers: int, runs: int) -> Any:
+    """The executor of ``runs`` independent runs: the one given, else local processes when there are several
+    workers and runs (the former joblib default), else this thread."""
+    if executor is not None:
+        return executor
+    return "processes" if check_workers(workers) > 1 and runs > 1 else "serial"
+
+
+def _table_task(task: tuple[int, int], *, X, y, scorer, settings, stratify, normalize) -> list[RunResult]:
+    r, s = task
+    return _table_run(X, y, scorer, settings, r, s, stratify, normalize)
+
+
+@workers_renamed_from("n_jobs")
 def repeat_protocol(X: Any, y: Any, scorer: Any, *, algorithm: int = 1, test_size: float = 0.2,
                     threshold: str = "estimated", runs: int = 100, seed: int = 0, stratify: bool = False,
-                    normalize: str | None = "minmax", n_jobs: int = 1,
-                    progress: Callable[[int], None] | None = None) -> list[RunResult]:
+                    normalize: str | None = "minmax", workers: int = 1,
+                    progress: Callable[[int], None] | None = None, executor: Any = None) -> list[RunResult]:
     """``runs`` repetitions of one protocol setting; see :func:`protocol_table` and :func:`summarize`."""
     st = Setting(f"alg{algorithm}-{round(check_test_size(test_size) * 100, 6):g}-{threshold}", algorithm,
                  test_size, threshold)
     return protocol_table(X, y, scorer, settings=[st], runs=runs, seed=seed, stratify=stratify, normalize=normalize,
-                          n_jobs=n_jobs, progress=progress)
+                          workers=workers, progress=progress, executor=executor)
 
 
 def summarize(results: Sequence[RunResult], metrics: Sequence[str] = ("f1", "avpr", "auc")) -> list[dict[str, Any]]:

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from odeval.executor import open_executor, workers_renamed_from
 from odeval.measures import (
     adjusted_average_precision,
     avpr,
@@ -30,8 +31,8 @@ from odeval.measures import (
 )
 from odeval.protocols.core import (
     _check_inputs,
-    _check_n_jobs,
     _instantiate,
+    _run_executor,
     _scores,
     check_scorer,
     check_test_size,
@@ -89,10 +90,11 @@ def _sweep_run(X, y, scorer, beta, counts, run, seed, normalize, constant_contam
     return rows
 
 
+@workers_renamed_from("n_jobs")
 def contamination_sweep(X: Any, y: Any, scorer: Any, *, test_size: float = 0.2, points: int | None = None,
                         runs: int = 10, seed: int = 0, normalize: str | None = "minmax",
-                        constant_contamination: float | None = None, n_jobs: int = 1,
-                        progress: Callable[[int], None] | None = None) -> pd.DataFrame:
+                        constant_contamination: float | None = None, workers: int = 1,
+                        progress: Callable[[int], None] | None = None, executor: Any = None) -> pd.DataFrame:
     """Measures versus the number of anomalies injected into a fixed clean test set (Fig. 4).
 
     Parameters
@@ -108,8 +110,8 @@ def contamination_sweep(X: Any, y: Any, scorer: Any, *, test_size: float = 0.2, 
     constant_contamination : float, optional
         The constant threshold ("f1_constant") is the ``1 − c`` quantile of the training scores, c this value
         (default: the dataset's contamination) — a threshold that does not look at the test set.
-    n_jobs, progress
-        As for :func:`odeval.protocols.protocol_table`.
+    workers, progress, executor
+        As for :func:`odeval.protocols.protocol_table` (``workers`` was ``n_jobs``, deprecated).
 
     Returns
     -------
@@ -123,19 +125,15 @@ def contamination_sweep(X: Any, y: Any, scorer: Any, *, test_size: float = 0.2, 
     if not 0.0 <= c < 1.0:
         raise ValueError(f"constant_contamination must lie in [0, 1), got {c}")
     seeds = run_seeds(seed, runs)
-    _check_n_jobs(n_jobs)
     args = [(X, y, scorer, beta, counts, r, s, normalize, c) for r, s in enumerate(seeds)]
     rows: list[dict[str, Any]] = []
-    if n_jobs == 1 or runs == 1:
-        for a in args:
-            rows.extend(_sweep_run(*a))
-            if progress is not None:
-                progress(1)
-    else:
-        from joblib import Parallel, delayed
-
-        for res in Parallel(n_jobs=n_jobs, return_as="generator")(delayed(_sweep_run)(*a) for a in args):
+    with open_executor(_run_executor(executor, workers, runs), workers) as ex:
+        for res in ex.imap(_sweep_task, args):  # in run order
             rows.extend(res)
             if progress is not None:
                 progress(1)
     return pd.DataFrame(rows, columns=list(SWEEP_COLUMNS))
+
+
+def _sweep_task(args: tuple) -> list[dict[str, Any]]:
+    return _sweep_run(*args)

@@ -118,7 +118,7 @@ def _wbc(shared_datasets):
 
 def test_wbc_example_index_ranks_solutions(shared_datasets):
     X, sols = _wbc(shared_datasets)
-    res = ireos(X, sols, n_jobs=2)
+    res = ireos(X, sols, workers=2)
     assert stats.spearmanr(np.arange(11), res.index).statistic >= 0.95
     assert res.n_fits < 1000
 
@@ -126,7 +126,7 @@ def test_wbc_example_index_ranks_solutions(shared_datasets):
 @pytest.mark.slow
 def test_wbc_example_adjusted_and_p_values(shared_datasets):
     X, sols = _wbc(shared_datasets)
-    res = ireos(X, sols, adjust=True, p_values=True, n_jobs=2)
+    res = ireos(X, sols, adjust=True, p_values=True, workers=2)
     assert stats.spearmanr(np.arange(11), res.index).statistic >= 0.95
     assert abs(res.adjusted[0]) < 0.1  # a solution of 10 inliers: near 0
     assert res.adjusted[10] == res.adjusted.max() and res.adjusted[10] > 0.7  # exact KLR: 0.76 (docs/ireos.md)
@@ -170,7 +170,7 @@ def test_synthetic_spearman_with_roc_auc_is_one(seed):
     X, cands, aucs = _synthetic(seed)
     # top-n weights: the scores are outlier probabilities already (Sect. 4.2); objects below 0.5 get weight 0
     sols = [np.where(c >= 0.5, c, 0.0) for c in cands]
-    res = ireos(X, sols, weights="none", knn=60, n_jobs=2)
+    res = ireos(X, sols, weights="none", knn=60, workers=2)
     assert stats.spearmanr(res.index, aucs).statistic == pytest.approx(1.0)
 
 
@@ -283,13 +283,23 @@ def _parallel_case():
 def test_threads_and_map_callables_give_the_same_bits():
     X, sols = _parallel_case()
     serial = ireos(X, sols, knn=30)
-    threads = ireos(X, sols, knn=30, n_jobs=2)
+    threads = ireos(X, sols, knn=30, workers=2)
     mapped = ireos(X, sols, knn=30, executor=lambda f, xs: [f(x) for x in xs])
     for other in (threads, mapped):
         np.testing.assert_array_equal(other.index, serial.index)
         assert other.gamma_max == serial.gamma_max and other.n_fits == serial.n_fits
-    sel = ireos_select(X, sols, knn=30, n_jobs=2, batch=8)
+    sel = ireos_select(X, sols, knn=30, workers=2, batch=8)
     assert list(sel.order) == list(np.argsort(-serial.index, kind="stable"))
+
+
+def test_the_old_n_jobs_keyword_still_works_with_a_deprecation_warning():
+    X, sols = _parallel_case()
+    serial = ireos(X, sols, knn=30)
+    with pytest.warns(DeprecationWarning, match="use workers="):
+        old = ireos(X, sols, knn=30, n_jobs=2)
+    np.testing.assert_array_equal(old.index, serial.index)
+    with pytest.raises(TypeError, match="both workers and"):
+        ireos(X, sols, knn=30, n_jobs=2, workers=2)
 
 
 def test_bad_executor_is_one_line():
@@ -304,7 +314,7 @@ def test_local_processes_and_dask_cluster_give_the_same_bits():
     distributed = pytest.importorskip("distributed")
     X, sols = _parallel_case()
     serial = ireos(X, sols, knn=30, adjust=True)
-    procs = ireos(X, sols, knn=30, adjust=True, executor="processes", n_jobs=2)
+    procs = ireos(X, sols, knn=30, adjust=True, executor="processes", workers=2)
     np.testing.assert_array_equal(procs.index, serial.index)
     np.testing.assert_array_equal(procs.adjusted, serial.adjusted)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cl, \

@@ -30,7 +30,7 @@ Algorithm evaluation:algo:EMMV and Remark "default parameters" (m = 50, d' = 5).
 from __future__ import annotations
 
 import copy
-import os
+import functools
 import time
 import warnings
 from collections.abc import Callable, Mapping
@@ -41,6 +41,7 @@ import numpy as np
 
 from odeval._validation import check_data_matrix
 from odeval.detectors.novelty import NoveltyDetector
+from odeval.executor import check_workers, open_executor, workers_renamed_from
 from odeval.measures._ranking import finite_for_ranking
 from odeval.measures.internal.excess_mass_volume import (
     ALPHA_MAX,
@@ -175,7 +176,7 @@ class EMMVResult:
         CPU time (``time.process_time`` of the process that ran the draw) summed over the draws, per part:
         ``"fit"`` (refitting the detector), ``"score_data"`` (scoring the evaluated objects), ``"uniform"``
         (drawing the uniform sample), ``"score_uniform"`` (scoring it), ``"criteria"`` (EM and MV). Exact with
-        ``n_jobs=1`` and with process workers; it leaves out worker start-up and the parent's bookkeeping.
+        ``workers=1`` and with process workers; it leaves out worker start-up and the parent's bookkeeping.
     """
 
     em: float
@@ -241,10 +242,11 @@ def _box(X: np.ndarray, features: int, max_dim: int) -> tuple[np.ndarray, np.nda
     return lo, hi, subsampled
 
 
+@workers_renamed_from("n_jobs")
 def emmv(detector: Any, X_train: Any, X_test: Any = None, *, draws: int = 50, features: int = 5,
          max_dim: int = MAX_DIM, n_generated: int = N_GENERATED, seed: int = 0, t_max: float = T_MAX,
          alpha_min: float = ALPHA_MIN, alpha_max: float = ALPHA_MAX, integration: str = "grid",
-         n_jobs: int = 1, progress: Callable[[int, int], None] | None = None) -> EMMVResult:
+         workers: int = 1, progress: Callable[[int, int], None] | None = None, executor: Any = None) -> EMMVResult:
     """EM and MV criteria of a detector, with the chapter's feature sub-sampling (Goix 2016, Algorithm EMMV).
 
     Parameters
@@ -269,20 +271,25 @@ def emmv(detector: Any, X_train: Any, X_test: Any = None, *, draws: int = 50, fe
         Seeds the feature draws, the uniform samples and (where it has a ``random_state``) the detector.
     t_max, alpha_min, alpha_max, integration
         See :func:`~odeval.measures.internal.excess_mass_volume.excess_mass` and ``mass_volume``.
-    n_jobs : int, default 1
-        Draws evaluated in parallel by joblib worker processes (-1: one per core). The result is bit-identical
-        whatever ``n_jobs`` (every draw has its own seeds and runs the same sequential code; tested). The
-        detector itself scores sequentially: scikit-learn's threaded ``IsolationForest.score_samples`` (a
-        joblib threading context) adds the trees' depths in thread order, so its scores vary in the last bit.
+    workers : int, default 1
+        Draws evaluated in parallel, by local worker processes unless ``executor`` says otherwise (-1: one per
+        core; formerly ``n_jobs``, deprecated). The result is bit-identical whatever ``workers`` and
+        ``executor`` (every draw has its own seeds and runs the same sequential code; tested). The detector
+        itself scores sequentially: scikit-learn's threaded ``IsolationForest.score_samples`` (a joblib
+        threading context) adds the trees' depths in thread order, so its scores vary in the last bit.
     progress : callable(done, total), optional
-        Called after each draw (the CLI's progress bar).
+        Called after each draw, in draw order (the CLI's progress bar).
+    executor : optional
+        Where the draws run (:func:`odeval.executor.get_executor`): default local processes when ``workers`` > 1
+        and there is more than one draw, else this thread; "threads", a Dask address or ``Client``, or an
+        :class:`odeval.executor.Executor` kept open for several calls.
 
     Returns
     -------
     EMMVResult
     """
     seed, draws, features, max_dim, n_generated = _check_settings(seed, draws, features, max_dim, n_generated)
-    n_jobs = (os.cpu_count() or 1) if n_jobs == -1 else _check_count(n_jobs, "n_jobs (or -1: every core)")
+    workers = check_workers(workers)
     Xtr = check_data_matrix(X_train, name="X_train")
     if X_test is None:
         Xte, same = Xtr, True
@@ -302,23 +309,17 @@ def emmv(detector: Any, X_train: Any, X_test: Any = None, *, draws: int = 50, fe
     feats, draw_seeds = _draw_plan(d, m, features, subsampled, seed)
     job = dict(det=det, Xtr=Xtr, Xte=Xte, same=same, lo=lo, hi=hi, n_generated=n_generated, t_max=t_max,
                alpha_min=alpha_min, alpha_max=alpha_max, integration=integration, name=name, subsampled=subsampled)
-    if n_jobs == 1 or m == 1:
-        outcomes = []
-        for i in range(m):
-            outcomes.append(_one_draw(i, feats[i], draw_seeds[i], **job))
+    if executor is None:
+        executor = "processes" if workers > 1 and m > 1 else "serial"
+    outcomes = []
+    with open_executor(executor, workers) as ex:
+        for out in ex.imap(functools.partial(_draw_task, job=job), [(i, feats[i], draw_seeds[i]) for i in range(m)]):
+            outcomes.append(out)  # in draw order
             if progress is not None:
-                progress(i + 1, m)
-    else:
-        from joblib import Parallel, delayed
-
-        outcomes = []
-        par = Parallel(n_jobs=n_jobs, return_as="generator")
-        for i, out in enumerate(par(delayed(_one_draw)(i, feats[i], draw_seeds[i], **job) for i in range(m))):
-            outcomes.append(out)
-            if progress is not None:
-                progress(i + 1, m)
+                progress(len(outcomes), m)
+    # stacklevel 4: the warning names emmv's caller (frames: _aggregate, emmv, the workers_renamed_from wrapper)
     return _aggregate(outcomes, feats, subsampled=subsampled, name=name, n_train=Xtr.shape[0], n_test=Xte.shape[0],
-                      n_generated=n_generated, seed=seed, stacklevel=3)
+                      n_generated=n_generated, seed=seed, stacklevel=4)
 
 
 def _draw_plan(d: int, m: int, features: int, subsampled: bool, seed: int) -> tuple[list[np.ndarray], list[int]]:
@@ -362,6 +363,13 @@ def _aggregate(outcomes, feats, *, subsampled, name, n_train, n_test, n_generate
                       em_failed=em_failed, mv_failed=mv_failed, reasons=reasons, subsampled=subsampled,
                       n_train=n_train, n_test=n_test, n_generated=n_generated, seed=seed, detector=name,
                       em_curve=em_curve, mv_curve=mv_curve, cpu_seconds=cpu)
+
+
+def _draw_task(task: tuple[int, np.ndarray, int], job: dict[str, Any]) -> tuple:
+    """One draw ``(i, features, uniform seed)`` as a task of :mod:`odeval.executor` (module level: pickled to
+    worker processes)."""
+    i, f, useed = task
+    return _one_draw(i, f, useed, **job)
 
 
 def _one_draw(i, f, useed, *, det, Xtr, Xte, same, lo, hi, n_generated, t_max, alpha_min, alpha_max, integration,
@@ -656,13 +664,16 @@ def chapter_split(X: Any, y: Any, *, setting: str = "novelty", seed: int = 0, ma
                         n_outliers_dropped=dropped)
 
 
+@workers_renamed_from("n_jobs")
 def evaluate_split(name: str, split: ChapterSplit, *, k: int = 20, seed: int = 0, draws: int = 50, features: int = 5,
                    max_dim: int = MAX_DIM, n_generated: int = N_GENERATED, integration: str = "grid",
-                   max_train: int | None = None, n_jobs: int = 1,
-                   progress: Callable[[int, int], None] | None = None) -> tuple[EMMVResult, dict[str, float]]:
+                   max_train: int | None = None, workers: int = 1,
+                   progress: Callable[[int, int], None] | None = None, executor: Any = None
+                   ) -> tuple[EMMVResult, dict[str, float]]:
     """EM/MV (:func:`emmv`) and ROC / PR AUC (labels of the test half) of one detector on a :class:`ChapterSplit`.
 
-    ``max_train``: fit on a seeded random subset of at most this many training objects (default: 10,000 for
+    ``workers`` (formerly ``n_jobs``, deprecated) and ``executor`` as for :func:`emmv`. ``max_train``: fit on a
+    seeded random subset of at most this many training objects (default: 10,000 for
     "ocsvm", as the authors' code; None otherwise). ROC AUC = :func:`odeval.measures.roc_auc`, PR =
     :func:`odeval.measures.average_precision` of the detector fitted on all kept features.
     """
@@ -678,7 +689,8 @@ def evaluate_split(name: str, split: ChapterSplit, *, k: int = 20, seed: int = 0
     same = split.X_eval is split.X_train or (split.X_eval.shape == X_train.shape and
                                              np.array_equal(split.X_eval, X_train))
     res = emmv(det, X_train, None if same else split.X_eval, draws=draws, features=features, max_dim=max_dim,
-               n_generated=n_generated, seed=seed, integration=integration, n_jobs=n_jobs, progress=progress)
+               n_generated=n_generated, seed=seed, integration=integration, workers=workers, progress=progress,
+               executor=executor)
     labelled: dict[str, float] = {}
     y = split.y_test
     if y.any() and not y.all():

@@ -28,14 +28,16 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from scipy import stats
+from threadpoolctl import threadpool_limits
 
 from odeval._validation import check_data_matrix, check_scores
+from odeval.executor import Executor, get_executor, workers_renamed_from
 from odeval.measures.internal import _klr
 
 __all__ = ["IREOSResult", "SelectResult", "ireos", "ireos_select", "resolve_mcl", "solution_weights"]
@@ -151,102 +153,17 @@ def _work(payload: tuple) -> tuple[np.ndarray, int, int]:
     return _klr.curves_batch(X, train, costs, mode, gammas, gamma_max, tol, max_depth, min_depth)
 
 
-class _Runner:
-    """Runs chunks of work in this thread, in threads, in local processes or on a Dask cluster.
-
-    ``executor``: None or "threads" (``n_jobs`` threads; the numba solver releases the GIL), "processes"
-    (``n_jobs`` local processes, spawned for this call), a Dask scheduler address (``tcp://host:port``,
-    like ``odeval study run --scheduler``), a ``distributed.Client``, any ``concurrent.futures.Executor``, or a
-    map-like callable ``f(function, payloads) -> results in order``. The chunking and every object's result
-    do not depend on the choice (each object is solved on its own), so the numbers are the same bit for bit.
-    """
-
-    def __init__(self, executor: Any, n_jobs: int) -> None:
-        self.n_jobs = max(1, int(n_jobs))
-        self.spec = executor
-        self.pool: Any = None
-        self.owned = False
-        self.remote = False
-        if executor is None or executor == "threads":
-            self.kind = "threads"
-        elif executor == "processes":
-            import multiprocessing as mp
-            from concurrent.futures import ProcessPoolExecutor
-
-            self.kind, self.remote, self.owned = "submit", True, True
-            self.pool = ProcessPoolExecutor(self.n_jobs, mp_context=mp.get_context("spawn"))
-        elif isinstance(executor, str):
-            try:
-                from distributed import Client
-            except ImportError:  # pragma: no cover - depends on the environment
-                raise ValueError("a Dask scheduler address needs the optional extra: pip install 'odeval[dask]'") \
-                    from None
-            self.kind, self.remote, self.owned = "dask", True, True
-            self.pool = Client(executor)
-        elif type(executor).__module__.startswith("distributed"):
-            self.kind, self.remote, self.pool = "dask", True, executor
-        elif hasattr(executor, "submit"):
-            self.kind, self.remote, self.pool = "submit", True, executor
-        elif callable(executor):
-            self.kind, self.remote, self.pool = "map", True, executor
-        else:
-            raise ValueError(f"executor must be None, 'threads', 'processes', a Dask scheduler address, a "
-                             f"distributed.Client, a concurrent.futures.Executor or a map-like callable; got "
-                             f"{executor!r}")
-
-    def workers(self) -> int:
-        if self.kind == "dask":
-            try:
-                return max(1, sum(self.pool.nthreads().values()))
-            except Exception:  # pragma: no cover - a client without workers yet
-                return self.n_jobs
-        return self.n_jobs
-
-    def map(self, payloads: list[tuple], done: Callable[[tuple], None]) -> list[tuple]:
-        """Results of :func:`_work` on every payload, in order; ``done`` is called with each result in order."""
-        payloads = [(*p, self.remote, os.getpid()) for p in payloads]
-        out: list[tuple] = []
-        if self.kind == "threads":
-            from threadpoolctl import threadpool_limits
-
-            with threadpool_limits(limits=1):
-                if self.n_jobs == 1 or len(payloads) == 1:
-                    for p in payloads:
-                        out.append(_work(p))
-                        done(out[-1])
-                else:
-                    with ThreadPoolExecutor(self.n_jobs) as ex:
-                        for r in ex.map(_work, payloads):
-                            out.append(r)
-                            done(r)
-            return out
-        if self.kind == "map":
-            for r in self.pool(_work, payloads):
-                out.append(r)
-                done(r)
-            return out
-        if self.kind == "dask":
-            futures = [self.pool.submit(_work, p, pure=False) for p in payloads]
-        else:
-            futures = [self.pool.submit(_work, p) for p in payloads]
-        for f in futures:
-            out.append(f.result())
-            done(out[-1])
-        return out
-
-    def close(self) -> None:
-        if self.owned and self.pool is not None:
-            if self.kind == "dask":
-                self.pool.close()
-            else:
-                self.pool.shutdown()
-            self.pool = None
+def _ireos_executor(executor: Any, workers: int) -> tuple[Executor, bool]:
+    """The executor of the classifiers and whether this call built it (then it closes it): threads by default
+    (the numba solver releases the GIL), else as :func:`odeval.executor.get_executor` names it."""
+    ex = get_executor("threads" if executor is None else executor, workers)
+    return ex, ex is not executor
 
 
 class _Engine:
     """Separabilities p(x_j, gamma) and areas of tasks (object j, cost vector s), in chunks of objects."""
 
-    def __init__(self, X: np.ndarray, cost_vectors: np.ndarray, *, C: float, knn: int | None, n_jobs: int,
+    def __init__(self, X: np.ndarray, cost_vectors: np.ndarray, *, C: float, knn: int | None, workers: int,
                  tol: float, progress: Progress | None, executor: Any = None) -> None:
         self.X = np.ascontiguousarray(X, dtype=np.float64)
         self.N = X.shape[0]
@@ -267,10 +184,11 @@ class _Engine:
             graph = knn_graph(X, knn)
             self.subsets = np.ascontiguousarray(
                 np.hstack([np.arange(self.N)[:, None], graph.indices[:, :knn]]).astype(np.int64))
-        self.runner = _Runner(executor, n_jobs)
+        self.executor, self.owns_executor = _ireos_executor(executor, workers)
 
     def close(self) -> None:
-        self.runner.close()
+        if self.owns_executor:
+            self.executor.close()
 
     def n_train(self) -> int:
         return self.N if self.subsets is None else self.subsets.shape[1]
@@ -286,7 +204,7 @@ class _Engine:
         if not tasks:
             return np.zeros((0, 1 if mode == 0 else len(gammas)))
         n = self.n_train()
-        per = max(1, min(64, 2_000_000 // (n * n), math.ceil(len(tasks) / (4 * self.runner.workers()))))
+        per = max(1, min(64, 2_000_000 // (n * n), math.ceil(len(tasks) / (4 * self.executor.workers))))
         payloads = []
         for lo in range(0, len(tasks), per):
             part = tasks[lo:lo + per]
@@ -298,13 +216,19 @@ class _Engine:
             payloads.append((self.X, train, costs, mode, np.asarray(gammas, dtype=np.float64), float(gamma_max),
                              float(self.tol), int(max_depth), int(min_depth)))
 
-        def done(res: tuple) -> None:
-            self.n_fits += int(res[1])
-            self.newton_iterations += int(res[2])
-            if self.progress is not None:
-                self.progress(stage, self.n_fits)
-
-        return np.vstack([r[0] for r in self.runner.map(payloads, done)])
+        # a worker in another process (or a map callable) limits its BLAS to one thread itself (_work); here the
+        # limit holds for this call
+        remote = not self.executor.local
+        payloads = [(*p, remote, os.getpid()) for p in payloads]
+        areas = []
+        with nullcontext() if remote else threadpool_limits(limits=1):
+            for res in self.executor.imap(_work, payloads):  # in order
+                areas.append(res[0])
+                self.n_fits += int(res[1])
+                self.newton_iterations += int(res[2])
+                if self.progress is not None:
+                    self.progress(stage, self.n_fits)
+        return np.vstack(areas)
 
     def get(self, task: tuple[int, int], gamma: float) -> float:
         return self.p[(task, gamma)]
@@ -526,12 +450,13 @@ def _check_options(quadrature: str, n_gamma: int, tol: float, gamma_max_quantile
         raise ValueError(f"tol must be positive, got {tol!r}")
 
 
+@workers_renamed_from("n_jobs")
 def ireos(X: Any, solutions: Sequence[Any], *, m_cl: Any = 1, C: float = 100.0, gamma_max: float | None = None,
           gamma_max_quantile: float = 1.0, quadrature: str = "adaptive", n_gamma: int = 100, tol: float = 0.001,
           max_depth: int = 8,
           knn: int | None = None, weights: Any = "gaussian", top_n: int | None = None, adjust: bool = False,
           p_values: bool = False, n_permutations: int = 1000, ci_width: float = 0.02, max_draws: int = 100,
-          seed: int = 0, n_jobs: int = 1, progress: Progress | None = None, executor: Any = None) -> IREOSResult:
+          seed: int = 0, workers: int = 1, progress: Progress | None = None, executor: Any = None) -> IREOSResult:
     """IREOS of candidate outlier solutions (Marques et al. 2020, Eq. 9, Algorithm 1).
 
     Parameters
@@ -562,12 +487,14 @@ def ireos(X: Any, solutions: Sequence[Any], *, m_cl: Any = 1, C: float = 100.0, 
         ``n_permutations`` random permutations of the solution's weights (no extra classifiers); for m_cl > 1 the
         Monte Carlo draws of ``adjust``.
     seed : seed of every random draw.
-    n_jobs : workers for the classifiers (threads by default; processes with ``executor="processes"``).
+    workers : workers for the classifiers (threads by default; processes with ``executor="processes"``; -1: every
+        core). Formerly ``n_jobs`` (deprecated).
     progress : callback(stage, fits so far).
-    executor : where the objects' classifiers run, in chunks of objects: None / "threads" (``n_jobs`` threads),
-        "processes" (``n_jobs`` local processes), a Dask scheduler address ("tcp://host:port", as
-        ``odeval study run --scheduler``), a ``distributed.Client``, a ``concurrent.futures.Executor`` or a
-        map-like callable. The results are the same bit for bit for every choice and worker count.
+    executor : where the objects' classifiers run, in chunks of objects (:mod:`odeval.executor`): None /
+        "threads" (``workers`` threads), "serial", "processes" (``workers`` local processes), a Dask scheduler
+        address ("tcp://host:port", as ``odeval study run --scheduler``), a ``distributed.Client``, an
+        :class:`odeval.executor.Executor`, a ``concurrent.futures.Executor`` or a map-like callable. The results
+        are the same bit for bit for every choice and worker count.
 
     Returns
     -------
@@ -586,7 +513,7 @@ def ireos(X: Any, solutions: Sequence[Any], *, m_cl: Any = 1, C: float = 100.0, 
     S = W.shape[0]
     shared = mcl == 1.0
     CV = _cost_vectors(W, mcl, C)
-    engine = _Engine(Xc, CV, C=float(C), knn=knn, n_jobs=n_jobs, tol=tol, progress=progress, executor=executor)
+    engine = _Engine(Xc, CV, C=float(C), knn=knn, workers=workers, tol=tol, progress=progress, executor=executor)
     try:
         fits: dict[str, int] = {}
         unseparated: list[int] = []
@@ -721,11 +648,12 @@ class SelectResult:
     gamma_max: float
 
 
+@workers_renamed_from("n_jobs")
 def ireos_select(X: Any, solutions: Sequence[Any], *, m_cl: Any = 1, C: float = 100.0,
                  gamma_max: float | None = None, gamma_max_quantile: float = 1.0, quadrature: str = "adaptive",
                  n_gamma: int = 100,
                  tol: float = 0.001, max_depth: int = 8, knn: int | None = None, weights: Any = "gaussian",
-                 top_n: int | None = None, batch: int = 16, n_jobs: int = 1,
+                 top_n: int | None = None, batch: int = 16, workers: int = 1,
                  progress: Progress | None = None, executor: Any = None) -> SelectResult:
     """Rank candidate solutions by IREOS, computing separabilities in decreasing order of weight and stopping a
     candidate once its interval [I_partial, I_max] is disjoint from every other active candidate's interval, so
@@ -739,7 +667,7 @@ def ireos_select(X: Any, solutions: Sequence[Any], *, m_cl: Any = 1, C: float = 
                                  knn=knn)
     S, _N = W.shape
     shared = mcl == 1.0
-    engine = _Engine(Xc, _cost_vectors(W, mcl, C), C=float(C), knn=knn, n_jobs=n_jobs, tol=tol, progress=progress,
+    engine = _Engine(Xc, _cost_vectors(W, mcl, C), C=float(C), knn=knn, workers=workers, tol=tol, progress=progress,
                      executor=executor)
     try:
         if gamma_max is None:

@@ -1,0 +1,242 @@
+"""odeval.executor: every kind gives the same results in task order; errors, cancellation, Ctrl-C, workers=-1."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+
+from odeval.executor import (
+    DaskExecutor,
+    Executor,
+    ProcessExecutor,
+    SerialExecutor,
+    ThreadExecutor,
+    available_cores,
+    check_workers,
+    get_executor,
+    interrupted,
+    open_executor,
+    workers_renamed_from,
+)
+
+TASKS = list(range(8))
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _functions_by_value():
+    """Worker processes cannot import this test module (pytest's importlib mode): ship its functions by value."""
+    import cloudpickle
+
+    module = sys.modules[__name__]
+    cloudpickle.register_pickle_by_value(module)
+    yield
+    cloudpickle.unregister_pickle_by_value(module)
+
+
+def work(x: int) -> float:
+    """A float that depends on every bit of a seeded computation; later tasks finish first."""
+    time.sleep(0.002 * (len(TASKS) - x))
+    v = np.random.default_rng(x).normal(size=200)
+    return float(np.sqrt(np.abs(v)).sum() / (1.0 + x))
+
+
+def fail_at_3(x: int) -> int:
+    if x == 3:
+        raise ValueError(f"task {x} cannot be computed")
+    return x
+
+
+EXPECTED = [work(x) for x in TASKS]
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cl:
+        yield cl
+
+
+@pytest.mark.parametrize("kind", ["serial", "threads", "processes"])
+def test_local_kinds_give_the_same_results_in_task_order(kind):
+    with open_executor(kind, 2) as ex:
+        assert ex.map(work, TASKS) == EXPECTED
+        assert list(ex.imap(work, TASKS)) == EXPECTED
+
+
+def test_a_dask_cluster_by_client_and_by_address_gives_the_same_results(cluster):
+    from distributed import Client
+
+    with Client(cluster) as client:
+        with open_executor(client) as ex:
+            assert isinstance(ex, DaskExecutor) and ex.workers == 2
+            assert ex.map(work, TASKS) == EXPECTED
+        assert client.status == "running"  # a given client stays open
+    with open_executor(cluster.scheduler_address) as ex:
+        assert ex.map(work, TASKS) == EXPECTED
+        client = ex.client
+    assert client.status == "closed"  # the executor's own client is closed with it
+
+
+def test_a_given_pool_a_map_callable_and_an_executor_are_used_as_they_are():
+    with ThreadPoolExecutor(2) as pool:
+        assert get_executor(pool, 2).map(work, TASKS) == EXPECTED
+    assert get_executor(lambda f, xs: [f(x) for x in xs]).map(work, TASKS) == EXPECTED
+    ex = ThreadExecutor(2)
+    assert get_executor(ex) is ex
+    with open_executor(ex) as same:  # a pool that outlives several calls: not closed by the block
+        assert same.map(work, TASKS) == EXPECTED
+    assert ex.map(work, TASKS) == EXPECTED
+    ex.close()
+
+
+def test_on_result_sees_every_result_in_task_order():
+    seen = []
+    with open_executor("threads", 3) as ex:
+        ex.map(work, TASKS, on_result=lambda i, v: seen.append((i, v)))
+    assert seen == list(enumerate(EXPECTED))
+
+
+def test_process_workers_take_lambdas_outlive_several_maps_and_run_the_initializer():
+    ex = ProcessExecutor(2, initializer=_set_marker, initargs=("ready",))
+    try:
+        assert ex.map(lambda x: x * x, range(5)) == [x * x for x in range(5)]
+        first = set(ex.worker_pids())
+        assert ex.map(_marker, range(4)) == ["ready"] * 4  # the initializer ran in every worker
+        assert ex.map(_blas_threads, range(2)) == [1, 1]  # BLAS limited to one thread in the workers
+        assert first and first <= set(ex.worker_pids())  # the same pool served every map
+    finally:
+        ex.close()
+
+
+def _set_marker(value: str) -> None:  # shipped by value: its effect must live outside this module's globals
+    import os
+
+    os.environ["ODEVAL_TEST_WORKER_MARKER"] = value
+
+
+def _marker(_: int) -> str | None:
+    import os
+
+    return os.environ.get("ODEVAL_TEST_WORKER_MARKER")
+
+
+def _blas_threads(_: int) -> int:
+    from threadpoolctl import threadpool_info
+
+    info = [p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"]
+    return max(info) if info else 1
+
+
+@pytest.mark.parametrize("kind", ["serial", "threads", "processes", "dask"])
+def test_a_task_error_propagates_with_its_type_message_and_task(kind, request):
+    executor = request.getfixturevalue("cluster").scheduler_address if kind == "dask" else kind
+    with open_executor(executor, 2) as ex, pytest.raises(ValueError, match="task 3 cannot be computed") as info:
+        ex.map(fail_at_3, TASKS)
+    assert "(raised by task 3 of 8 in odeval.executor)" in getattr(info.value, "__notes__", [])
+    assert str(info.value) == "task 3 cannot be computed"  # the message itself is unchanged
+
+
+def test_a_failed_map_cancels_the_tasks_not_started():
+    ran = []
+
+    def slow(x):
+        if x == 0:
+            raise RuntimeError("first task fails")
+        ran.append(x)
+        time.sleep(0.05)
+        return x
+
+    with open_executor("threads", 1) as ex, pytest.raises(RuntimeError):
+        ex.map(slow, range(40))
+    time.sleep(0.2)
+    assert len(ran) < 5  # the others were cancelled, not run
+
+
+def test_submit_wait_and_as_completed_tag_each_result_with_its_task():
+    with open_executor("threads", 2) as ex:
+        gate = threading.Event()
+        held = ex.submit(gate.wait, 5)
+        assert ex.wait([held], timeout=0.01) == []  # nothing finished in time
+        futures = {ex.submit(work, x): f"task {x}" for x in TASKS}
+        got = {tag: ex.result(fut) for fut, tag in ex.as_completed(futures)}
+        assert got == {f"task {x}": EXPECTED[x] for x in TASKS}
+        gate.set()
+        assert ex.wait([held]) == [held] and ex.argument(held) is True
+
+
+def test_serial_executor_keeps_task_errors_and_lets_ctrl_c_through():
+    ex = SerialExecutor()
+    fut = ex.submit(fail_at_3, 3)
+    with pytest.raises(ValueError):
+        fut.result()
+
+    def ctrl_c_in_a_kernel():
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as ki:  # how numba reports a SIGINT inside compiled code
+            raise SystemError("returned a result with an exception set") from ki
+
+    with pytest.raises(SystemError):
+        ex.submit(ctrl_c_in_a_kernel)
+    assert interrupted(KeyboardInterrupt()) and not interrupted(ValueError())
+    kept = SerialExecutor(fatal=lambda exc: False).submit(ctrl_c_in_a_kernel)
+    assert isinstance(kept.exception(), SystemError)
+
+
+def test_ctrl_c_in_a_with_block_stops_the_process_workers_now():
+    t0 = time.monotonic()
+    with pytest.raises(KeyboardInterrupt), open_executor("processes", 2) as ex:
+        fut = ex.submit(time.sleep, 60)
+        while not ex.worker_pids():
+            time.sleep(0.05)
+        time.sleep(0.5)
+        raise KeyboardInterrupt
+    pids = set(ex.worker_pids())
+    deadline = time.monotonic() + 10
+    import multiprocessing as mp
+
+    while {p.pid for p in mp.active_children()} & pids and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not {p.pid for p in mp.active_children()} & pids
+    assert time.monotonic() - t0 < 30  # the 60 s task was abandoned
+    assert not fut.done() or fut.cancelled() or fut.exception() is not None
+
+
+def test_workers_minus_one_is_every_core_and_bad_values_are_one_line():
+    assert check_workers(-1) == available_cores() >= 1
+    assert check_workers(np.int64(3)) == 3
+    assert get_executor("threads", -1).workers == available_cores()
+    for bad in (0, -2, 1.5, True, "2", None):
+        with pytest.raises(ValueError, match=r"workers \(or -1: every core\) must be an integer ≥ 1") as info:
+            check_workers(bad)
+        assert "\n" not in str(info.value)
+
+
+def test_one_thread_is_serial_and_an_unknown_kind_is_one_line():
+    assert isinstance(get_executor("threads", 1), SerialExecutor)
+    assert isinstance(get_executor(None, 4), SerialExecutor)
+    for bad in (3, "thread", object()):
+        with pytest.raises(ValueError, match="executor must be") as info:
+            get_executor(bad)
+        assert "\n" not in str(info.value)
+    assert issubclass(ThreadExecutor, Executor)
+
+
+def test_the_old_keyword_is_accepted_with_a_deprecation_warning():
+    @workers_renamed_from("n_jobs", "jobs")
+    def run(*, workers: int = 1) -> int:
+        return workers
+
+    with pytest.warns(DeprecationWarning, match=r"run\(n_jobs=...\) is deprecated; use workers="):
+        assert run(n_jobs=3) == 3
+    with pytest.warns(DeprecationWarning):
+        assert run(jobs=2) == 2
+    with pytest.raises(TypeError, match="both workers and"):
+        run(n_jobs=2, workers=2)
+    assert run(workers=4) == 4
