@@ -31,7 +31,7 @@ import numpy as np
 from joblib import parallel_config
 from sklearn.metrics import auc
 
-from odeval.measures.internal import emmv, excess_mass, mass_volume
+from odeval.labelfree import emmv, excess_mass, mass_volume
 
 
 def reference_em(t, t_max, volume_support, s_unif, s_X, n_generated):

@@ -52,10 +52,10 @@ def measure(path: Path, kmax: int, ireos_max_n: int, ireos10_max_n: int, kendall
     from odeval.bench.config import MethodSpec
     from odeval.bench.runner import prepare_variant
     from odeval.bench.variant_step import candidate_scorings
-    from odeval.compare.selection import default_selectors, paper_candidates, run_selectors
     from odeval.data import catalogue
+    from odeval.labelfree import ireos
+    from odeval.labelfree.selection import default_selectors, paper_candidates, run_selectors
     from odeval.measures import evaluate_many
-    from odeval.measures.internal import ireos
 
     ref = catalogue.variant_from_path(path)
     ks = parse_k_range(f"1..{kmax}")

@@ -872,7 +872,7 @@ def emmv_cmd(dataset: str, detector: str, k: int, setting: str, split: bool, dra
     import json
     import sys
 
-    from odeval.measures.internal.emmv_algorithm import chapter_split, evaluate_split
+    from odeval.labelfree.emmv_algorithm import chapter_split, evaluate_split
 
     try:
         if draws < 1:
@@ -960,9 +960,9 @@ def ireos_cmd(dataset: str, scores_src: str, columns: tuple[str, ...], store_dat
 
     from odeval.analysis.selection import paper_candidates
     from odeval.data import load_dataset
+    from odeval.labelfree import ireos
     from odeval.measures import roc_auc
     from odeval.measures._io import is_score_table, read_score_table
-    from odeval.measures.internal import ireos
 
     try:
         ds = load_dataset(dataset)
@@ -1071,7 +1071,7 @@ def select_audit_cmd(store: str, candidates: str, selectors: tuple[str, ...], on
     import json
 
     from odeval.analysis.selection import audit_store, format_audit
-    from odeval.compare.selection import get_selector
+    from odeval.labelfree.selection import get_selector
 
     if candidates != "all" and not (candidates.isdigit() and int(candidates) > 0):
         raise click.BadParameter(f"use 'all' or a positive integer, got {candidates!r}", param_hint="--candidates")

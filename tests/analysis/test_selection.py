@@ -27,7 +27,7 @@ from odeval.analysis.selection import (
     stored_variants,
 )
 from odeval.cli import main
-from odeval.compare.selection import Selection
+from odeval.labelfree.selection import Selection
 from odeval.measures import roc_auc
 
 LABELS = np.array([1, 1, 0, 0, 0, 0, 0, 0], dtype=bool)
@@ -221,7 +221,7 @@ def test_study_report_passes_the_selection_audit(store, tmp_path, monkeypatch):
 
 def test_select_audit_cli_em_mv(store, monkeypatch):
     """`--selectors em,mv,ireos,laplacian-sqrt` loads the data and runs them (coarse EM/MV settings: fast)."""
-    from odeval.compare import selection as sel
+    from odeval.labelfree import selection as sel
 
     monkeypatch.setitem(sel.EMMV_SETTINGS, "draws", 2)
     monkeypatch.setitem(sel.EMMV_SETTINGS, "n_generated", 2000)

@@ -1,7 +1,7 @@
 """Meta-evaluation of label-free model selection: how good is the candidate a selector picks, by the labels?
 
 For every dataset variant, a *candidate set* (every method × k a study kept the scores of, or the ten
-candidates of Marques et al. 2020, §4.2) is given to each selector of :mod:`odeval.compare.selection`, which
+candidates of Marques et al. 2020, §4.2) is given to each selector of :mod:`odeval.labelfree.selection`, which
 sees no labels. The labels then judge the pick: its ROC AUC, average precision and adjusted AP next to the
 minimum, mean and maximum over the candidates and its percentile among them (as in Marques et al. 2020,
 Table 7 and Fig. 9). Across variants: mean quality and mean rank per selector, one-sided Wilcoxon signed-rank
@@ -34,7 +34,7 @@ import pandas as pd
 from scipy import stats as sps
 
 from odeval.analysis.stats import average_ranks, friedman_test, nemenyi_critical_difference, nemenyi_test
-from odeval.compare.selection import (
+from odeval.labelfree.selection import (
     DEFAULT_CANDIDATES,
     Selection,
     default_selectors,
@@ -551,7 +551,7 @@ def audit_selection(candidate_sets: Iterable[CandidateSet | tuple[str, Callable[
     candidate_sets : iterable of CandidateSet or of (name, loader) pairs, the loader a zero-argument callable
         returning the set (loaded lazily, so a store with hundreds of variants is never held in memory at
         once). A loader that raises ``ValueError`` is recorded in ``failed`` with the name and skipped.
-    selectors : names (default: :func:`odeval.compare.selection.default_selectors`, all but em / mv).
+    selectors : names (default: :func:`odeval.labelfree.selection.default_selectors`, all but em / mv).
     measure : the measure of the summary, tests and verdicts (all of :data:`AUDIT_MEASURES` are in ``picks``).
     progress : called with the variant name after each variant.
     stored : (picks, candidates) frames already judged (e.g. :func:`stored_picks`), audited together with the

@@ -40,7 +40,7 @@ candidates of Marques et al. 2020 §4.2), run by :mod:`odeval.bench.variant_step
     [internal_options]          # IREOS keys: mcl = 1 | "sqrt5" | n, knn = 250 | "exact", adjust = true,
     knn = 250                   # quadrature = "adaptive" | "fixed", n_gamma, tol, C, gamma_max,
                                 # candidates = "all" | 10
-    [selection]                 # the label-free selectors of odeval.compare.selection, their picks stored
+    [selection]                 # the label-free selectors of odeval.labelfree.selection, their picks stored
     selectors = ["mc-spearman", "hits", "ensemble", "random", "default-knn10"]   # default: the default set
     candidates = "all"          # or 10, or ["all", 10] (one selection task per mode)
 
@@ -77,7 +77,7 @@ UNIT_MEASURES = ("em", "mv")
 INTERNAL_OPTIONS = ("draws", "features", "max_dim", "n_generated", "seed")
 IREOS_OPTIONS: dict[str, Any] = {"mcl": 1, "knn": 250, "adjust": True, "quadrature": "adaptive", "n_gamma": 100,
                                  "tol": 1e-3, "C": 100.0, "gamma_max": None, "candidates": "all"}
-"""IREOS keys of ``[internal_options]`` with their defaults (:func:`odeval.measures.internal.ireos`; ``knn``:
+"""IREOS keys of ``[internal_options]`` with their defaults (:func:`odeval.labelfree.ireos`; ``knn``:
 the kNN-subset approximation of Marques et al. 2020 §3.5.3, "exact" for none; exact anyway when N <= knn + 1)."""
 SELECTION_KEYS = ("selectors", "candidates")
 
@@ -87,7 +87,7 @@ class VariantStep:
     """What a study computes once per dataset variant over all its candidates (:mod:`odeval.bench.variant_step`).
 
     ``ireos``: the IREOS options (keys of :data:`IREOS_OPTIONS`, ``candidates`` included) or None;
-    ``selectors``: the label-free selectors to run (:mod:`odeval.compare.selection`) or None;
+    ``selectors``: the label-free selectors to run (:mod:`odeval.labelfree.selection`) or None;
     ``selection_candidates``: "all" or the number of paper candidates, or a tuple of such modes (one selection
     task per mode, e.g. ``("all", "10")``); ``seed``: the study's seed.
     """
@@ -236,7 +236,7 @@ def study_k_plans(study: Study) -> Iterator[VariantKPlan]:
 
 
 def emmv_not_applicable(method: MethodSpec) -> str | None:
-    """Why EM/MV cannot be computed for a study method (None when it can): :func:`odeval.measures.internal.
+    """Why EM/MV cannot be computed for a study method (None when it can): :func:`odeval.labelfree.
     emmv_all_k` needs a novelty form and scores with the method's default parameters."""
     from odeval.detectors import get_detector, novelty_methods
 
@@ -499,7 +499,7 @@ def _parse_variant_step(raw: dict[str, Any], meta: dict[str, Any], seed: int, ir
         extra = set(sel) - set(SELECTION_KEYS)
         if extra:
             problems.append(f"[selection]: unknown key(s) {sorted(extra)}; known: {list(SELECTION_KEYS)}")
-        from odeval.compare.selection import default_selectors, get_selector
+        from odeval.labelfree.selection import default_selectors, get_selector
 
         names = sel.get("selectors", "default")
         if names == "default":

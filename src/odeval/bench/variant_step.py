@@ -2,19 +2,19 @@
 
 IREOS (Marques et al. 2020) must use one γ_max for all candidates of a variant (§3.4: the smallest γ at which
 every object with weight ≥ 0.5 in *any* candidate is separable), so it cannot be a column of the per-unit
-work; neither can the label-free selectors of :mod:`odeval.compare.selection`, which compare the candidates
+work; neither can the label-free selectors of :mod:`odeval.labelfree.selection`, which compare the candidates
 with each other. A *variant task* therefore sees every candidate of one variant: every method × k of the study
 (``candidates = "all"``) or the ten candidates of §4.2 (``candidates = 10``: best, worst and evenly spaced
-ROC AUC, :func:`odeval.compare.selection.paper_candidates`).
+ROC AUC, :func:`odeval.labelfree.selection.paper_candidates`).
 
 One job per variant (:func:`run_variant_job`) rescores the candidates from the variant's prepared kNN graph
 with the one scoring path (:func:`odeval.detectors.scoring.score_ks`, as the units do; ±inf mapped by
 :func:`odeval.measures.finite_for_ranking`) instead of storing R × N score vectors, then runs every task of
 the variant still missing from the store:
 
-* ``ireos`` — :func:`odeval.measures.internal.ireos` of every candidate (Eq. 9, adjusted Eq. 13 when asked),
+* ``ireos`` — :func:`odeval.labelfree.ireos` of every candidate (Eq. 9, adjusted Eq. 13 when asked),
   one γ_max per variant; values ``ireos``, ``ireos_adjusted``, ``ireos_p_value`` per candidate.
-* ``selection`` — the study's selectors (:func:`odeval.compare.selection.run_selectors`), their picks.
+* ``selection`` — the study's selectors (:func:`odeval.labelfree.selection.run_selectors`), their picks.
 
 Both store the candidates' quality by the labels (never shown to IREOS or a selector) so the audit and the
 report judge the picks without the score vectors. A task id is a content hash of the dataset file, the
@@ -206,7 +206,7 @@ def _failed(res: VariantTaskResult, exc: BaseException) -> None:
 
 def _candidate_rows(mode: str, roc_auc: np.ndarray) -> np.ndarray:
     """Rows of the candidate set: all, or the paper's n by ROC AUC (Marques et al. 2020, §4.2)."""
-    from odeval.compare.selection import paper_candidates
+    from odeval.labelfree.selection import paper_candidates
 
     if mode == "all":
         return np.arange(roc_auc.size)
@@ -215,7 +215,7 @@ def _candidate_rows(mode: str, roc_auc: np.ndarray) -> np.ndarray:
 
 def _references(meta: list[dict[str, Any]], keep: np.ndarray, S: np.ndarray) -> dict[str, np.ndarray]:
     """The fixed-default scorings (kNN k = 10, LOF k = 20) outside the candidate set, by name."""
-    from odeval.compare.selection import DEFAULT_CANDIDATES
+    from odeval.labelfree.selection import DEFAULT_CANDIDATES
 
     inside = set(int(i) for i in keep)
     out = {}
@@ -228,7 +228,7 @@ def _references(meta: list[dict[str, Any]], keep: np.ndarray, S: np.ndarray) -> 
 
 def _ireos_task(res: VariantTaskResult, X: np.ndarray | None, S: np.ndarray, opts: dict[str, Any]) -> None:
     """IREOS of every candidate with one γ_max over all of them (Marques et al. 2020, §3.4, Eq. 9, 13)."""
-    from odeval.measures.internal import ireos
+    from odeval.labelfree import ireos
 
     if X is None:
         raise ValueError("IREOS needs the data: the prepared variant kept no data matrix")
@@ -238,7 +238,7 @@ def _ireos_task(res: VariantTaskResult, X: np.ndarray | None, S: np.ndarray, opt
     # with the adjustment the p-values cost no classifier: m_cl = 1 permutes the areas of all objects (computed
     # for E{I}, Eq. 25), m_cl > 1 reuses the Monte Carlo null of E{I}; without it they would need those classifiers
     pv = bool(opts.get("adjust", True))
-    from odeval.compare.selection import weighable_candidates
+    from odeval.labelfree.selection import weighable_candidates
 
     use, excluded = weighable_candidates(S)
     if not use:
@@ -267,7 +267,7 @@ def _ireos_task(res: VariantTaskResult, X: np.ndarray | None, S: np.ndarray, opt
 def _selection_task(res: VariantTaskResult, prepared: Any, S: np.ndarray, names: list[str], opts: dict[str, Any],
                     refs: dict[str, np.ndarray], quality: dict[str, np.ndarray]) -> None:
     """The picks of the study's selectors, each with its quality by the labels."""
-    from odeval.compare.selection import get_selector, run_selectors
+    from odeval.labelfree.selection import get_selector, run_selectors
     from odeval.measures import evaluate_many, finite_for_ranking
 
     keep_quality = {q: np.array([c[q] for c in res.candidates]) for q in VARIANT_QUALITY}

@@ -662,7 +662,7 @@ def _default(method: str, k: int) -> SelectorFn:
 
 
 # --------------------------------------------------------------------------------- EM / MV (need the data)
-#: Settings of the ``em`` / ``mv`` selectors: the defaults of :func:`odeval.measures.internal.emmv` (Goix 2016),
+#: Settings of the ``em`` / ``mv`` selectors: the defaults of :func:`odeval.labelfree.emmv` (Goix 2016),
 #: read when the selector runs (change them here for a cheaper, coarser audit).
 EMMV_SETTINGS: dict[str, int] = {"draws": 50, "features": 5, "max_dim": 8, "n_generated": 100_000}
 _EMMV_CACHE: dict[tuple[Any, ...], tuple[np.ndarray, np.ndarray, tuple[tuple[int, str], ...]]] = {}
@@ -674,10 +674,10 @@ def emmv_criteria(names: Sequence[str], X: Any, *, seed: int = 0, draws: int = E
                   ) -> tuple[np.ndarray, np.ndarray, tuple[tuple[int, str], ...]]:
     """EM and MV criteria (Goix 2016) of every candidate ``METHOD-kNNN``, refitted on ``X`` and evaluated on it.
 
-    The unsupervised same-data setting of :func:`odeval.measures.internal.emmv` (fit on ``X``, ``P_n`` over
+    The unsupervised same-data setting of :func:`odeval.labelfree.emmv` (fit on ``X``, ``P_n`` over
     ``X``, the fitted objects scored with self excluded), with its feature sub-sampling when d > ``max_dim``
     (``draws`` draws of ``features`` attributes) and ``n_generated`` uniform points per evaluation. One call of
-    :func:`odeval.measures.internal.emmv_many` for all candidates: one kNN graph and one uniform-sample query per
+    :func:`odeval.labelfree.emmv_many` for all candidates: one kNN graph and one uniform-sample query per
     feature draw, shared by every method and k. The candidates' stored scores are not used: EM/MV need the scores of
     new (uniform) points, so the detector is rebuilt from its name.
 
@@ -705,7 +705,7 @@ def emmv_criteria(names: Sequence[str], X: Any, *, seed: int = 0, draws: int = E
     import warnings as _warnings
 
     from odeval.detectors import available_methods, get_detector
-    from odeval.measures.internal import EMMVWarning, emmv_many
+    from odeval.labelfree import EMMVWarning, emmv_many
 
     Xd = np.ascontiguousarray(np.asarray(X, dtype=np.float64))
     n = Xd.shape[0]
@@ -781,7 +781,7 @@ def _emmv_selector(which: Literal["em", "mv"]) -> SelectorFn:
 
 
 # ------------------------------------------------------------------------------------ IREOS, Laplacian Score
-#: Settings of the ``ireos-*`` selectors (see :func:`odeval.measures.internal.ireos`): the kNN-subset
+#: Settings of the ``ireos-*`` selectors (see :func:`odeval.labelfree.ireos`): the kNN-subset
 #: approximation (Marques et al. 2020, §3.5.3; used when N > knn + 1) and adaptive quadrature; read at call time.
 IREOS_SETTINGS: dict[str, Any] = {"knn": 250, "quadrature": "adaptive", "C": 100.0, "n_jobs": 1}
 
@@ -791,12 +791,12 @@ def weighable_candidates(S: np.ndarray) -> tuple[list[tuple[int, np.ndarray]], l
     reason).
 
     Every candidate is a *scoring*: one that happens to take only the values 0 and 1 (e.g. a method at large k)
-    would be read by :func:`odeval.measures.internal.solution_weights` as a binary top-n solution, so it is
+    would be read by :func:`odeval.labelfree.solution_weights` as a binary top-n solution, so it is
     shifted by +1 (Gaussian scaling is shift-invariant). A candidate without weights — constant scores (e.g. INFLO
     or LOF at k = N − 1 score every object 1), or no positive weight after scaling — is excluded with the reason
     (its criterion is NaN), instead of failing the variant.
     """
-    from odeval.measures.internal import solution_weights
+    from odeval.labelfree import solution_weights
 
     use, excluded = [], []
     for i, s in enumerate(np.asarray(S, dtype=np.float64)):
@@ -831,7 +831,7 @@ def _on_weighable(label: str, S: np.ndarray, criterion_of: Callable[[list[np.nda
 
 def _ireos_selector(label: str, m_cl: Any) -> SelectorFn:
     def fn(S: np.ndarray, names: tuple[str, ...], *, X: Any = None, seed: int = 0) -> Selection:
-        from odeval.measures.internal import ireos
+        from odeval.labelfree import ireos
 
         opts = dict(IREOS_SETTINGS)
         if opts.get("knn") is not None and X.shape[0] <= int(opts["knn"]) + 1:
@@ -865,7 +865,7 @@ def _laplacian_graph(W: np.ndarray, k_max: int) -> Any:
 
 def _laplacian_selector(label: str, k: int | None) -> SelectorFn:
     def fn(S: np.ndarray, names: tuple[str, ...], *, X: Any = None, seed: int = 0) -> Selection:
-        from odeval.measures.internal import laplacian_score, solution_weights
+        from odeval.labelfree import laplacian_score, solution_weights
 
         n = S.shape[1]
         kk = round(float(np.sqrt(n))) if k is None else k

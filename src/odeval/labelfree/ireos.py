@@ -1,7 +1,7 @@
 """IREOS: Internal, Relative Evaluation of Outlier Solutions (Marques, Campello, Sander, Zimek, ACM TKDD 2020).
 
 An outlier is an object that a kernel classifier separates easily from all the others. For every object x_j a
-kernel logistic regression (KLR, :mod:`odeval.measures.internal._klr`) is trained with x_j labelled +1 and every
+kernel logistic regression (KLR, :mod:`odeval.labelfree._klr`) is trained with x_j labelled +1 and every
 other object -1, for kernel widths gamma in [0, gamma_max]; the separability p(x_j, gamma) is the fitted probability
 at x_j. The index of a solution with outlier weights w (Eq. 9)
 
@@ -36,7 +36,7 @@ import numpy as np
 from scipy import stats
 
 from odeval._validation import check_data_matrix, check_scores
-from odeval.measures.internal import _klr
+from odeval.labelfree import _klr
 
 __all__ = ["IREOSResult", "SelectResult", "ireos", "ireos_select", "resolve_mcl", "solution_weights"]
 

@@ -4,7 +4,7 @@
 (default 8, the chapter's "standard criteria when d ≤ 8"), m draws (default 50) of d' features (default 5;
 without replacement inside a draw, with replacement between draws), the detector refitted on each sub-space,
 the box volume and the uniform sample in d' dimensions, EM and MV criteria computed per draw
-(:func:`~odeval.measures.internal.excess_mass_volume.excess_mass`, ``mass_volume``) and averaged. Draws whose
+(:func:`~odeval.labelfree.excess_mass_volume.excess_mass`, ``mass_volume``) and averaged. Draws whose
 criterion cannot be estimated (a level set with estimated volume 0, see those functions) are NaN, counted in
 the result (``em_failed``, ``mv_failed``) with their reasons and left out of the average — never silently.
 
@@ -41,8 +41,7 @@ import numpy as np
 
 from odeval._validation import check_data_matrix
 from odeval.detectors.novelty import NoveltyDetector
-from odeval.measures._ranking import finite_for_ranking
-from odeval.measures.internal.excess_mass_volume import (
+from odeval.labelfree.excess_mass_volume import (
     ALPHA_MAX,
     ALPHA_MIN,
     N_GENERATED,
@@ -55,6 +54,7 @@ from odeval.measures.internal.excess_mass_volume import (
     mass_volume,
     uniform_in_box,
 )
+from odeval.measures._ranking import finite_for_ranking
 
 __all__ = ["EMMVResult", "KNNQueryDetector", "emmv", "emmv_all_k", "emmv_many", "make_detector", "SKLEARN_DETECTORS",
            "ChapterSplit", "chapter_split", "continuous_features", "evaluate_split", "OCSVM_MAX_TRAIN"]
@@ -268,7 +268,7 @@ def emmv(detector: Any, X_train: Any, X_test: Any = None, *, draws: int = 50, fe
     seed : int, default 0
         Seeds the feature draws, the uniform samples and (where it has a ``random_state``) the detector.
     t_max, alpha_min, alpha_max, integration
-        See :func:`~odeval.measures.internal.excess_mass_volume.excess_mass` and ``mass_volume``.
+        See :func:`~odeval.labelfree.excess_mass_volume.excess_mass` and ``mass_volume``.
     n_jobs : int, default 1
         Draws evaluated in parallel by joblib worker processes (-1: one per core). The result is bit-identical
         whatever ``n_jobs`` (every draw has its own seeds and runs the same sequential code; tested). The

@@ -1,4 +1,4 @@
-"""The em / mv selectors of odeval.compare.selection against direct odeval.measures.internal.emmv calls."""
+"""The em / mv selectors of odeval.labelfree.selection against direct odeval.labelfree.emmv calls."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import warnings
 import numpy as np
 import pytest
 
-from odeval.compare.selection import default_selectors, emmv_criteria, get_selector, run_selector
-from odeval.measures.internal import emmv, emmv_all_k
-from odeval.measures.internal.emmv_algorithm import KNNQueryDetector
+from odeval.labelfree import emmv, emmv_all_k
+from odeval.labelfree.emmv_algorithm import KNNQueryDetector
+from odeval.labelfree.selection import default_selectors, emmv_criteria, get_selector, run_selector
 
 
 def _data(d: int = 2) -> np.ndarray:
@@ -89,7 +89,7 @@ def test_no_evaluable_candidate_is_a_clear_error():
 def test_emmv_all_k_uniform_blocks_change_nothing(monkeypatch):
     """The uniform sample is queried and scored in blocks; every novelty method gives the same bits for any block."""
     from odeval.detectors import novelty_methods
-    from odeval.measures.internal import emmv_algorithm
+    from odeval.labelfree import emmv_algorithm
 
     X = np.random.default_rng(7).normal(size=(50, 4))
     whole = {m: emmv_all_k(m, X, [3, 7], n_generated=1500, seed=1) for m in novelty_methods()}
@@ -105,7 +105,7 @@ def test_emmv_all_k_uniform_blocks_change_nothing(monkeypatch):
 
 def test_emmv_many_equals_emmv_all_k_per_method():
     """Sharing the draws' graph and query between methods changes nothing (different k ranges per method)."""
-    from odeval.measures.internal import emmv_many
+    from odeval.labelfree import emmv_many
 
     X = np.random.default_rng(5).normal(size=(60, 10))  # d > 8: feature sub-sampling
     plan = {"kNN": [2, 9], "LOF": [4], "LDOF": [3, 12], "LoOP": [5]}

@@ -7,15 +7,15 @@ import warnings
 import numpy as np
 import pytest
 
-from odeval.measures.internal import EMMVWarning, emmv, excess_mass, mass_volume
-from odeval.measures.internal.emmv_algorithm import (
+from odeval.labelfree import EMMVWarning, emmv, excess_mass, mass_volume
+from odeval.labelfree.emmv_algorithm import (
     KNNQueryDetector,
     chapter_split,
     continuous_features,
     evaluate_split,
     make_detector,
 )
-from odeval.measures.internal.excess_mass_volume import bounding_box, uniform_in_box
+from odeval.labelfree.excess_mass_volume import bounding_box, uniform_in_box
 
 FAST = {"n_generated": 2000}
 
@@ -160,7 +160,7 @@ def test_bad_scores_of_a_detector_name_the_detector_and_draw(detector, match):
 def test_non_refittable_and_bad_settings_are_one_line():
     from sklearn.neighbors import LocalOutlierFactor
 
-    from odeval.measures.internal import emmv_all_k
+    from odeval.labelfree import emmv_all_k
 
     X = np.random.default_rng(0).normal(size=(30, 10))
     cases = [
@@ -321,8 +321,8 @@ def test_infinite_scores_are_ranked_jointly_not_refused():
     """LOF-like methods score +inf where a point's neighbours coincide (integer data, feature sub-sampling).
     EM/MV depend on the joint order of data and uniform scores only, so ±inf is mapped, order-preserving, to
     finite values beyond both ranges: the criteria equal those of any finite scores in the same joint order."""
-    from odeval.measures.internal import emmv_all_k
-    from odeval.measures.internal.emmv_algorithm import _finite_jointly
+    from odeval.labelfree import emmv_all_k
+    from odeval.labelfree.emmv_algorithm import _finite_jointly
 
     rng = np.random.default_rng(3)
     s_data, s_unif = rng.normal(size=50), rng.normal(size=400) + 1.0

@@ -1,4 +1,4 @@
-"""Label-free selectors (odeval.compare.selection) on tiny hand-made candidate sets with known answers."""
+"""Label-free selectors (odeval.labelfree.selection) on tiny hand-made candidate sets with known answers."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from scipy import stats
 
 from odeval.compare import combine
-from odeval.compare.selection import (
+from odeval.labelfree.selection import (
     SELECTORS,
     Selection,
     SelectorInfo,
@@ -178,7 +178,7 @@ def test_every_selector_is_bit_identical_on_repeat():
     S, _ = _central_set(8)
     names = [f"kNN-{k:03d}" for k in range(5, 5 + S.shape[0])]
     assert set(default_selectors()) | {"em", "mv"} <= set(available_selectors())
-    for name in default_selectors():  # em / mv (need X): tests/compare/test_selection_emmv.py
+    for name in default_selectors():  # em / mv (need X): tests/labelfree/test_selection_emmv.py
         a, b = run_selector(name, S, names, seed=3), run_selector(name, S, names, seed=3)
         assert a.index == b.index and a.members == b.members, name
         for x, y in ((a.scores, b.scores), (a.criterion, b.criterion)):
