@@ -872,7 +872,7 @@ def emmv_cmd(dataset: str, detector: str, k: int, setting: str, split: bool, dra
     import json
     import sys
 
-    from odeval.labelfree.emmv_algorithm import chapter_split, evaluate_split
+    from odeval.protocols.emmv_chapter import chapter_split, evaluate_split
 
     try:
         if draws < 1:
