@@ -835,6 +835,24 @@ def report_cmd(store: str, out_dir: str, measure: str, statistic: str, study_has
     click.echo(f"report written to {index}")
 
 
+class _SettingDefault:
+    """The default of a click option: a field of a label-free settings dataclass
+    (:class:`odeval.labelfree.ireos.IREOSSettings`, :class:`odeval.labelfree.emmv_algorithm.EMMVSettings`), where
+    it is declared once. Read when the command runs or shows its help, not when the CLI starts: importing the
+    label-free stage costs seconds that every other command would pay."""
+
+    def __init__(self, settings: str, field: str) -> None:
+        self.settings, self.field = settings, field
+
+    def __call__(self) -> object:
+        import odeval.labelfree as labelfree
+
+        return getattr(getattr(labelfree, self.settings)(), self.field)
+
+    def __str__(self) -> str:  # what --help shows
+        return str(self())
+
+
 @main.command("emmv")
 @click.argument("dataset", type=click.Path(exists=True, dir_okay=False))
 @click.option("--detector", "-d", required=True, metavar="iforest|ocsvm|lof|METHOD",
@@ -845,11 +863,14 @@ def report_cmd(store: str, out_dir: str, measure: str, statistic: str, study_has
               help="novelty: fit on normal training data, EM/MV on normal test data; unsupervised: polluted data.")
 @click.option("--split/--no-split", default=True, show_default=True,
               help="50/50 train/test split; --no-split (unsupervised only): fit and evaluate on the same data.")
-@click.option("--draws", "-m", type=int, default=50, show_default=True, help="Feature draws m (when d > --max-dim).")
-@click.option("--features", type=int, default=5, show_default=True, help="Features per draw d'.")
-@click.option("--max-dim", type=click.IntRange(min=0), default=8, show_default=True,
-              help="Largest d evaluated with all features (no sub-sampling).")
-@click.option("--n-generated", type=int, default=100_000, show_default=True, help="Uniform points per evaluation.")
+@click.option("--draws", "-m", type=int, default=_SettingDefault("EMMVSettings", "draws"), show_default=True,
+              help="Feature draws m (when d > --max-dim).")
+@click.option("--features", type=int, default=_SettingDefault("EMMVSettings", "features"), show_default=True,
+              help="Features per draw d'.")
+@click.option("--max-dim", type=click.IntRange(min=0), default=_SettingDefault("EMMVSettings", "max_dim"),
+              show_default=True, help="Largest d evaluated with all features (no sub-sampling).")
+@click.option("--n-generated", type=int, default=_SettingDefault("EMMVSettings", "n_generated"), show_default=True,
+              help="Uniform points per evaluation.")
 @click.option("--integration", type=click.Choice(["grid", "exact"]), default="grid", show_default=True,
               help="grid: the authors' t / alpha grids; exact: exact integrals of the empirical curves.")
 @click.option("--max-outlier-ratio", type=float, default=0.1, show_default=True,
@@ -922,20 +943,25 @@ def emmv_cmd(dataset: str, detector: str, k: int, setting: str, split: bool, dra
 @click.option("--store-dataset", default=None, help="Variant name in the STORE [default: DATASET's file stem].")
 @click.option("--candidates", type=click.IntRange(min=2), default=None,
               help="Keep this many candidates spread over ROC AUC (needs labels; Sect. 4.2 of the paper uses 10).")
-@click.option("--mcl", default="1", show_default=True, help="Maximum clump size: 1, sqrt5 (= sqrt(5%% N)) or a number.")
+@click.option("--mcl", type=str, default=_SettingDefault("IREOSSettings", "m_cl"), show_default=True,
+              help="Maximum clump size: 1, sqrt5 (= sqrt(5%% N)) or a number.")
 @click.option("--adjust", is_flag=True, help="Adjust for chance (Eq. 13); m_cl = 1 classifies every object.")
 @click.option("--pvalue", is_flag=True, help="One-sided p-values against random solutions.")
 @click.option("--knn", type=click.IntRange(min=1), default=None,
               help="Train each classifier on the object's k nearest neighbours (the paper: 250) [default: exact].")
-@click.option("--quadrature", type=click.Choice(["adaptive", "fixed"]), default="adaptive", show_default=True)
-@click.option("--n-gamma", type=click.IntRange(min=2), default=100, show_default=True, help="Points of the fixed grid.")
-@click.option("--tol", type=click.FloatRange(min=0, min_open=True), default=0.001, show_default=True,
-              help="Error tolerance of the adaptive quadrature (Eq. 14).")
+@click.option("--quadrature", type=click.Choice(["adaptive", "fixed"]),
+              default=_SettingDefault("IREOSSettings", "quadrature"), show_default=True)
+@click.option("--n-gamma", type=click.IntRange(min=2), default=_SettingDefault("IREOSSettings", "n_gamma"),
+              show_default=True, help="Points of the fixed grid.")
+@click.option("--tol", type=click.FloatRange(min=0, min_open=True), default=_SettingDefault("IREOSSettings", "tol"),
+              show_default=True, help="Error tolerance of the adaptive quadrature (Eq. 14).")
 @click.option("--gamma-max", type=float, default=None, help="Upper kernel width [default: searched, Sect. 3.4].")
-@click.option("--gamma-max-quantile", type=click.FloatRange(min=0, max=1, min_open=True), default=1.0,
-              show_default=True, help="Search gamma_max until this fraction of the candidates' outliers is "
+@click.option("--gamma-max-quantile", type=click.FloatRange(min=0, max=1, min_open=True),
+              default=_SettingDefault("IREOSSettings", "gamma_max_quantile"), show_default=True,
+              help="Search gamma_max until this fraction of the candidates' outliers is "
               "separable (1 = the paper's rule; lower for near-duplicates, see docs/ireos.md).")
-@click.option("--C", "cost", type=click.FloatRange(min=0, min_open=True), default=100.0, show_default=True)
+@click.option("--C", "cost", type=click.FloatRange(min=0, min_open=True), default=_SettingDefault("IREOSSettings", "C"),
+              show_default=True)
 @click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True,
               help="Classifier workers (threads; local processes with --processes).")
 @click.option("--processes", is_flag=True, help="Run the classifiers in --jobs local processes.")
@@ -1056,10 +1082,14 @@ def _with_progress(run, *, quiet: bool):
 @click.option("--compute-missing", is_flag=True,
               help="With picks stored by a study ([selection]): compute the selectors / variants not stored from "
                    "the kept score vectors.")
+@click.option("--emmv-draws", type=click.IntRange(min=1), default=_SettingDefault("EMMVSettings", "draws"),
+              show_default=True, help="Feature draws of the em / mv selectors (fewer: a coarser, faster audit).")
+@click.option("--emmv-n-generated", type=click.IntRange(min=1), default=_SettingDefault("EMMVSettings", "n_generated"),
+              show_default=True, help="Uniform points per evaluation of the em / mv selectors.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (one JSON object).")
 def select_audit_cmd(store: str, candidates: str, selectors: tuple[str, ...], only: tuple[str, ...], measure: str,
                      blocks: str, seed: int, per_variant: bool, report_dir: str | None, compute_missing: bool,
-                     as_json: bool) -> None:
+                     emmv_draws: int, emmv_n_generated: int, as_json: bool) -> None:
     """Audit label-free model selection on a study STORE.
 
     Every selector (model centrality, HITS, SELECT, ensembles, fixed defaults, random) picks a candidate of each
@@ -1071,6 +1101,7 @@ def select_audit_cmd(store: str, candidates: str, selectors: tuple[str, ...], on
     import json
 
     from odeval.analysis.selection import audit_store, format_audit
+    from odeval.labelfree import EMMVSettings
     from odeval.labelfree.selection import get_selector
 
     if candidates != "all" and not (candidates.isdigit() and int(candidates) > 0):
@@ -1085,9 +1116,11 @@ def select_audit_cmd(store: str, candidates: str, selectors: tuple[str, ...], on
         with Progress(TextColumn("[bold]variants"), BarColumn(), TimeElapsedColumn(),
                       TextColumn("{task.fields[current]}"), transient=True, disable=as_json) as prog:
             task = prog.add_task("variants", total=None, current="")
+            coarse = EMMVSettings(draws=emmv_draws, n_generated=emmv_n_generated)
             audit, source, messages = audit_store(
                 store, wanted, candidates=candidates, measure=measure, seed=seed, blocks=blocks, datasets=keep,
-                compute_missing=compute_missing, progress=lambda d: prog.update(task, advance=1, current=d))
+                compute_missing=compute_missing, progress=lambda d: prog.update(task, advance=1, current=d),
+                settings={"em": coarse, "mv": coarse})
     except (ValueError, FileNotFoundError) as exc:
         raise click.ClickException(str(exc).splitlines()[0]) from None
     if keep:

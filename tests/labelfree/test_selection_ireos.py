@@ -20,17 +20,20 @@ def toy():
 
 
 @pytest.mark.parametrize(("name", "m_cl"), [("ireos", 1), ("ireos-sqrt5", "sqrt5")])
-def test_ireos_selectors_equal_direct_adjusted_index(toy, name, m_cl, monkeypatch):
-    from odeval.labelfree import selection
+def test_ireos_selectors_equal_direct_adjusted_index(toy, name, m_cl):
+    from dataclasses import replace
+
+    from odeval.labelfree.selection import IREOS_SELECTOR_SETTINGS, get_selector
 
     X, S, names = toy
-    monkeypatch.setitem(selection.IREOS_SETTINGS, "max_draws", 10)  # m_cl > 1: fewer Monte Carlo draws (fast)
-    sel = run_selector(name, S, names, X=X, seed=3)
+    assert get_selector(name).settings == IREOS_SELECTOR_SETTINGS and IREOS_SELECTOR_SETTINGS.knn == 250
+    fast = replace(IREOS_SELECTOR_SETTINGS, max_draws=10)  # m_cl > 1: fewer Monte Carlo draws (fast)
+    sel = run_selector(name, S, names, X=X, seed=3, settings=fast)
     direct = ireos(X, list(S), m_cl=m_cl, adjust=True, seed=3, knn=None, max_draws=10)  # N < 251: exact index
     np.testing.assert_array_equal(sel.criterion, direct.adjusted)
     assert sel.index == int(np.argmax(direct.adjusted)) and sel.index != 2
     if m_cl == 1:
-        again = run_selector(name, S, names, X=X, seed=3)
+        again = run_selector(name, S, names, X=X, seed=3, settings=fast)
         assert again.index == sel.index and np.array_equal(again.criterion, sel.criterion)
     assert name not in default_selectors()
 

@@ -369,15 +369,17 @@ def pick_rows(dataset: str, base_dataset: str, quality: Mapping[str, np.ndarray]
 
 
 def audit_variant(cset: CandidateSet, selectors: Sequence[str] | None = None, *, seed: int = 0,
-                  measures: Sequence[str] = AUDIT_MEASURES) -> tuple[pd.DataFrame, pd.DataFrame]:
+                  measures: Sequence[str] = AUDIT_MEASURES, settings: Mapping[str, Any] | None = None
+                  ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Run every selector on one candidate set (no labels) and judge the picks (:func:`evaluate_selections`).
 
     A selector that names a candidate outside the set (a fixed default among ``cset.references``) is judged
-    on that reference scoring, with a note.
+    on that reference scoring, with a note. ``settings``: selector name → its settings
+    (:func:`odeval.labelfree.selection.run_selectors`; the others run with their defaults).
     """
     names = list(selectors) if selectors is not None else list(default_selectors())
     selections = run_selectors(cset.scores, cset.names, names, X=cset.X, seed=seed,
-                               references=dict(cset.references))
+                               references=dict(cset.references), settings=settings)
     return evaluate_selections(cset, selections, measures)
 
 
@@ -543,7 +545,8 @@ def audit_selection(candidate_sets: Iterable[CandidateSet | tuple[str, Callable[
                     selectors: Sequence[str] | None = None, *, measure: str = "roc_auc", seed: int = 0,
                     blocks: str = "dataset", alpha: float = 0.05, candidates_mode: str = "all",
                     progress: Callable[[str], None] | None = None,
-                    stored: tuple[pd.DataFrame, pd.DataFrame] | None = None) -> SelectionAudit:
+                    stored: tuple[pd.DataFrame, pd.DataFrame] | None = None,
+                    settings: Mapping[str, Any] | None = None) -> SelectionAudit:
     """The whole meta-evaluation over many variants.
 
     Parameters
@@ -556,6 +559,7 @@ def audit_selection(candidate_sets: Iterable[CandidateSet | tuple[str, Callable[
     progress : called with the variant name after each variant.
     stored : (picks, candidates) frames already judged (e.g. :func:`stored_picks`), audited together with the
         candidate sets (which should then be the variants or selectors missing from them).
+    settings : selector name → its settings (e.g. a coarser ``EMMVSettings`` for ``em`` / ``mv``).
     """
     names = tuple(get_selector(s).name for s in (selectors or default_selectors()))
     if measure not in AUDIT_MEASURES:
@@ -576,7 +580,7 @@ def audit_selection(candidate_sets: Iterable[CandidateSet | tuple[str, Callable[
                 if progress is not None:
                     progress(str(label))
                 continue
-        picks, cands = audit_variant(cset, names, seed=seed)
+        picks, cands = audit_variant(cset, names, seed=seed, settings=settings)
         all_picks.append(picks)
         all_cands.append(cands)
         if progress is not None:
@@ -596,14 +600,16 @@ def audit_selection(candidate_sets: Iterable[CandidateSet | tuple[str, Callable[
 def audit_store(store: str | Path, selectors: Sequence[str] | None = None, *, candidates: str | int = "all",
                 measure: str = "roc_auc", seed: int = 0, blocks: str = "dataset", alpha: float = 0.05,
                 datasets: Sequence[str] | None = None, compute_missing: bool = False, study_hash: str | None = None,
-                progress: Callable[[str], None] | None = None) -> tuple[SelectionAudit, str, list[str]]:
+                progress: Callable[[str], None] | None = None, settings: Mapping[str, Any] | None = None
+                ) -> tuple[SelectionAudit, str, list[str]]:
     """The meta-evaluation of a results store: from the picks its studies stored (``[selection]``) when there
     are any, else computed now from the kept score vectors.
 
     With stored picks, ``selectors`` defaults to the stored ones; a requested selector stored for no variant is
     an error unless ``compute_missing``, which computes the missing (variant, selector) pairs from the kept
     score vectors (and the variants with kept scores but no stored picks). Variants missing some selector
-    without ``compute_missing`` are reported in the messages.
+    without ``compute_missing`` are reported in the messages. ``settings`` (selector name → settings) applies to
+    the selectors computed now.
 
     Returns
     -------
@@ -629,7 +635,7 @@ def audit_store(store: str | Path, selectors: Sequence[str] | None = None, *, ca
         loaders = [(n, lambda n=n: candidates_from_store(store, n, candidates=candidates, measure="roc_auc",
                                                          with_data=with_data)) for n in names]
         audit = audit_selection(loaders, wanted, measure=measure, seed=seed, blocks=blocks, alpha=alpha,
-                                candidates_mode=mode, progress=progress)
+                                candidates_mode=mode, progress=progress, settings=settings)
         return audit, "computed", []
     stored_sel = tuple(dict.fromkeys(s for sels in have.values() for s in sels))
     wanted = tuple(get_selector(s).name for s in selectors) if selectors else stored_sel
@@ -655,7 +661,7 @@ def audit_store(store: str | Path, selectors: Sequence[str] | None = None, *, ca
             except ValueError as exc:
                 messages.append(f"{d}: {', '.join(sels)} not stored and not computable: {exc}")
                 continue
-            p, c = audit_variant(cset, sels, seed=seed)
+            p, c = audit_variant(cset, sels, seed=seed, settings=settings)
             more_p.append(p)
             more_c.append(c)
             source = "stored+computed"

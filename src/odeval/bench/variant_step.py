@@ -48,8 +48,8 @@ from odeval.bench.config import MethodSpec, Study
 from odeval.bench.store import VARIANT_QUALITY, VariantTaskResult, is_interrupt
 from odeval.data.catalogue import Variant
 
-__all__ = ["VariantTask", "candidate_scorings", "failed_variant_tasks", "plan_variant_tasks", "run_variant_job",
-           "task_display", "variant_task_id"]
+__all__ = ["VariantTask", "candidate_scorings", "failed_variant_tasks", "ireos_settings", "plan_variant_tasks",
+           "run_variant_job", "task_display", "variant_task_id"]
 
 
 @dataclass(frozen=True)
@@ -226,15 +226,28 @@ def _references(meta: list[dict[str, Any]], keep: np.ndarray, S: np.ndarray) -> 
     return out
 
 
+def ireos_settings(opts: dict[str, Any]) -> Any:
+    """The :class:`odeval.labelfree.ireos.IREOSSettings` of a study's IREOS options (the keys of
+    :data:`odeval.bench.config.IREOS_OPTIONS`: ``mcl`` is ``m_cl``; a key left out takes the settings' default,
+    ``knn`` the exact index)."""
+    from odeval.labelfree.ireos import IREOSSettings
+
+    default = IREOSSettings()
+    return IREOSSettings(m_cl=opts.get("mcl", default.m_cl), C=float(opts.get("C", default.C)),
+                         gamma_max=opts.get("gamma_max", default.gamma_max),
+                         quadrature=opts.get("quadrature", default.quadrature),
+                         n_gamma=int(opts.get("n_gamma", default.n_gamma)), tol=float(opts.get("tol", default.tol)),
+                         knn=opts.get("knn"))
+
+
 def _ireos_task(res: VariantTaskResult, X: np.ndarray | None, S: np.ndarray, opts: dict[str, Any]) -> None:
     """IREOS of every candidate with one γ_max over all of them (Marques et al. 2020, §3.4, Eq. 9, 13)."""
     from odeval.labelfree import ireos
 
     if X is None:
         raise ValueError("IREOS needs the data: the prepared variant kept no data matrix")
-    knn = opts.get("knn")
-    if knn is not None and X.shape[0] <= int(knn) + 1:
-        knn = None  # fewer objects than the subset size: the exact index
+    settings = ireos_settings(opts).for_objects(X.shape[0])  # N <= knn + 1: the exact index
+    knn = settings.knn
     # with the adjustment the p-values cost no classifier: m_cl = 1 permutes the areas of all objects (computed
     # for E{I}, Eq. 25), m_cl > 1 reuses the Monte Carlo null of E{I}; without it they would need those classifiers
     pv = bool(opts.get("adjust", True))
@@ -243,10 +256,8 @@ def _ireos_task(res: VariantTaskResult, X: np.ndarray | None, S: np.ndarray, opt
     use, excluded = weighable_candidates(S)
     if not use:
         raise ValueError(f"no candidate has IREOS weights: {excluded[0][1]}" if excluded else "no candidates")
-    r = ireos(X, [sol for _, sol in use], m_cl=opts.get("mcl", 1), C=float(opts.get("C", 100.0)),
-              gamma_max=opts.get("gamma_max"), quadrature=opts.get("quadrature", "adaptive"),
-              n_gamma=int(opts.get("n_gamma", 100)), tol=float(opts.get("tol", 1e-3)), knn=knn,
-              adjust=bool(opts.get("adjust", True)), p_values=pv, seed=int(opts.get("seed", 0)), n_jobs=1)
+    r = ireos(X, [sol for _, sol in use], adjust=bool(opts.get("adjust", True)), p_values=pv,
+              seed=int(opts.get("seed", 0)), n_jobs=1, **settings.kwargs())
     row = {i: j for j, (i, _) in enumerate(use)}
     nan = float("nan")
     for i in range(S.shape[0]):  # excluded candidates: NaN (no index), like a failed measure

@@ -10,10 +10,12 @@
   Laplacian Score, ...), which pick one candidate scoring without labels. See docs/model-selection.md.
 """
 
-from odeval.labelfree.emmv_algorithm import EMMVResult, emmv, emmv_all_k, emmv_many
+from odeval.labelfree.emmv_algorithm import EMMVResult, EMMVSettings, emmv, emmv_all_k, emmv_many
 from odeval.labelfree.excess_mass_volume import EMMVWarning, excess_mass, mass_volume
 from odeval.labelfree.ireos import (
+    PAPER_KNN,
     IREOSResult,
+    IREOSSettings,
     SelectResult,
     ireos,
     ireos_select,
@@ -22,5 +24,6 @@ from odeval.labelfree.ireos import (
 )
 from odeval.labelfree.laplacian import laplacian_score
 
-__all__ = ["EMMVResult", "EMMVWarning", "IREOSResult", "SelectResult", "emmv", "emmv_all_k", "emmv_many", "excess_mass",
-           "ireos", "ireos_select", "laplacian_score", "mass_volume", "resolve_mcl", "solution_weights"]
+__all__ = ["EMMVResult", "EMMVSettings", "EMMVWarning", "IREOSResult", "IREOSSettings", "PAPER_KNN", "SelectResult",
+           "emmv", "emmv_all_k", "emmv_many", "excess_mass", "ireos", "ireos_select", "laplacian_score", "mass_volume",
+           "resolve_mcl", "solution_weights"]

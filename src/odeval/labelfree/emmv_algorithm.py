@@ -57,11 +57,52 @@ from odeval.labelfree.excess_mass_volume import (
 )
 from odeval.measures._ranking import finite_for_ranking
 
-__all__ = ["EMMVResult", "KNNQueryDetector", "emmv", "emmv_all_k", "emmv_many", "make_detector", "SKLEARN_DETECTORS"]
+__all__ = ["EMMVResult", "EMMVSettings", "KNNQueryDetector", "emmv", "emmv_all_k", "emmv_many", "make_detector",
+           "SKLEARN_DETECTORS"]
 
 SKLEARN_DETECTORS = ("iforest", "ocsvm", "lof")
 MAX_DIM = 8
 UNIFORM_CHUNK = 20_000  # emmv_all_k: uniform points queried and scored per block (bounds the query's memory)
+
+
+@dataclass(frozen=True)
+class EMMVSettings:
+    """The settings of Algorithm EMMV (Goix 2016), declared once: :func:`emmv`, :func:`emmv_all_k`,
+    :func:`emmv_many`, the ``odeval emmv`` / ``select-audit`` options, a study's ``[internal_options]`` and the
+    ``em`` / ``mv`` selectors take their defaults from here.
+
+    Attributes
+    ----------
+    draws : int, default 50
+        m, the number of feature draws when ``d > max_dim`` (the chapter's Remark "default parameters").
+    features : int, default 5
+        d', the attributes of each draw.
+    max_dim : int, default 8
+        The largest dimension evaluated with the standard criteria (all features, one evaluation).
+    n_generated : int, default 100,000
+        Uniform points per evaluation (:data:`~odeval.labelfree.excess_mass_volume.N_GENERATED`).
+
+    Raises
+    ------
+    ValueError
+        A value that is not an integer ≥ 1 (``max_dim``: ≥ 0), one line naming it.
+    """
+
+    draws: int = 50
+    features: int = 5
+    max_dim: int = MAX_DIM
+    n_generated: int = N_GENERATED
+
+    def __post_init__(self) -> None:
+        _check_count(self.draws, "draws (m)")
+        _check_count(self.features, "features (d')")
+        _check_count(self.max_dim, "max_dim", 0)
+        _check_count(self.n_generated, "n_generated")
+
+    def kwargs(self) -> dict[str, int]:
+        """The settings as keyword arguments of :func:`emmv` / :func:`emmv_all_k` / :func:`emmv_many`."""
+        return {"draws": self.draws, "features": self.features, "max_dim": self.max_dim,
+                "n_generated": self.n_generated}
 
 
 class KNNQueryDetector(NoveltyDetector):
@@ -239,8 +280,9 @@ def _box(X: np.ndarray, features: int, max_dim: int) -> tuple[np.ndarray, np.nda
     return lo, hi, subsampled
 
 
-def emmv(detector: Any, X_train: Any, X_test: Any = None, *, draws: int = 50, features: int = 5,
-         max_dim: int = MAX_DIM, n_generated: int = N_GENERATED, seed: int = 0, t_max: float = T_MAX,
+def emmv(detector: Any, X_train: Any, X_test: Any = None, *, draws: int = EMMVSettings.draws,
+         features: int = EMMVSettings.features, max_dim: int = EMMVSettings.max_dim,
+         n_generated: int = EMMVSettings.n_generated, seed: int = 0, t_max: float = T_MAX,
          alpha_min: float = ALPHA_MIN, alpha_max: float = ALPHA_MAX, integration: str = "grid",
          n_jobs: int = 1, progress: Callable[[int, int], None] | None = None) -> EMMVResult:
     """EM and MV criteria of a detector, with the chapter's feature sub-sampling (Goix 2016, Algorithm EMMV).
@@ -439,9 +481,11 @@ def _finite_jointly(s_data: Any, s_unif: Any) -> tuple[np.ndarray, np.ndarray]:
     return joint[:a.size], joint[a.size:]
 
 
-def emmv_all_k(method: str, X: Any, ks: Any, *, draws: int = 50, features: int = 5, max_dim: int = MAX_DIM,
-               n_generated: int = N_GENERATED, seed: int = 0, t_max: float = T_MAX, alpha_min: float = ALPHA_MIN,
-               alpha_max: float = ALPHA_MAX, integration: str = "grid", warn: bool = True) -> list[EMMVResult]:
+def emmv_all_k(method: str, X: Any, ks: Any, *, draws: int = EMMVSettings.draws,
+               features: int = EMMVSettings.features, max_dim: int = EMMVSettings.max_dim,
+               n_generated: int = EMMVSettings.n_generated, seed: int = 0, t_max: float = T_MAX,
+               alpha_min: float = ALPHA_MIN, alpha_max: float = ALPHA_MAX, integration: str = "grid",
+               warn: bool = True) -> list[EMMVResult]:
     """:func:`emmv` of an odeval method with a novelty form at many k at once, fitted and evaluated on ``X``.
 
     Equals ``[emmv(KNNQueryDetector(method, k), X, ...) for k in ks]`` (same seeds: same feature draws and
@@ -480,9 +524,10 @@ def emmv_all_k(method: str, X: Any, ks: Any, *, draws: int = 50, features: int =
                      warn=warn)[method]
 
 
-def emmv_many(methods_ks: Mapping[str, Any], X: Any, *, draws: int = 50, features: int = 5, max_dim: int = MAX_DIM,
-              n_generated: int = N_GENERATED, seed: int = 0, t_max: float = T_MAX, alpha_min: float = ALPHA_MIN,
-              alpha_max: float = ALPHA_MAX, integration: str = "grid", warn: bool = True
+def emmv_many(methods_ks: Mapping[Any, Any], X: Any, *, draws: int = EMMVSettings.draws,
+              features: int = EMMVSettings.features, max_dim: int = EMMVSettings.max_dim,
+              n_generated: int = EMMVSettings.n_generated, seed: int = 0, t_max: float = T_MAX,
+              alpha_min: float = ALPHA_MIN, alpha_max: float = ALPHA_MAX, integration: str = "grid", warn: bool = True
               ) -> dict[str, list[EMMVResult]]:
     """:func:`emmv_all_k` of several odeval methods at once, sharing the feature draws' work.
 
@@ -494,15 +539,16 @@ def emmv_many(methods_ks: Mapping[str, Any], X: Any, *, draws: int = 50, feature
 
     Parameters
     ----------
-    methods_ks : mapping of str to sequence of int
-        Method name → its neighbourhood sizes (as ``ks`` of :func:`emmv_all_k`).
+    methods_ks : mapping of str (or :class:`odeval._key.ScoringKey`) to sequence of int
+        Method name → its neighbourhood sizes (as ``ks`` of :func:`emmv_all_k`); a key instead of a name rebuilds
+        the method with the key's parameters (the same method may then appear with several parameter sets).
     X, draws, features, max_dim, n_generated, seed, t_max, alpha_min, alpha_max, integration, warn
         As in :func:`emmv_all_k`.
 
     Returns
     -------
-    dict of str to list of EMMVResult
-        Method name (as given) → one result per k, in the order of its ``ks``.
+    dict of str (or ScoringKey) to list of EMMVResult
+        Method name or key (as given) → one result per k, in the order of its ``ks``.
 
     References
     ----------
@@ -516,9 +562,10 @@ def emmv_many(methods_ks: Mapping[str, Any], X: Any, *, draws: int = 50, feature
     n, d = Xd.shape
     if not methods_ks:
         raise ValueError("methods_ks is empty: no method to evaluate")
-    plan: list[tuple[str, Any, list[int]]] = []
+    plan: list[tuple[Any, Any, list[int]]] = []
     for method, ks in methods_ks.items():
-        det = get_detector(method)
+        # a ScoringKey names the method with its parameters (its configuration; metric and setting ignored)
+        det = get_detector(method) if isinstance(method, str) else get_detector(method.method, **method.params_dict)
         if not getattr(det, "novelty", False):
             raise ValueError(f"odeval method {det.info.name!r} cannot score points outside the fitted data (needed "
                              f"for the uniform sample of EM/MV); methods that can: {', '.join(novelty_methods())}")

@@ -20,8 +20,7 @@ from typing import Any
 import numpy as np
 
 from odeval._validation import check_data_matrix
-from odeval.labelfree.emmv_algorithm import MAX_DIM, EMMVResult, emmv, make_detector
-from odeval.labelfree.excess_mass_volume import N_GENERATED
+from odeval.labelfree.emmv_algorithm import EMMVResult, EMMVSettings, emmv, make_detector
 
 __all__ = ["ChapterSplit", "chapter_split", "continuous_features", "evaluate_split", "OCSVM_MAX_TRAIN"]
 
@@ -111,8 +110,9 @@ def chapter_split(X: Any, y: Any, *, setting: str = "novelty", seed: int = 0, ma
                         n_outliers_dropped=dropped)
 
 
-def evaluate_split(name: str, split: ChapterSplit, *, k: int = 20, seed: int = 0, draws: int = 50, features: int = 5,
-                   max_dim: int = MAX_DIM, n_generated: int = N_GENERATED, integration: str = "grid",
+def evaluate_split(name: str, split: ChapterSplit, *, k: int = 20, seed: int = 0, draws: int = EMMVSettings.draws,
+                   features: int = EMMVSettings.features, max_dim: int = EMMVSettings.max_dim,
+                   n_generated: int = EMMVSettings.n_generated, integration: str = "grid",
                    max_train: int | None = None, n_jobs: int = 1,
                    progress: Callable[[int, int], None] | None = None) -> tuple[EMMVResult, dict[str, float]]:
     """EM/MV (:func:`emmv`) and ROC / PR AUC (labels of the test half) of one detector on a :class:`ChapterSplit`.
