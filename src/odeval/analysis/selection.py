@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
+from odeval._key import ScoringKey
 from odeval.analysis.stats import average_ranks, friedman_test, nemenyi_critical_difference, nemenyi_test
 from odeval.labelfree.selection import (
     DEFAULT_CANDIDATES,
@@ -89,6 +90,9 @@ class CandidateSet:
         paper candidates do not include them), by candidate name.
     X : ndarray of shape (N, d), optional
         The data, for selectors that need it.
+    keys : tuple of ScoringKey, optional
+        The candidates' :class:`~odeval._key.ScoringKey` (method, parameters, metric, k), for selectors that
+        rebuild a candidate (``em``, ``mv``); default: read from ``names``.
     """
 
     dataset: str
@@ -98,6 +102,7 @@ class CandidateSet:
     base_dataset: str = ""
     references: Mapping[str, np.ndarray] = field(default_factory=dict, repr=False)
     X: np.ndarray | None = field(default=None, repr=False)
+    keys: tuple[ScoringKey, ...] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         S = np.asarray(self.scores, dtype=np.float64)
@@ -107,6 +112,8 @@ class CandidateSet:
             raise ValueError(f"{self.dataset}: {len(self.names)} names for {S.shape[0]} candidates")
         if np.asarray(self.labels).shape != (S.shape[1],):
             raise ValueError(f"{self.dataset}: {np.asarray(self.labels).shape} labels for {S.shape[1]} objects")
+        if self.keys is not None and len(self.keys) != S.shape[0]:
+            raise ValueError(f"{self.dataset}: {len(self.keys)} keys for {S.shape[0]} candidates")
 
 
 # ------------------------------------------------------------------------------------------------ store glue
@@ -133,7 +140,7 @@ def candidates_from_store(store: str | Path, dataset: str, *, candidates: str | 
     ``with_data``: also load X (for selectors that need the data) from the file recorded in the runs'
     provenance (``source``), checking its SHA-256 when recorded.
     """
-    from odeval.bench.ensembles import read_scorings, stored_runs
+    from odeval.bench.ensembles import read_scorings, stored_keys, stored_runs
     from odeval.bench.store import ResultStore
 
     runs = stored_runs(store, dataset, measure=measure)
@@ -161,7 +168,7 @@ def candidates_from_store(store: str | Path, dataset: str, *, candidates: str | 
     base = str(facts["base_dataset"]) if facts.get("base_dataset") is not None else dataset
     X = _load_data(dataset, facts.get("provenance"), sc.labels.size) if with_data else None
     return CandidateSet(dataset, S[:R], sc.labels, names[:R], base,
-                        {names[i]: S[i] for i in range(R, S.shape[0])}, X)
+                        {names[i]: S[i] for i in range(R, S.shape[0])}, X, tuple(stored_keys(sc.runs))[:R])
 
 
 def stored_picks(store: str | Path, *, candidates: str | int = "all", seed: int = 0,
@@ -379,7 +386,7 @@ def audit_variant(cset: CandidateSet, selectors: Sequence[str] | None = None, *,
     """
     names = list(selectors) if selectors is not None else list(default_selectors())
     selections = run_selectors(cset.scores, cset.names, names, X=cset.X, seed=seed,
-                               references=dict(cset.references), settings=settings)
+                               references=dict(cset.references), settings=settings, keys=cset.keys)
     return evaluate_selections(cset, selections, measures)
 
 

@@ -59,6 +59,7 @@ its process: another process gets :class:`StoreInUseError` naming the PID that h
 from __future__ import annotations
 
 import json
+import math
 import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -72,6 +73,8 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from odeval._key import ScoringKey
+
 __all__ = [
     "SCHEMA_VERSION",
     "TABLES",
@@ -82,6 +85,7 @@ __all__ = [
     "StoreInUseError",
     "StoreVersionError",
     "UnitResult",
+    "VariantCandidate",
     "VariantTaskResult",
     "is_interrupt",
     "measure_columns",
@@ -268,14 +272,66 @@ class UnitResult:
     internal: list[tuple[int, str, float, dict[str, Any]]] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class VariantCandidate:
+    """One candidate of a per-variant task: a row of ``variant_candidates``.
+
+    Attributes
+    ----------
+    key : odeval._key.ScoringKey
+        Method, parameters, metric and k of the scoring (the columns ``method``, ``params``, ``metric``, ``k``).
+    name : str
+        The name the selectors saw (:func:`odeval._key.distinct_names` of the task's candidate pool).
+    unit_id : str
+        The unit whose scoring this is.
+    roc_auc, average_precision, adjusted_average_precision : float
+        The candidate's quality by the labels (:data:`VARIANT_QUALITY`), never shown to a selector; NaN until
+        evaluated.
+    """
+
+    key: ScoringKey
+    name: str
+    unit_id: str
+    roc_auc: float = math.nan
+    average_precision: float = math.nan
+    adjusted_average_precision: float = math.nan
+
+    @property
+    def method(self) -> str:
+        return self.key.method
+
+    @property
+    def params(self) -> str:
+        """The parameters as JSON (the store's ``params``)."""
+        return self.key.params_json
+
+    @property
+    def metric(self) -> str:
+        return self.key.metric
+
+    @property
+    def k(self) -> int | None:
+        return self.key.k
+
+    def quality(self, measure: str) -> float:
+        """The candidate's value of one :data:`VARIANT_QUALITY` measure."""
+        if measure not in VARIANT_QUALITY:
+            raise ValueError(f"unknown candidate quality {measure!r}; known: {', '.join(VARIANT_QUALITY)}")
+        return float(getattr(self, measure))
+
+    def row(self) -> dict[str, Any]:
+        """The ``variant_candidates`` columns of the candidate (without ``task_id``, ``dataset``, ``candidate``)."""
+        return {"name": self.name, "unit_id": self.unit_id, "method": self.method, "params": self.params,
+                "metric": self.metric, "k": self.k, **{q: self.quality(q) for q in VARIANT_QUALITY}}
+
+
 @dataclass
 class VariantTaskResult:
     """Everything one per-variant task produced (:mod:`odeval.bench.variant_step`), written in one transaction.
 
-    ``candidates``: one dict per candidate (``name``, ``unit_id``, ``method``, ``params``, ``metric``, ``k`` and
-    the :data:`VARIANT_QUALITY` measures); ``values``: (candidate, measure, value); ``picks``: one dict per
-    selector (``selector``, ``selector_kind``, ``candidate``, ``choice``, ``members``, ``note`` and the
-    :data:`VARIANT_QUALITY` measures of the pick).
+    ``candidates``: one :class:`VariantCandidate` per candidate; ``values``: (candidate, measure, value);
+    ``picks``: one dict per selector (``selector``, ``selector_kind``, ``candidate``, ``choice``, ``members``,
+    ``note`` and the :data:`VARIANT_QUALITY` measures of the pick).
     """
 
     task_id: str
@@ -289,7 +345,7 @@ class VariantTaskResult:
     error: str | None = None
     runtime_s: float = 0.0
     details: dict[str, Any] = field(default_factory=dict)
-    candidates: list[dict[str, Any]] = field(default_factory=list)
+    candidates: list[VariantCandidate] = field(default_factory=list)
     values: list[tuple[int, str, float]] = field(default_factory=list)
     picks: list[dict[str, Any]] = field(default_factory=list)
 
@@ -617,7 +673,7 @@ class ResultStore:
         """Write one per-variant task — its row, candidates, values and picks — in one transaction (a task
         written again, e.g. ``--retry-failed``, replaces its rows)."""
         r = result
-        cand = pd.DataFrame([{"task_id": r.task_id, "dataset": r.dataset, "candidate": i, **c}
+        cand = pd.DataFrame([{"task_id": r.task_id, "dataset": r.dataset, "candidate": i, **c.row()}
                              for i, c in enumerate(r.candidates)],
                             columns=["task_id", "dataset", "candidate", "name", "unit_id", "method", "params",
                                      "metric", "k", *VARIANT_QUALITY])

@@ -37,15 +37,16 @@ import hashlib
 import json
 import time
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from odeval._key import ScoringKey, distinct_names
 from odeval._krange import parse_k_range
 from odeval.bench.config import MethodSpec, Study
-from odeval.bench.store import VARIANT_QUALITY, VariantTaskResult, is_interrupt
+from odeval.bench.store import VARIANT_QUALITY, VariantCandidate, VariantTaskResult, is_interrupt
 from odeval.data.catalogue import Variant
 
 __all__ = ["VariantTask", "candidate_scorings", "failed_variant_tasks", "ireos_settings", "plan_variant_tasks",
@@ -124,32 +125,34 @@ def task_display(res: VariantTaskResult) -> _Shown:
 
 
 # --- the task (module level: pickled to worker processes) -----------------------------------------
-def candidate_scorings(prepared: Any, methods: list[tuple[MethodSpec, str]]
-                       ) -> tuple[np.ndarray, list[dict[str, Any]]]:
+def candidate_scorings(prepared: Any, methods: list[tuple[MethodSpec, str]], *, metric: str | None = None
+                       ) -> tuple[np.ndarray, list[VariantCandidate]]:
     """Every computable (method, k) of ``methods`` (pairs of method and unit id) scored on the prepared graph.
 
     Returns the (R, N) matrix of public scores with ±inf mapped to finite values (ranks and ties kept) and one
-    dict per row: ``name`` (``METHOD-kNNN``, parameters in the name when a method appears with several, as
-    :func:`odeval.bench.ensembles.stored_runs`), ``unit_id``, ``method``, ``params``, ``k``.
+    :class:`~odeval.bench.store.VariantCandidate` per row (quality NaN): its :class:`~odeval._key.ScoringKey`
+    (method, parameters, ``metric`` — default: the graph's — and k), the unit id, and its name among all the
+    study's methods (:func:`odeval._key.distinct_names`: ``METHOD-kNNN``, parameters in the name when a method
+    appears with several, as :func:`odeval.bench.ensembles.stored_runs`).
     """
-    from odeval.bench.ensembles import _params_label
     from odeval.detectors import get_detector
     from odeval.detectors.scoring import score_ks
     from odeval.measures import finite_for_ranking
 
-    counts: dict[str, int] = {}
-    for m, _ in methods:
-        counts[m.name] = counts.get(m.name, 0) + 1
-    rows, meta = [], []
-    for m, uid in methods:
+    metric = prepared.graph.metric if metric is None else metric
+    configs = [ScoringKey.make(m.name, m.params, metric=metric) for m, _ in methods]
+    rows, keys, units = [], [], []
+    for (m, uid), config in zip(methods, configs, strict=True):
         scored = score_ks(get_detector(m.name, **m.params), prepared.graph, m.ks)
-        label = m.name + (_params_label(m.params_json) if counts[m.name] > 1 else "")
         for k, s in zip(scored.ks, scored.scores, strict=True):
             rows.append(finite_for_ranking(s))
-            meta.append({"name": f"{label}-{int(k):03d}", "unit_id": uid, "method": m.name,
-                         "params": m.params_json, "k": int(k)})
+            keys.append(config.with_setting(k=int(k)))
+            units.append(uid)
+    # names among every method of the study (also those without a computable k here), as the study names them
+    names = distinct_names([*keys, *configs])[:len(keys)]
+    cands = [VariantCandidate(key, name, uid) for key, name, uid in zip(keys, names, units, strict=True)]
     n = int(prepared.graph.n_objects)
-    return (np.vstack(rows) if rows else np.empty((0, n))), meta
+    return (np.vstack(rows) if rows else np.empty((0, n))), cands
 
 
 def run_variant_job(prepared: Any, dataset: str, file_sha256: str, methods: list[tuple[MethodSpec, str]],
@@ -165,12 +168,11 @@ def run_variant_job(prepared: Any, dataset: str, file_sha256: str, methods: list
                                  metric=metric, candidates_mode=t.candidates, options=t.options) for t in tasks]
     try:
         t0 = time.perf_counter()
-        S, meta = candidate_scorings(prepared, methods)
+        S, meta = candidate_scorings(prepared, methods, metric=metric)
         if S.shape[0] == 0:
             raise ValueError(f"no candidate scoring can be computed on {S.shape[1]} objects")
         quality = evaluate_many(prepared.labels, S)
-        for i, row in enumerate(meta):
-            row.update({"metric": metric, **{q: float(quality[q][i]) for q in VARIANT_QUALITY}})
+        meta = [replace(c, **{q: float(quality[q][i]) for q in VARIANT_QUALITY}) for i, c in enumerate(meta)]
         t_scoring = time.perf_counter() - t0
     except Exception as exc:
         for r in results:
@@ -186,7 +188,7 @@ def run_variant_job(prepared: Any, dataset: str, file_sha256: str, methods: list
                 _ireos_task(res, prepared.X, S[keep], task.options)
             elif task.kind == "selection":
                 refs = _references(meta, keep, S)
-                _selection_task(res, prepared, S[keep], [meta[i]["name"] for i in keep], task.options, refs, quality)
+                _selection_task(res, prepared, S[keep], task.options, refs)
             else:
                 raise ValueError(f"unknown variant task kind {task.kind!r}")
         except Exception as exc:
@@ -213,16 +215,15 @@ def _candidate_rows(mode: str, roc_auc: np.ndarray) -> np.ndarray:
     return paper_candidates(roc_auc, int(mode))
 
 
-def _references(meta: list[dict[str, Any]], keep: np.ndarray, S: np.ndarray) -> dict[str, np.ndarray]:
+def _references(meta: list[VariantCandidate], keep: np.ndarray, S: np.ndarray) -> dict[str, np.ndarray]:
     """The fixed-default scorings (kNN k = 10, LOF k = 20) outside the candidate set, by name."""
     from odeval.labelfree.selection import DEFAULT_CANDIDATES
 
     inside = set(int(i) for i in keep)
     out = {}
-    for i, row in enumerate(meta):
-        if i not in inside and any(row["method"].lower() == m.lower() and row["k"] == k
-                                   for m, k in DEFAULT_CANDIDATES):
-            out[row["name"]] = S[i]
+    for i, c in enumerate(meta):
+        if i not in inside and any(c.method.lower() == m.lower() and c.k == k for m, k in DEFAULT_CANDIDATES):
+            out[c.name] = S[i]
     return out
 
 
@@ -275,14 +276,16 @@ def _ireos_task(res: VariantTaskResult, X: np.ndarray | None, S: np.ndarray, opt
                         "excluded": [{"candidate": i, "reason": why} for i, why in excluded]})
 
 
-def _selection_task(res: VariantTaskResult, prepared: Any, S: np.ndarray, names: list[str], opts: dict[str, Any],
-                    refs: dict[str, np.ndarray], quality: dict[str, np.ndarray]) -> None:
-    """The picks of the study's selectors, each with its quality by the labels."""
+def _selection_task(res: VariantTaskResult, prepared: Any, S: np.ndarray, opts: dict[str, Any],
+                    refs: dict[str, np.ndarray]) -> None:
+    """The picks of the study's selectors among ``res.candidates``, each with its quality by the labels."""
     from odeval.labelfree.selection import get_selector, run_selectors
     from odeval.measures import evaluate_many, finite_for_ranking
 
-    keep_quality = {q: np.array([c[q] for c in res.candidates]) for q in VARIANT_QUALITY}
-    sels = run_selectors(S, names, opts["selectors"], X=prepared.X, seed=int(opts.get("seed", 0)), references=refs)
+    keep_quality = {q: np.array([c.quality(q) for c in res.candidates]) for q in VARIANT_QUALITY}
+    names = [c.name for c in res.candidates]
+    sels = run_selectors(S, names, opts["selectors"], X=prepared.X, seed=int(opts.get("seed", 0)), references=refs,
+                         keys=[c.key for c in res.candidates])
     for name, sel in sels.items():
         kind = get_selector(name).kind
         row: dict[str, Any] = {"selector": name, "selector_kind": kind, "candidate": sel.index,

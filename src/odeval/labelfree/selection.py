@@ -219,24 +219,31 @@ def get_selector(name: str) -> SelectorInfo:
     return info
 
 
-def _candidate_keys(names: Any, R: int) -> tuple[tuple[str, ...], tuple[ScoringKey | None, ...]]:
-    """Names and keys of the candidates: keys given (names = :func:`distinct_names`), or names given (keys
-    read by :meth:`ScoringKey.parse`, None where a name does not follow its grammar)."""
+def _candidate_keys(names: Any, R: int, keys: Sequence[ScoringKey] | None = None
+                    ) -> tuple[tuple[str, ...], tuple[ScoringKey | None, ...]]:
+    """Names and keys of the candidates: keys given as ``names`` (names = :func:`distinct_names`), or names and
+    ``keys`` both given, or names alone (keys read by :meth:`ScoringKey.parse`, None where a name does not follow
+    its grammar)."""
     items = list(names) if names is not None else None
     if items is not None and items and all(isinstance(x, ScoringKey) for x in items):
-        return _names(distinct_names(items), R), tuple(items)
+        keys, items = items, distinct_names(items)
     nm = _names(items, R)
-    keys = []
+    if keys is not None:
+        if len(keys) != R:
+            raise ValueError(f"keys has {len(keys)} entries for {R} candidates")
+        return nm, tuple(keys)
+    parsed = []
     for n in nm:
         try:
-            keys.append(ScoringKey.parse(n))
+            parsed.append(ScoringKey.parse(n))
         except ValueError:
-            keys.append(None)
-    return nm, tuple(keys)
+            parsed.append(None)
+    return nm, tuple(parsed)
 
 
 def run_selector(name: str, scores: Any, names: Sequence[str | ScoringKey] | None = None, *, X: Any = None,
-                 seed: int = 0, settings: Any = None, shared: dict[Any, Any] | None = None) -> Selection:
+                 seed: int = 0, settings: Any = None, shared: dict[Any, Any] | None = None,
+                 keys: Sequence[ScoringKey] | None = None) -> Selection:
     """Validate the inputs and run the registered selector ``name``.
 
     Parameters
@@ -255,12 +262,15 @@ def run_selector(name: str, scores: Any, names: Sequence[str | ScoringKey] | Non
         The settings of a selector with settings (default: :attr:`SelectorInfo.settings`); an error for the others.
     shared : dict, optional
         Results the selectors of one candidate set may share (:func:`run_selectors` passes one dict to all).
+    keys : sequence of ScoringKey, optional
+        The candidates' keys when ``names`` are names (e.g. names chosen among a larger pool, as a study names
+        them); default: the keys given as ``names``, or read from the names.
     """
     info = get_selector(name)
     S = check_score_matrix(scores, name="candidate scores")
     if S.shape[0] < 1 or S.shape[1] < 2:
         raise ValueError(f"model selection needs at least 1 candidate and 2 objects, got scores of shape {S.shape}")
-    nm, keys = _candidate_keys(names, S.shape[0])
+    nm, keys = _candidate_keys(names, S.shape[0], keys)
     if info.needs_data:
         if X is None:
             raise ValueError(f"selector {info.name!r} needs the data X")
@@ -320,7 +330,8 @@ def paper_candidates(quality: Any, n: int = 10) -> np.ndarray:
 
 def run_selectors(scores: Any, names: Sequence[str | ScoringKey], selectors: Sequence[str], *, X: Any = None,
                   seed: int = 0, references: dict[str, np.ndarray] | None = None,
-                  settings: Mapping[str, Any] | None = None) -> dict[str, Selection]:
+                  settings: Mapping[str, Any] | None = None, keys: Sequence[ScoringKey] | None = None
+                  ) -> dict[str, Selection]:
     """Run several selectors on one candidate set, as the meta-evaluation and the study runner do.
 
     A selector that raises ``ValueError`` (e.g. ``em`` with no novelty-capable candidate) gets a
@@ -328,8 +339,9 @@ def run_selectors(scores: Any, names: Sequence[str | ScoringKey], selectors: Seq
     candidate (a fixed default not among them) is given each of ``references`` (name → scoring outside the
     candidate set, e.g. kNN k = 10 when the ten paper candidates do not include it) and, when it picks one,
     returns that scoring with the note ``reference NAME: ...``. ``X`` is passed to the selectors that need it;
-    ``settings`` (selector name → settings) to the selectors with settings (the others: their defaults). The
-    selectors share one ``shared`` dict (``em`` and ``mv`` fit the candidates once).
+    ``settings`` (selector name → settings) to the selectors with settings (the others: their defaults);
+    ``keys`` as in :func:`run_selector`. The selectors share one ``shared`` dict (``em`` and ``mv`` fit the
+    candidates once).
     """
     out: dict[str, Selection] = {}
     shared: dict[Any, Any] = {}
@@ -338,7 +350,8 @@ def run_selectors(scores: Any, names: Sequence[str | ScoringKey], selectors: Seq
         info = get_selector(name)
         try:
             sel = run_selector(info.name, scores, names, X=X if info.needs_data else None, seed=seed,
-                               settings=given.get(info.name), shared=shared if info.settings is not None else None)
+                               settings=given.get(info.name), shared=shared if info.settings is not None else None,
+                               keys=keys)
         except ValueError as exc:
             out[info.name] = Selection(info.name, None, note=f"could not choose: {exc}")
             continue
