@@ -178,7 +178,8 @@ def stored_picks(store: str | Path, *, candidates: str | int = "all", seed: int 
     as :func:`evaluate_selections` judges picks computed now.
 
     Only finished 'selection' tasks with these ``candidates`` and ``seed`` (of ``study_hash`` when given) are
-    read; when several tasks of a variant ran a selector, the most recent one is used. When a variant also has
+    read; when several tasks of a variant ran a selector, the most recent one is used
+    (:meth:`odeval.bench.store.ResultStore.stored_selection`). When a variant also has
     IREOS values of the same candidates (``internal = ["ireos"]``) and its selection task did not run the
     ``ireos`` selector, the ``ireos`` pick is the candidate with the largest stored adjusted index (the raw index
     without adjustment), so IREOS joins the audit without being computed twice.
@@ -190,36 +191,15 @@ def stored_picks(store: str | Path, *, candidates: str | int = "all", seed: int 
     selectors : dict
         Variant → the selectors stored for it.
     """
-    import json
-
     from odeval.bench.store import ResultStore
 
     with ResultStore(store, read_only=True) as rs:
-        tasks = rs.variant_tasks(study_hash=study_hash, kind="selection", status="ok")
-        if len(tasks):
-            opts = [json.loads(o) for o in tasks["options"]]
-            keep = (tasks["candidates"].astype(str) == str(candidates)).to_numpy() & \
-                np.array([int(o.get("seed", 0)) == int(seed) for o in opts], dtype=bool)
-            tasks = tasks[keep].sort_values("finished", kind="stable")
-        ids = list(tasks["task_id"]) if len(tasks) else []
-        cands = rs.variant_table("variant_candidates", task_ids=ids) if ids else pd.DataFrame()
-        picks = rs.variant_table("selection_picks", task_ids=ids) if ids else pd.DataFrame()
-        facts = {d: rs.variant_facts(d) for d in (tasks["dataset"].unique() if ids else [])}
-        itasks = rs.variant_tasks(study_hash=study_hash, kind="ireos", status="ok") if ids else pd.DataFrame()
-        # IREOS of the same candidates, or of all candidates (a superset: the pick among these candidates is then
-        # read from them, with the gamma_max of all candidates — noted)
-        itasks = itasks[itasks["candidates"].astype(str).isin({str(candidates), "all"})] if len(itasks) else itasks
-        ivalues = rs.variant_table("variant_values", task_ids=list(itasks["task_id"])) if len(itasks) else None
-        inames = (rs.variant_table("variant_candidates", task_ids=list(itasks["task_id"])).groupby("task_id")["name"]
-                  .agg(tuple).to_dict() if len(itasks) else {})
+        stored = rs.stored_selection(candidates=str(candidates), seed=seed, study_hash=study_hash)
+    itasks = stored.ireos_tasks
     all_picks, all_cands, chosen = [], [], {}
-    for dataset, group in (tasks.groupby("dataset", sort=True) if ids else []):
-        order = list(group["task_id"])  # oldest first: later tasks override a selector
-        latest = order[-1]
-        sub = picks[picks["task_id"].isin(order)].copy()
-        sub["_age"] = sub["task_id"].map({t: i for i, t in enumerate(order)})
-        sub = sub.sort_values("_age", kind="stable").drop_duplicates("selector", keep="last")
-        c = cands[cands["task_id"] == latest].sort_values("candidate")
+    for dataset in stored.datasets:
+        sub = stored.picks[stored.picks["dataset"] == dataset]
+        c = stored.candidates[stored.candidates["dataset"] == dataset]
         quality = {m: c[m].to_numpy(np.float64) for m in measures}
         judged = []
         for row in sub.itertuples(index=False):
@@ -228,12 +208,13 @@ def stored_picks(store: str | Path, *, candidates: str | int = "all", seed: int 
                            "expected (random)" if row.selector_kind == "expected" else row.choice,
                            value, row.note or ""))
         ireos_p = math.nan
-        if "ireos" not in set(sub["selector"]) and ivalues is not None:
-            pick = _stored_ireos_pick(ivalues, itasks[itasks["dataset"] == dataset], c, inames)
+        if "ireos" not in set(sub["selector"]) and stored.ireos_values is not None:
+            pick = _stored_ireos_pick(stored.ireos_values, itasks[itasks["dataset"] == dataset], c,
+                                      stored.ireos_names)
             if pick is not None:
                 judged.append(("ireos", "pick", pick[0], {m: float(pick[1][m]) for m in measures}, pick[2]))
                 ireos_p = pick[3]
-        base = facts.get(dataset, {}).get("base_dataset") or dataset
+        base = stored.facts.get(dataset, {}).get("base_dataset") or dataset
         rows = pick_rows(str(dataset), str(base), quality, judged, measures)
         rows["pick_p_value"] = np.where(rows["selector"] == "ireos", ireos_p, math.nan)
         all_picks.append(rows)
