@@ -55,8 +55,8 @@ __all__ = [
     "audit_variant",
     "candidates_from_store",
     "evaluate_selections",
-    "format_audit",
     "friedman_line",
+    "p_text",
     "paper_candidates",
     "pick_rows",
     "selection_friedman",
@@ -465,7 +465,8 @@ def selection_friedman(picks: pd.DataFrame, measure: str = "roc_auc", *, blocks:
             "alpha": alpha}
 
 
-def _p(p: float) -> str:
+def p_text(p: float) -> str:
+    """A p-value as the audit's text shows it: 3 decimals, scientific below 0.001, "n/a" when not finite."""
     return "n/a" if not np.isfinite(p) else (f"{p:.1e}" if p < 1e-3 else f"{p:.3f}")
 
 
@@ -487,7 +488,8 @@ def selection_verdicts(summary: pd.DataFrame, tests: pd.DataFrame, measure: str 
                 word = "on average worse than"
             else:
                 word = "not significantly better than"
-            parts.append(f"{word} {b.baseline} ({b.n_better} better / {b.n_worse} worse of {b.n}, p = {_p(b.p_value)})")
+            parts.append(f"{word} {b.baseline} ({b.n_better} better / {b.n_worse} worse of {b.n}, "
+                         f"p = {p_text(b.p_value)})")
         out[sel] = f"{sel}: " + "; ".join(parts)
     return out
 
@@ -597,7 +599,8 @@ def audit_store(store: str | Path, selectors: Sequence[str] | None = None, *, ca
     an error unless ``compute_missing``, which computes the missing (variant, selector) pairs from the kept
     score vectors (and the variants with kept scores but no stored picks). Variants missing some selector
     without ``compute_missing`` are reported in the messages. ``settings`` (selector name → settings) applies to
-    the selectors computed now.
+    the selectors computed now. Unknown selectors, and ``datasets`` of which nothing is stored or computable, are
+    errors (``ValueError``).
 
     Returns
     -------
@@ -606,6 +609,23 @@ def audit_store(store: str | Path, selectors: Sequence[str] | None = None, *, ca
     messages : list of str
         What was not stored and not computed.
     """
+    for name in selectors or ():
+        get_selector(name)  # an unknown name fails before the store is read
+    audit, source, messages = _audit_store(store, selectors, candidates=candidates, measure=measure, seed=seed,
+                                           blocks=blocks, alpha=alpha, datasets=datasets,
+                                           compute_missing=compute_missing, study_hash=study_hash,
+                                           progress=progress, settings=settings)
+    if datasets:
+        missing = sorted(set(datasets) - set(audit.picks["dataset"]))
+        if missing:
+            raise ValueError(f"{store}: no stored picks or kept scores of variant(s) {', '.join(missing)}")
+    return audit, source, messages
+
+
+def _audit_store(store: str | Path, selectors: Sequence[str] | None, *, candidates: str | int, measure: str,
+                 seed: int, blocks: str, alpha: float, datasets: Sequence[str] | None, compute_missing: bool,
+                 study_hash: str | None, progress: Callable[[str], None] | None,
+                 settings: Mapping[str, Any] | None) -> tuple[SelectionAudit, str, list[str]]:
     mode = str(candidates)
     picks, cands, have = stored_picks(store, candidates=mode, seed=seed, study_hash=study_hash)
     if datasets is not None and have:
@@ -673,66 +693,5 @@ def friedman_line(fr: Mapping[str, Any]) -> str:
         return f"Friedman/Nemenyi: {fr['error']}"
     f = fr["friedman"].iloc[0]
     return (f"Friedman over {fr['n_blocks']} blocks × {int(f['n_methods'])} selectors: χ² = {f['chi2']:.2f}, "
-            f"p = {_p(float(f['p_chi2']))} (Iman–Davenport F = {f['f']:.2f}, p = {_p(float(f['p_f']))}); "
+            f"p = {p_text(float(f['p_chi2']))} (Iman–Davenport F = {f['f']:.2f}, p = {p_text(float(f['p_f']))}); "
             f"Nemenyi CD (α = {fr['alpha']}) = {fr['cd']:.2f} ranks")
-
-
-def ireos_p_line(picks: pd.DataFrame, measure: str = "roc_auc", alpha: float = 0.05) -> str | None:
-    """One line on the stored p-values of the IREOS picks (``pick_p_value``: one-sided, the pick's index against
-    random solutions, Marques et al. 2020 App. A); None when no variant has one."""
-    if "pick_p_value" not in picks:
-        return None
-    p = picks[(picks["selector"] == "ireos") & (picks["measure"] == measure)]["pick_p_value"].to_numpy(float)
-    p = p[np.isfinite(p)]
-    if p.size == 0:
-        return None
-    return (f"IREOS pick against random solutions (stored one-sided p-values, App. A): p < {alpha} on "
-            f"{int((p < alpha).sum())} of {p.size} variants (median p = {_p(float(np.median(p)))}); significance "
-            "says the pick is better than chance as IREOS sees it, not that it is a good candidate by the labels")
-
-
-def format_audit(audit: SelectionAudit, *, per_variant: bool = False) -> str:
-    """Plain-text tables of :func:`audit_selection` (used by ``odeval select-audit``)."""
-    m = audit.measure
-    sub = audit.picks[audit.picks["measure"] == m]
-    per = sub.drop_duplicates("dataset")
-    n_var = len(per)
-    sizes = per["n_candidates"]
-    lines = [f"model-selection audit: {n_var} variants, candidates {audit.candidates_mode} "
-             f"({sizes.min()}–{sizes.max()} per variant), measure {m}, seed {audit.seed}",
-             f"candidates (mean over variants): min {per['cand_min'].mean():.3f}, mean {per['cand_mean'].mean():.3f}, "
-             f"max {per['cand_max'].mean():.3f}", ""]
-    bases = [b for b in BASELINES if b in audit.selectors]
-    width = max(8, *(len(s) for s in audit.summary["selector"]))
-    head = f"{'selector':{width}}  {'mean':>6}  {'pct':>4}  {'best':>5}  {'rank':>5}"
-    for b in bases:
-        head += f"  {'p vs ' + b:>20}"
-    lines.append(head)
-    for row in audit.summary.itertuples(index=False):
-        rank = f"{row.mean_rank:.2f}" if np.isfinite(row.mean_rank) else "n/a"
-        mean = f"{row.mean:.3f}" if np.isfinite(row.mean) else "n/a"
-        pct = f"{row.mean_percentile:.0f}" if np.isfinite(row.mean_percentile) else "n/a"
-        line = f"{row.selector:{width}}  {mean:>6}  {pct:>4}  {row.best_choices:>2}/{row.n_variants:<2}  {rank:>5}"
-        for b in bases:
-            t = audit.tests[(audit.tests["selector"] == row.selector) & (audit.tests["baseline"] == b)]
-            line += f"  {(_p(float(t['p_value'].iloc[0])) if len(t) else '—'):>20}"
-        lines.append(line)
-    lines.append("")
-    lines.append("mean = mean quality of the pick; pct = mean percentile among the candidates (random: 50); best = "
-                 "variants where the pick is the best candidate; rank = mean rank among the selectors (1 = best); "
-                 "p = one-sided Wilcoxon signed-rank, selector better than the baseline.")
-    lines.append(friedman_line(audit.friedman))
-    if (pl := ireos_p_line(audit.picks, m)) is not None:
-        lines.append(pl)
-    lines.append("")
-    lines += list(audit.verdicts.values())
-    if per_variant:
-        wide = sub.pivot_table(index="dataset", columns="selector", values="value", aggfunc="first")
-        wide = wide[[s for s in audit.selectors if s in wide.columns]]
-        stats_ = per.set_index("dataset")[["n_candidates", "cand_min", "cand_mean", "cand_max"]]
-        table = stats_.join(wide)
-        lines += ["", f"per variant ({m}):", table.to_string(float_format=lambda x: f"{x:.3f}")]
-    if audit.failed:
-        lines.append("")
-        lines += [f"skipped {d}: {e}" for d, e in audit.failed]
-    return "\n".join(lines)

@@ -14,7 +14,8 @@ Algorithms?", § Benchmarks.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -22,7 +23,8 @@ import numpy as np
 from odeval._validation import check_data_matrix
 from odeval.labelfree.emmv_algorithm import EMMVResult, EMMVSettings, emmv, make_detector
 
-__all__ = ["ChapterSplit", "chapter_split", "continuous_features", "evaluate_split", "OCSVM_MAX_TRAIN"]
+__all__ = ["ChapterEvaluation", "ChapterSplit", "chapter_split", "continuous_features", "evaluate_dataset",
+           "evaluate_split", "OCSVM_MAX_TRAIN"]
 
 OCSVM_MAX_TRAIN = 10_000  # the authors' ``ocsvm_max_train`` (EMMV_benchmarks): OCSVM fitted on ≤ 10,000 objects
 
@@ -141,3 +143,47 @@ def evaluate_split(name: str, split: ChapterSplit, *, k: int = 20, seed: int = 0
         s = det.score_fitted() if same and hasattr(det, "score_fitted") else det.score(split.X_test)
         labelled = {"roc_auc": float(roc_auc(y, s)), "average_precision": float(average_precision(y, s))}
     return res, labelled
+
+
+@dataclass(frozen=True)
+class ChapterEvaluation:
+    """One detector evaluated on one data file by the chapter's protocol (:func:`evaluate_dataset`).
+
+    ``dataset``: the file name; ``setting``: "novelty" or "unsupervised"; ``split``: the prepared data;
+    ``result``: EM and MV; ``labelled``: ROC / PR AUC of the test half (empty without both classes there);
+    ``integration``: the integration of the criteria.
+    """
+
+    dataset: str
+    setting: str
+    split: ChapterSplit = field(repr=False)
+    result: EMMVResult = field(repr=False)
+    labelled: dict[str, float]
+    integration: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-serialisable summary: :meth:`EMMVResult.to_dict`, the labelled measures and the setting."""
+        return self.result.to_dict() | self.labelled | {"dataset": self.dataset, "setting": self.setting,
+                                                        "attributes": self.split.features.size,
+                                                        "integration": self.integration}
+
+
+def evaluate_dataset(path: str | Path, detector: str, *, k: int = 20, setting: str = "novelty", split: bool = True,
+                     settings: EMMVSettings | None = None, integration: str = "grid",
+                     max_outlier_ratio: float | None = 0.1, min_distinct: int = 10, seed: int = 0, n_jobs: int = 1,
+                     progress: Callable[[int, int], None] | None = None) -> ChapterEvaluation:
+    """Load a labelled data file, prepare it (:func:`chapter_split`) and evaluate one detector on it
+    (:func:`evaluate_split`) with the EM/MV ``settings`` (:class:`~odeval.labelfree.emmv_algorithm.EMMVSettings`;
+    default: its defaults). ``progress(done, total)`` is called after each feature draw."""
+    from odeval.data import load_dataset
+
+    settings = EMMVSettings() if settings is None else settings
+    ds = load_dataset(path)
+    sp = chapter_split(ds.numeric_matrix(), ds.y, setting=setting, seed=seed, max_outlier_ratio=max_outlier_ratio,
+                       min_distinct=min_distinct, split=split)
+    d = sp.features.size
+    if d > settings.max_dim and settings.features > d:
+        raise ValueError(f"features (d') = {settings.features} exceeds the {d} attributes kept")
+    res, labelled = evaluate_split(detector, sp, k=k, seed=seed, integration=integration, n_jobs=n_jobs,
+                                   progress=progress, **settings.kwargs())
+    return ChapterEvaluation(Path(path).name, setting, sp, res, labelled, integration)
