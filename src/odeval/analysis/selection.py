@@ -8,8 +8,10 @@ Table 7 and Fig. 9). Across variants: mean quality and mean rank per selector, o
 tests against the random pick and the fixed defaults, Friedman + Nemenyi across all selectors
 (:mod:`odeval.analysis.stats`), and one plain-words verdict per selector.
 
-Pure functions over arrays and frames; the only store access is :func:`stored_variants` and
-:func:`candidates_from_store` (which reuse :func:`odeval.bench.ensembles.stored_runs` / ``read_scorings``).
+Pure functions over arrays and frames; the store is read only through :class:`odeval.bench.store.ResultStore`
+readers: :func:`stored_variants`, :func:`candidates_from_store` (through :func:`odeval.bench.ensembles.stored_runs`
+/ ``read_scorings``) and :func:`stored_picks` (:meth:`~odeval.bench.store.ResultStore.stored_selection`). The
+text of the audit is :mod:`odeval.render.labelfree`.
 
 References
 ----------
