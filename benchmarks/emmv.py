@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 from sklearn.metrics import auc
 
-from odeval.measures.internal import emmv, excess_mass, mass_volume
+from odeval.labelfree import emmv, excess_mass, mass_volume
 
 
 def reference_em(t, t_max, volume_support, s_unif, s_X, n_generated):

@@ -1,7 +1,7 @@
 """The benchmark of Goix (2016), §"Benchmarks", on the data sets we have: ROC, PR, EM, MV for iForest, OCSVM, LOF.
 
 For each data set and setting (novelty, unsupervised) and detector: the chapter's preparation
-(``odeval.measures.internal.emmv_algorithm.chapter_split``: outliers capped at 10 % of the inliers, attributes
+(``odeval.protocols.emmv_chapter.chapter_split``: outliers capped at 10 % of the inliers, attributes
 with < 10 distinct values removed, standardised, seeded 50/50 split), the detector fitted on the training half
 (novelty: its inliers only; OCSVM on at most 10,000 objects as in the authors' code), ROC AUC and average
 precision on the labelled test half, EM and MV (``emmv``: the standard criteria when d ≤ 8, otherwise m draws of
@@ -110,7 +110,7 @@ BEGIN, END = "<!-- BEGIN emmv_chapter.py tables -->", "<!-- END emmv_chapter.py 
 def run_cell(path: Path, dataset: str, setting: str, name: str, *, draws: int, n_generated: int, seed: int,
              jobs: int = 1) -> dict:
     from odeval.data import load_dataset
-    from odeval.measures.internal.emmv_algorithm import chapter_split, evaluate_split
+    from odeval.protocols.emmv_chapter import chapter_split, evaluate_split
 
     ds = load_dataset(path)
     sp = chapter_split(ds.numeric_matrix(), ds.y, setting=setting, seed=seed)

@@ -55,8 +55,8 @@ from scipy import stats
 from odeval.analysis.selection import paper_candidates
 from odeval.data import load_dataset
 from odeval.detectors import available_methods, get_detector
+from odeval.labelfree import ireos, ireos_select, laplacian_score
 from odeval.measures import roc_auc
-from odeval.measures.internal import ireos, ireos_select, laplacian_score
 from odeval.neighbors import knn_graph
 
 SHARED = Path(os.environ.get("ODEVAL_SHARED_DATASETS", Path(__file__).resolve().parents[1].parent / "shared" /

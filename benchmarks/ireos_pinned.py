@@ -4,7 +4,7 @@ The authors' Java code solves the KLR dual (Keerthi et al. 2005) starting with t
 at its bound C, where the derivative of the entropy term is infinite, and never moves it. Its result is then the
 optimum of the dual with alpha_j pinned at C: the negatives satisfy alpha_i = C sigmoid(f_i), sum alpha_i = C,
 f = -K_{.,N} alpha_N + C K_{.,j} + b. This script solves that system (scipy root) and prints p(x_j) next to
-the exact optimum of :mod:`odeval.measures.internal._klr`, on the authors' WBC example.
+the exact optimum of :mod:`odeval.labelfree._klr`, on the authors' WBC example.
 
     .venv/bin/python benchmarks/ireos_pinned.py
 """
@@ -15,8 +15,8 @@ import numpy as np
 from scipy import optimize
 
 from ireos import wbc_example  # benchmarks/ireos.py
-from odeval.measures.internal import _klr
-from odeval.measures.internal.ireos import _sqdist_blocks
+from odeval.labelfree import _klr
+from odeval.labelfree.ireos import _sqdist_blocks
 
 
 def pinned_p(K: np.ndarray, j: int, C: float) -> tuple[float, float]:

@@ -52,10 +52,10 @@ def measure(path: Path, kmax: int, ireos_max_n: int, ireos10_max_n: int, kendall
     from odeval.bench.config import MethodSpec
     from odeval.bench.runner import prepare_variant
     from odeval.bench.variant_step import candidate_scorings
-    from odeval.compare.selection import default_selectors, paper_candidates, run_selectors
     from odeval.data import catalogue
+    from odeval.labelfree import ireos
+    from odeval.labelfree.selection import default_selectors, paper_candidates, run_selectors
     from odeval.measures import evaluate_many
-    from odeval.measures.internal import ireos
 
     ref = catalogue.variant_from_path(path)
     ks = parse_k_range(f"1..{kmax}")
@@ -64,7 +64,7 @@ def measure(path: Path, kmax: int, ireos_max_n: int, ireos10_max_n: int, kendall
                                  f"{path.stem}: prepare")
     (S, meta), c_sc, w_sc = timed(lambda: candidate_scorings(prep, [(m, "") for m in methods]), "rescore")
     q, c_q, w_q = timed(lambda: evaluate_many(prep.labels, S))
-    names = [m["name"] for m in meta]
+    names = [c.name for c in meta]
     fast = [s for s in default_selectors() if s != "mc-kendall"]
     _, c_cons, w_cons = timed(lambda: run_selectors(S, names, fast, seed=0),
                               f"consensus (R={S.shape[0]}, N={S.shape[1]})")

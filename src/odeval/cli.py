@@ -584,6 +584,24 @@ def report_cmd(store: str, out_dir: str, measure: str, statistic: str, study_has
     click.echo(f"report written to {index}")
 
 
+class _SettingDefault:
+    """The default of a click option: a field of a label-free settings dataclass
+    (:class:`odeval.labelfree.ireos.IREOSSettings`, :class:`odeval.labelfree.emmv_algorithm.EMMVSettings`), where
+    it is declared once. Read when the command runs or shows its help, not when the CLI starts: importing the
+    label-free stage costs seconds that every other command would pay."""
+
+    def __init__(self, settings: str, field: str) -> None:
+        self.settings, self.field = settings, field
+
+    def __call__(self) -> object:
+        import odeval.labelfree as labelfree
+
+        return getattr(getattr(labelfree, self.settings)(), self.field)
+
+    def __str__(self) -> str:  # what --help shows
+        return str(self())
+
+
 @main.command("emmv")
 @click.argument("dataset", type=click.Path(exists=True, dir_okay=False))
 @click.option("--detector", "-d", required=True, metavar="iforest|ocsvm|lof|METHOD",
@@ -594,11 +612,14 @@ def report_cmd(store: str, out_dir: str, measure: str, statistic: str, study_has
               help="novelty: fit on normal training data, EM/MV on normal test data; unsupervised: polluted data.")
 @click.option("--split/--no-split", default=True, show_default=True,
               help="50/50 train/test split; --no-split (unsupervised only): fit and evaluate on the same data.")
-@click.option("--draws", "-m", type=int, default=50, show_default=True, help="Feature draws m (when d > --max-dim).")
-@click.option("--features", type=int, default=5, show_default=True, help="Features per draw d'.")
-@click.option("--max-dim", type=click.IntRange(min=0), default=8, show_default=True,
-              help="Largest d evaluated with all features (no sub-sampling).")
-@click.option("--n-generated", type=int, default=100_000, show_default=True, help="Uniform points per evaluation.")
+@click.option("--draws", "-m", type=int, default=_SettingDefault("EMMVSettings", "draws"), show_default=True,
+              help="Feature draws m (when d > --max-dim).")
+@click.option("--features", type=int, default=_SettingDefault("EMMVSettings", "features"), show_default=True,
+              help="Features per draw d'.")
+@click.option("--max-dim", type=click.IntRange(min=0), default=_SettingDefault("EMMVSettings", "max_dim"),
+              show_default=True, help="Largest d evaluated with all features (no sub-sampling).")
+@click.option("--n-generated", type=int, default=_SettingDefault("EMMVSettings", "n_generated"), show_default=True,
+              help="Uniform points per evaluation.")
 @click.option("--integration", type=click.Choice(["grid", "exact"]), default="grid", show_default=True,
               help="grid: the authors' t / alpha grids; exact: exact integrals of the empirical curves.")
 @click.option("--max-outlier-ratio", type=float, default=0.1, show_default=True,
@@ -618,48 +639,47 @@ def emmv_cmd(dataset: str, detector: str, k: int, setting: str, split: bool, dra
     feature sub-sampling (m draws of d' features) when d > --max-dim. EM: larger = better; MV: smaller =
     better. ROC / PR AUC of the test half are shown next to them. See docs/emmv.md.
     """
-    import json
-    import sys
+    from odeval.labelfree import EMMVSettings
+    from odeval.protocols.emmv_chapter import evaluate_dataset
+    from odeval.render.labelfree import render_emmv
 
-    from odeval.measures.internal.emmv_algorithm import chapter_split, evaluate_split
-
+    bar = _DrawsBar(f"EM/MV {detector}", hidden=as_json)
     try:
         if draws < 1:
             raise ValueError(f"--draws must be at least 1, got {draws}")
         if features < 1:
             raise ValueError(f"--features must be at least 1, got {features}")
-        from odeval.data import load_dataset
-
-        ds = load_dataset(dataset)
-        X = ds.numeric_matrix()
-        sp = chapter_split(X, ds.y, setting=setting, seed=seed, max_outlier_ratio=max_outlier_ratio,
-                           min_distinct=min_distinct, split=split)
-        d = sp.features.size
-        if d > max_dim and features > d:
-            raise ValueError(f"--features {features} exceeds the {d} attributes kept")
-        with click.progressbar(length=draws if d > max_dim else 1, label=f"EM/MV {detector}",
-                               file=sys.stderr, hidden=as_json) as bar:
-            res, labelled = evaluate_split(detector, sp, k=k, seed=seed, draws=draws, features=features,
-                                           max_dim=max_dim, n_generated=n_generated, integration=integration,
-                                           workers=workers, progress=lambda i, m: bar.update(1))
+        settings = EMMVSettings(draws=draws, features=features, max_dim=max_dim, n_generated=n_generated)
+        with bar:
+            ev = evaluate_dataset(dataset, detector, k=k, setting=setting, split=split, settings=settings,
+                                  integration=integration, max_outlier_ratio=max_outlier_ratio,
+                                  min_distinct=min_distinct, seed=seed, workers=workers, progress=bar.update)
     except (ValueError, ImportError, OSError) as exc:
         raise click.ClickException(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
-    out = res.to_dict() | labelled | {"dataset": Path(dataset).name, "setting": setting,
-                                      "attributes": sp.features.size, "integration": integration}
-    if as_json:
-        click.echo(json.dumps(out, indent=2))
-        return
-    fmt = "{:.4g}".format
-    click.echo(f"{out['dataset']} ({setting}, {sp.features.size} attributes, train {res.n_train}, evaluated "
-               f"{res.n_test}) — {res.detector}")
-    sub = f"{res.draws} draws of {res.features[0].size} features" if res.subsampled else "all features"
-    click.echo(f"  EM {fmt(res.em)} (larger = better)   MV {fmt(res.mv)} (smaller = better)   [{sub}, "
-               f"{res.n_generated} uniform points, seed {res.seed}]")
-    if labelled:
-        click.echo(f"  ROC AUC {labelled['roc_auc']:.3f}   PR (average precision) {labelled['average_precision']:.3f}")
-    if res.em_failed or res.mv_failed:
-        click.echo(f"  not estimable: EM in {res.em_failed}, MV in {res.mv_failed} of {res.draws} draw(s): "
-                   f"{'; '.join(res.reasons)}")
+    click.echo(render_emmv(ev, as_json=as_json))
+
+
+class _DrawsBar:
+    """A click progress bar on stderr over EM/MV's feature draws, opened at the first draw (their number is known
+    only once the data are prepared)."""
+
+    def __init__(self, label: str, *, hidden: bool) -> None:
+        self.label, self.hidden, self.bar = label, hidden, None
+
+    def update(self, done: int, total: int) -> None:
+        import sys
+
+        if self.bar is None:
+            self.bar = click.progressbar(length=total, label=self.label, file=sys.stderr, hidden=self.hidden)
+            self.bar.__enter__()
+        self.bar.update(1)
+
+    def __enter__(self) -> _DrawsBar:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(*exc)
 
 
 @main.command("ireos")
@@ -671,20 +691,25 @@ def emmv_cmd(dataset: str, detector: str, k: int, setting: str, split: bool, dra
 @click.option("--store-dataset", default=None, help="Variant name in the STORE [default: DATASET's file stem].")
 @click.option("--candidates", type=click.IntRange(min=2), default=None,
               help="Keep this many candidates spread over ROC AUC (needs labels; Sect. 4.2 of the paper uses 10).")
-@click.option("--mcl", default="1", show_default=True, help="Maximum clump size: 1, sqrt5 (= sqrt(5%% N)) or a number.")
+@click.option("--mcl", type=str, default=_SettingDefault("IREOSSettings", "m_cl"), show_default=True,
+              help="Maximum clump size: 1, sqrt5 (= sqrt(5%% N)) or a number.")
 @click.option("--adjust", is_flag=True, help="Adjust for chance (Eq. 13); m_cl = 1 classifies every object.")
 @click.option("--pvalue", is_flag=True, help="One-sided p-values against random solutions.")
 @click.option("--knn", type=click.IntRange(min=1), default=None,
               help="Train each classifier on the object's k nearest neighbours (the paper: 250) [default: exact].")
-@click.option("--quadrature", type=click.Choice(["adaptive", "fixed"]), default="adaptive", show_default=True)
-@click.option("--n-gamma", type=click.IntRange(min=2), default=100, show_default=True, help="Points of the fixed grid.")
-@click.option("--tol", type=click.FloatRange(min=0, min_open=True), default=0.001, show_default=True,
-              help="Error tolerance of the adaptive quadrature (Eq. 14).")
+@click.option("--quadrature", type=click.Choice(["adaptive", "fixed"]),
+              default=_SettingDefault("IREOSSettings", "quadrature"), show_default=True)
+@click.option("--n-gamma", type=click.IntRange(min=2), default=_SettingDefault("IREOSSettings", "n_gamma"),
+              show_default=True, help="Points of the fixed grid.")
+@click.option("--tol", type=click.FloatRange(min=0, min_open=True), default=_SettingDefault("IREOSSettings", "tol"),
+              show_default=True, help="Error tolerance of the adaptive quadrature (Eq. 14).")
 @click.option("--gamma-max", type=float, default=None, help="Upper kernel width [default: searched, Sect. 3.4].")
-@click.option("--gamma-max-quantile", type=click.FloatRange(min=0, max=1, min_open=True), default=1.0,
-              show_default=True, help="Search gamma_max until this fraction of the candidates' outliers is "
+@click.option("--gamma-max-quantile", type=click.FloatRange(min=0, max=1, min_open=True),
+              default=_SettingDefault("IREOSSettings", "gamma_max_quantile"), show_default=True,
+              help="Search gamma_max until this fraction of the candidates' outliers is "
               "separable (1 = the paper's rule; lower for near-duplicates, see docs/ireos.md).")
-@click.option("--C", "cost", type=click.FloatRange(min=0, min_open=True), default=100.0, show_default=True)
+@click.option("--C", "cost", type=click.FloatRange(min=0, min_open=True), default=_SettingDefault("IREOSSettings", "C"),
+              show_default=True)
 @_workers_option(1, "Classifier workers (threads; local processes with --processes; -1: every core).",
                  short=False)
 @click.option("--processes", is_flag=True, help="Run the classifiers in --workers local processes.")
@@ -703,73 +728,23 @@ def ireos_cmd(dataset: str, scores_src: str, columns: tuple[str, ...], store_dat
 
     Example: odeval ireos wbc.arff --scores scores.parquet --mcl sqrt5 --adjust --pvalue
     """
-    import json
-
-    import numpy as np
-
-    from odeval.analysis.selection import paper_candidates
-    from odeval.data import load_dataset
-    from odeval.data.score_files import is_score_table, read_score_table
-    from odeval.measures import roc_auc
-    from odeval.measures.internal import ireos
+    from odeval.analysis.labelfree import ireos_of_scorings
+    from odeval.labelfree import IREOSSettings
+    from odeval.render.labelfree import render_ireos
 
     try:
-        ds = load_dataset(dataset)
-        X = ds.numeric_matrix()
-        if is_score_table(scores_src):
-            table = read_score_table(scores_src)
-            names, matrix, labels = list(table.columns), table.scores, table.labels
-        else:
-            from odeval.bench.ensembles import read_scorings
-
-            stored = read_scorings(scores_src, store_dataset or Path(dataset).stem)
-            names, matrix, labels = list(stored.runs["name"]), stored.scores, stored.labels
-        if labels is None:
-            labels = ds.y
-        if columns:
-            missing = [c for c in columns if c not in names]
-            if missing:
-                raise ValueError(f"{scores_src}: no column(s) {', '.join(missing)}; columns: {', '.join(names)}")
-            keep = [names.index(c) for c in columns]
-            names, matrix = [names[i] for i in keep], matrix[keep]
-        if matrix.shape[1] != X.shape[0]:
-            raise ValueError(f"{scores_src}: scorings have {matrix.shape[1]} objects, {dataset} has {X.shape[0]}")
-        finite = np.isfinite(matrix).all(axis=1)
-        if not finite.all():
-            click.echo(f"warning: skipped {int((~finite).sum())} scoring(s) with NaN/inf: "
-                       + ", ".join(n for n, f in zip(names, finite, strict=True) if not f), err=True)
-            names, matrix = [n for n, f in zip(names, finite, strict=True) if f], matrix[finite]
-        aucs = (np.array([roc_auc(labels, row) for row in matrix]) if labels is not None and 0 < labels.sum()
-                < labels.size else None)
-        if candidates is not None:
-            if aucs is None:
-                raise ValueError("--candidates needs labels (in the scores table, the store or DATASET)")
-            keep = paper_candidates(aucs, candidates)
-            names, matrix, aucs = [names[i] for i in keep], matrix[keep], aucs[keep]
-        mcl_value: object = int(mcl) if mcl.isdigit() else mcl
-        res = _with_progress(lambda progress: ireos(
-            X, list(matrix), m_cl=mcl_value, C=cost, gamma_max=gamma_max, gamma_max_quantile=gamma_max_quantile,
-            quadrature=quadrature, n_gamma=n_gamma, tol=tol, knn=knn, adjust=adjust, p_values=pvalue, seed=seed,
-            workers=workers, progress=progress,
-            executor=scheduler or ("processes" if processes else None)),
-            quiet=as_json)
+        settings = IREOSSettings(m_cl=int(mcl) if mcl.isdigit() else mcl, C=cost, gamma_max=gamma_max,
+                                 gamma_max_quantile=gamma_max_quantile, quadrature=quadrature, n_gamma=n_gamma,
+                                 tol=tol, knn=knn)
+        run = _with_progress(lambda progress: ireos_of_scorings(
+            dataset, scores_src, columns=columns, store_dataset=store_dataset, candidates=candidates,
+            settings=settings, adjust=adjust, p_values=pvalue, seed=seed, workers=workers, progress=progress,
+            executor=scheduler or ("processes" if processes else None)), quiet=as_json)
     except (ValueError, OSError) as exc:
         raise click.ClickException(str(exc).splitlines()[0]) from None
-    rows = [{"column": n, "ireos": float(res.index[i]),
-             **({"adjusted": float(res.adjusted[i])} if adjust else {}),
-             **({"p_value": float(res.p_value[i])} if pvalue else {}),
-             **({"roc_auc": float(aucs[i])} if aucs is not None else {})} for i, n in enumerate(names)]
-    if as_json:
-        click.echo(json.dumps({"dataset": dataset, "n_objects": int(X.shape[0]), "m_cl": res.m_cl,
-                               "gamma_max": res.gamma_max, "n_fits": res.n_fits, "results": rows}, indent=2))
-        return
-    click.echo(f"{dataset}: N = {X.shape[0]}, m_cl = {res.m_cl:g}, gamma_max = {res.gamma_max:.6g}, "
-               f"{res.n_fits} classifiers")
-    keys = [k for k in rows[0] if k != "column"]
-    width = max(len("column"), *map(len, names))
-    click.echo(f"{'column':<{width}}  " + "  ".join(f"{k:>10}" for k in keys))
-    for r in rows:
-        click.echo(f"{r['column']:<{width}}  " + "  ".join(f"{r[k]:>10.4g}" for k in keys))
+    if run.skipped:
+        click.echo(f"warning: skipped {len(run.skipped)} scoring(s) with NaN/inf: " + ", ".join(run.skipped), err=True)
+    click.echo(render_ireos(run, as_json=as_json))
 
 
 def _with_progress(run, *, quiet: bool):
@@ -805,10 +780,14 @@ def _with_progress(run, *, quiet: bool):
 @click.option("--compute-missing", is_flag=True,
               help="With picks stored by a study ([selection]): compute the selectors / variants not stored from "
                    "the kept score vectors.")
+@click.option("--emmv-draws", type=click.IntRange(min=1), default=_SettingDefault("EMMVSettings", "draws"),
+              show_default=True, help="Feature draws of the em / mv selectors (fewer: a coarser, faster audit).")
+@click.option("--emmv-n-generated", type=click.IntRange(min=1), default=_SettingDefault("EMMVSettings", "n_generated"),
+              show_default=True, help="Uniform points per evaluation of the em / mv selectors.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (one JSON object).")
 def select_audit_cmd(store: str, candidates: str, selectors: tuple[str, ...], only: tuple[str, ...], measure: str,
                      blocks: str, seed: int, per_variant: bool, report_dir: str | None, compute_missing: bool,
-                     as_json: bool) -> None:
+                     emmv_draws: int, emmv_n_generated: int, as_json: bool) -> None:
     """Audit label-free model selection on a study STORE.
 
     Every selector (model centrality, HITS, SELECT, ensembles, fixed defaults, random) picks a candidate of each
@@ -817,45 +796,35 @@ def select_audit_cmd(store: str, candidates: str, selectors: tuple[str, ...], on
     picks a study stored (its [selection] table) when there are any, else computes them from the kept score
     vectors. See docs/model-selection.md.
     """
-    import json
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from odeval.analysis.selection import audit_store, format_audit
-    from odeval.compare.selection import get_selector
+    from odeval.analysis.selection import audit_store
+    from odeval.labelfree import EMMVSettings
+    from odeval.render.labelfree import render_select_audit
 
     if candidates != "all" and not (candidates.isdigit() and int(candidates) > 0):
         raise click.BadParameter(f"use 'all' or a positive integer, got {candidates!r}", param_hint="--candidates")
     wanted = [s.strip() for item in selectors for s in item.split(",") if s.strip()] or None
     keep = [d.strip() for item in only for d in item.split(",") if d.strip()] or None
+    coarse = EMMVSettings(draws=emmv_draws, n_generated=emmv_n_generated)
     try:
-        for s in wanted or []:
-            get_selector(s)
-        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
         with Progress(TextColumn("[bold]variants"), BarColumn(), TimeElapsedColumn(),
                       TextColumn("{task.fields[current]}"), transient=True, disable=as_json) as prog:
             task = prog.add_task("variants", total=None, current="")
             audit, source, messages = audit_store(
                 store, wanted, candidates=candidates, measure=measure, seed=seed, blocks=blocks, datasets=keep,
-                compute_missing=compute_missing, progress=lambda d: prog.update(task, advance=1, current=d))
+                compute_missing=compute_missing, progress=lambda d: prog.update(task, advance=1, current=d),
+                settings={"em": coarse, "mv": coarse})
     except (ValueError, FileNotFoundError) as exc:
         raise click.ClickException(str(exc).splitlines()[0]) from None
-    if keep:
-        missing = sorted(set(keep) - set(audit.picks["dataset"]))
-        if missing:
-            raise click.ClickException(f"{store}: no stored picks or kept scores of variant(s) {', '.join(missing)}")
     for message in messages:
         click.echo(f"warning: {message}", err=True)
+    index = None
     if report_dir is not None:
         from odeval.report.selection import write_selection_report
 
         index = write_selection_report(audit, report_dir)
-    if as_json:
-        click.echo(json.dumps(audit.to_dict() | {"source": source}, indent=2, allow_nan=False))
-    else:
-        click.echo(f"picks: {source}")
-        click.echo(format_audit(audit, per_variant=per_variant))
-        if report_dir is not None:
-            click.echo(f"report written to {index}")
+    click.echo(render_select_audit(audit, source, per_variant=per_variant, as_json=as_json, report_index=index))
 
 
 @main.command("protocol-audit")

@@ -27,7 +27,7 @@ from odeval.analysis.selection import (
     stored_variants,
 )
 from odeval.cli import main
-from odeval.compare.selection import Selection
+from odeval.labelfree.selection import Selection
 from odeval.measures import roc_auc
 
 LABELS = np.array([1, 1, 0, 0, 0, 0, 0, 0], dtype=bool)
@@ -219,14 +219,11 @@ def test_study_report_passes_the_selection_audit(store, tmp_path, monkeypatch):
     assert res.exit_code != 0 and "selection must be 'all' or a positive integer" in res.output
 
 
-def test_select_audit_cli_em_mv(store, monkeypatch):
+def test_select_audit_cli_em_mv(store):
     """`--selectors em,mv,ireos,laplacian-sqrt` loads the data and runs them (coarse EM/MV settings: fast)."""
-    from odeval.compare import selection as sel
-
-    monkeypatch.setitem(sel.EMMV_SETTINGS, "draws", 2)
-    monkeypatch.setitem(sel.EMMV_SETTINGS, "n_generated", 2000)
     res = CliRunner().invoke(main, ["select-audit", str(store), "--json", "--selectors",
-                                    "em,mv,ireos,laplacian-sqrt,random"])
+                                    "em,mv,ireos,laplacian-sqrt,random", "--emmv-draws", "2",
+                                    "--emmv-n-generated", "2000"])
     assert res.exit_code == 0, res.output
     out = json.loads(res.output)
     assert out["selectors"] == ["em", "mv", "ireos", "laplacian-sqrt", "random"]

@@ -169,3 +169,35 @@ def test_cli_ensemble(kept, not_kept):
     assert res.exit_code == 1 and "keep_scores = true" in res.output
     res = runner.invoke(main, ["ensemble", str(kept), "--dataset", DATASET, "--k-range", "9..3"])
     assert res.exit_code == 2 and "--k-range" in res.output
+
+
+def _params_label_before_the_scoring_key(params: str) -> str:
+    """The ``(a=1,b=x)`` form candidate names used before odeval._key (bench.ensembles._params_label)."""
+    d = json.loads(params) if params else {}
+    return "(" + ",".join(f"{k}={v}" for k, v in sorted(d.items())) + ")" if d else ""
+
+
+def test_stored_keys_reproduce_the_names_of_before():
+    """distinct_names of the stored keys gives the names stored_runs and the variant step built by hand before."""
+    import pandas as pd
+
+    from odeval._key import distinct_names
+    from odeval.bench.ensembles import stored_keys
+
+    rows = [("LOF", {}, "euclidean", 10), ("LOF", {"variant": "elki-0.7.1"}, "euclidean", 10),
+            ("LDF", {"c": 0.1, "h": 1.0}, "euclidean", 7), ("LDF", {"c": 0.5, "h": 2}, "euclidean", 7),
+            ("kNN", {}, "euclidean", 5), ("kNN", {}, "manhattan", 5), ("KDEOS", {"idim": -1}, "euclidean", 12),
+            ("LoOP", {"lam": 3.0}, "euclidean", 120)]
+    runs = pd.DataFrame({"method": [r[0] for r in rows], "params": [json.dumps(r[1], sort_keys=True) for r in rows],
+                         "metric": [r[2] for r in rows], "k": [r[3] for r in rows]})
+    configs = runs.groupby("method")[["params", "metric"]].nunique()
+    before = []
+    for row in runs.itertuples(index=False):
+        label = row.method
+        if configs.loc[row.method, "params"] > 1:
+            label += _params_label_before_the_scoring_key(row.params)
+        if configs.loc[row.method, "metric"] > 1:
+            label += f"[{row.metric}]"
+        before.append(f"{label}-{int(row.k):03d}")
+    assert distinct_names(stored_keys(runs)) == before
+    assert before[:2] == ["LOF-010", "LOF(variant=elki-0.7.1)-010"] and before[5] == "kNN[manhattan]-005"

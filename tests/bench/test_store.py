@@ -338,3 +338,50 @@ def test_only_the_store_module_touches_duckdb():
     users = sorted(str(p.relative_to(src)) for p in src.rglob("*.py")
                    if re.search(r"^\s*(import duckdb|from duckdb)", p.read_text(encoding="utf-8"), re.M))
     assert users == ["bench/store.py"]
+
+
+def test_stored_selection_keeps_the_latest_pick_and_its_candidates(tmp_path):
+    """ResultStore.stored_selection: tasks of one candidates mode and seed, oldest first; a selector's pick comes
+    from the most recent task that ran it, the candidates from the most recent task; IREOS of the mode or of all."""
+    import time
+
+    from odeval._key import ScoringKey
+    from odeval.bench.store import VariantCandidate, VariantTaskResult
+
+    def cand(k, auc):
+        key = ScoringKey.make("kNN", metric="euclidean", k=k)
+        return VariantCandidate(key, key.label(params=False, metric=False), f"u{k}", auc, auc / 2, auc / 3)
+
+    def pick(selector, candidate, auc):
+        return {"selector": selector, "selector_kind": "pick", "candidate": candidate, "choice": f"kNN-00{candidate}",
+                "members": [], "note": "", "roc_auc": auc, "average_precision": auc / 2,
+                "adjusted_average_precision": auc / 3}
+
+    def task(task_id, kind, mode, seed, cands, picks=(), values=()):
+        return VariantTaskResult(task_id=task_id, kind=kind, dataset="d1", file_sha256="f", metric="euclidean",
+                                 candidates_mode=mode, options={"seed": seed}, candidates=list(cands),
+                                 picks=list(picks), values=list(values))
+
+    with ResultStore(tmp_path / "s.duckdb") as rs:
+        empty = rs.stored_selection(candidates="all", seed=0)
+        assert empty.datasets == () and empty.picks.empty and empty.ireos_values is None
+        rs.write_variant_task(task("t-old", "selection", "all", 0, [cand(1, 0.6), cand(2, 0.7)],
+                                   [pick("hits", 0, 0.6), pick("random", 1, 0.7)]), study_hash="h", version="v")
+        time.sleep(0.01)
+        rs.write_variant_task(task("t-new", "selection", "all", 0, [cand(1, 0.6), cand(3, 0.8)],
+                                   [pick("hits", 1, 0.8)]), study_hash="h", version="v")
+        rs.write_variant_task(task("t-seed", "selection", "all", 1, [cand(4, 0.9)], [pick("hits", 0, 0.9)]),
+                              study_hash="h", version="v")
+        rs.write_variant_task(task("t-ten", "selection", "10", 0, [cand(5, 0.9)], [pick("hits", 0, 0.9)]),
+                              study_hash="h", version="v")
+        rs.write_variant_task(task("i-all", "ireos", "all", 0, [cand(1, 0.6)], values=[(0, "ireos", 0.5)]),
+                              study_hash="h", version="v")
+        rs.write_variant_task(task("i-ten", "ireos", "10", 0, [cand(5, 0.9)], values=[(0, "ireos", 0.4)]),
+                              study_hash="h", version="v")
+        got = rs.stored_selection(candidates="all", seed=0)
+    assert got.datasets == ("d1",)
+    assert list(zip(got.picks["selector"], got.picks["task_id"], strict=True)) == [("random", "t-old"),
+                                                                                  ("hits", "t-new")]
+    assert list(got.candidates["name"]) == ["kNN-001", "kNN-003"] and set(got.candidates["task_id"]) == {"t-new"}
+    assert list(got.ireos_tasks["task_id"]) == ["i-all"] and got.ireos_names == {"i-all": ("kNN-001",)}
+    assert list(got.ireos_values["value"]) == [0.5] and got.facts == {"d1": {}}

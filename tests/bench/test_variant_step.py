@@ -91,7 +91,7 @@ def test_run_twice_skips_and_values_are_ireos_with_one_gamma_max(ran):
     # the stored IREOS is ireos() over all candidates of the variant at once: one gamma_max per variant
     from odeval.data import load_dataset
     from odeval.detectors import get_detector
-    from odeval.measures.internal import ireos
+    from odeval.labelfree import ireos
 
     ds = load_dataset(tmp_path / "data" / "va.npz")
     cand = cands[(cands.dataset == "va") & cands.task_id.isin(tasks.task_id[tasks.kind == "ireos"])]
@@ -257,7 +257,7 @@ def test_ireos_task_excludes_constant_candidates_and_reads_0_1_scorings_as_scori
     weights), not a binary top-n solution. The stored values with NaN are written and read back."""
     from odeval.bench.store import VariantTaskResult
     from odeval.bench.variant_step import _ireos_task
-    from odeval.measures.internal import ireos
+    from odeval.labelfree import ireos
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(30, 3))

@@ -1,15 +1,17 @@
 """Meta-evaluation of label-free model selection: how good is the candidate a selector picks, by the labels?
 
 For every dataset variant, a *candidate set* (every method × k a study kept the scores of, or the ten
-candidates of Marques et al. 2020, §4.2) is given to each selector of :mod:`odeval.compare.selection`, which
+candidates of Marques et al. 2020, §4.2) is given to each selector of :mod:`odeval.labelfree.selection`, which
 sees no labels. The labels then judge the pick: its ROC AUC, average precision and adjusted AP next to the
 minimum, mean and maximum over the candidates and its percentile among them (as in Marques et al. 2020,
 Table 7 and Fig. 9). Across variants: mean quality and mean rank per selector, one-sided Wilcoxon signed-rank
 tests against the random pick and the fixed defaults, Friedman + Nemenyi across all selectors
 (:mod:`odeval.analysis.stats`), and one plain-words verdict per selector.
 
-Pure functions over arrays and frames; the only store access is :func:`stored_variants` and
-:func:`candidates_from_store` (which reuse :func:`odeval.bench.ensembles.stored_runs` / ``read_scorings``).
+Pure functions over arrays and frames; the store is read only through :class:`odeval.bench.store.ResultStore`
+readers: :func:`stored_variants`, :func:`candidates_from_store` (through :func:`odeval.bench.ensembles.stored_runs`
+/ ``read_scorings``) and :func:`stored_picks` (:meth:`~odeval.bench.store.ResultStore.stored_selection`). The
+text of the audit is :mod:`odeval.render.labelfree`.
 
 References
 ----------
@@ -33,8 +35,9 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
+from odeval._key import ScoringKey
 from odeval.analysis.stats import average_ranks, friedman_test, nemenyi_critical_difference, nemenyi_test
-from odeval.compare.selection import (
+from odeval.labelfree.selection import (
     DEFAULT_CANDIDATES,
     Selection,
     default_selectors,
@@ -54,8 +57,8 @@ __all__ = [
     "audit_variant",
     "candidates_from_store",
     "evaluate_selections",
-    "format_audit",
     "friedman_line",
+    "p_text",
     "paper_candidates",
     "pick_rows",
     "selection_friedman",
@@ -89,6 +92,9 @@ class CandidateSet:
         paper candidates do not include them), by candidate name.
     X : ndarray of shape (N, d), optional
         The data, for selectors that need it.
+    keys : tuple of ScoringKey, optional
+        The candidates' :class:`~odeval._key.ScoringKey` (method, parameters, metric, k), for selectors that
+        rebuild a candidate (``em``, ``mv``); default: read from ``names``.
     """
 
     dataset: str
@@ -98,6 +104,7 @@ class CandidateSet:
     base_dataset: str = ""
     references: Mapping[str, np.ndarray] = field(default_factory=dict, repr=False)
     X: np.ndarray | None = field(default=None, repr=False)
+    keys: tuple[ScoringKey, ...] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         S = np.asarray(self.scores, dtype=np.float64)
@@ -107,6 +114,8 @@ class CandidateSet:
             raise ValueError(f"{self.dataset}: {len(self.names)} names for {S.shape[0]} candidates")
         if np.asarray(self.labels).shape != (S.shape[1],):
             raise ValueError(f"{self.dataset}: {np.asarray(self.labels).shape} labels for {S.shape[1]} objects")
+        if self.keys is not None and len(self.keys) != S.shape[0]:
+            raise ValueError(f"{self.dataset}: {len(self.keys)} keys for {S.shape[0]} candidates")
 
 
 # ------------------------------------------------------------------------------------------------ store glue
@@ -133,7 +142,7 @@ def candidates_from_store(store: str | Path, dataset: str, *, candidates: str | 
     ``with_data``: also load X (for selectors that need the data) from the file recorded in the runs'
     provenance (``source``), checking its SHA-256 when recorded.
     """
-    from odeval.bench.ensembles import read_scorings, stored_runs
+    from odeval.bench.ensembles import read_scorings, stored_keys, stored_runs
     from odeval.bench.store import ResultStore
 
     runs = stored_runs(store, dataset, measure=measure)
@@ -161,7 +170,7 @@ def candidates_from_store(store: str | Path, dataset: str, *, candidates: str | 
     base = str(facts["base_dataset"]) if facts.get("base_dataset") is not None else dataset
     X = _load_data(dataset, facts.get("provenance"), sc.labels.size) if with_data else None
     return CandidateSet(dataset, S[:R], sc.labels, names[:R], base,
-                        {names[i]: S[i] for i in range(R, S.shape[0])}, X)
+                        {names[i]: S[i] for i in range(R, S.shape[0])}, X, tuple(stored_keys(sc.runs))[:R])
 
 
 def stored_picks(store: str | Path, *, candidates: str | int = "all", seed: int = 0,
@@ -171,7 +180,8 @@ def stored_picks(store: str | Path, *, candidates: str | int = "all", seed: int 
     as :func:`evaluate_selections` judges picks computed now.
 
     Only finished 'selection' tasks with these ``candidates`` and ``seed`` (of ``study_hash`` when given) are
-    read; when several tasks of a variant ran a selector, the most recent one is used. When a variant also has
+    read; when several tasks of a variant ran a selector, the most recent one is used
+    (:meth:`odeval.bench.store.ResultStore.stored_selection`). When a variant also has
     IREOS values of the same candidates (``internal = ["ireos"]``) and its selection task did not run the
     ``ireos`` selector, the ``ireos`` pick is the candidate with the largest stored adjusted index (the raw index
     without adjustment), so IREOS joins the audit without being computed twice.
@@ -183,36 +193,15 @@ def stored_picks(store: str | Path, *, candidates: str | int = "all", seed: int 
     selectors : dict
         Variant → the selectors stored for it.
     """
-    import json
-
     from odeval.bench.store import ResultStore
 
     with ResultStore(store, read_only=True) as rs:
-        tasks = rs.variant_tasks(study_hash=study_hash, kind="selection", status="ok")
-        if len(tasks):
-            opts = [json.loads(o) for o in tasks["options"]]
-            keep = (tasks["candidates"].astype(str) == str(candidates)).to_numpy() & \
-                np.array([int(o.get("seed", 0)) == int(seed) for o in opts], dtype=bool)
-            tasks = tasks[keep].sort_values("finished", kind="stable")
-        ids = list(tasks["task_id"]) if len(tasks) else []
-        cands = rs.variant_table("variant_candidates", task_ids=ids) if ids else pd.DataFrame()
-        picks = rs.variant_table("selection_picks", task_ids=ids) if ids else pd.DataFrame()
-        facts = {d: rs.variant_facts(d) for d in (tasks["dataset"].unique() if ids else [])}
-        itasks = rs.variant_tasks(study_hash=study_hash, kind="ireos", status="ok") if ids else pd.DataFrame()
-        # IREOS of the same candidates, or of all candidates (a superset: the pick among these candidates is then
-        # read from them, with the gamma_max of all candidates — noted)
-        itasks = itasks[itasks["candidates"].astype(str).isin({str(candidates), "all"})] if len(itasks) else itasks
-        ivalues = rs.variant_table("variant_values", task_ids=list(itasks["task_id"])) if len(itasks) else None
-        inames = (rs.variant_table("variant_candidates", task_ids=list(itasks["task_id"])).groupby("task_id")["name"]
-                  .agg(tuple).to_dict() if len(itasks) else {})
+        stored = rs.stored_selection(candidates=str(candidates), seed=seed, study_hash=study_hash)
+    itasks = stored.ireos_tasks
     all_picks, all_cands, chosen = [], [], {}
-    for dataset, group in (tasks.groupby("dataset", sort=True) if ids else []):
-        order = list(group["task_id"])  # oldest first: later tasks override a selector
-        latest = order[-1]
-        sub = picks[picks["task_id"].isin(order)].copy()
-        sub["_age"] = sub["task_id"].map({t: i for i, t in enumerate(order)})
-        sub = sub.sort_values("_age", kind="stable").drop_duplicates("selector", keep="last")
-        c = cands[cands["task_id"] == latest].sort_values("candidate")
+    for dataset in stored.datasets:
+        sub = stored.picks[stored.picks["dataset"] == dataset]
+        c = stored.candidates[stored.candidates["dataset"] == dataset]
         quality = {m: c[m].to_numpy(np.float64) for m in measures}
         judged = []
         for row in sub.itertuples(index=False):
@@ -221,12 +210,13 @@ def stored_picks(store: str | Path, *, candidates: str | int = "all", seed: int 
                            "expected (random)" if row.selector_kind == "expected" else row.choice,
                            value, row.note or ""))
         ireos_p = math.nan
-        if "ireos" not in set(sub["selector"]) and ivalues is not None:
-            pick = _stored_ireos_pick(ivalues, itasks[itasks["dataset"] == dataset], c, inames)
+        if "ireos" not in set(sub["selector"]) and stored.ireos_values is not None:
+            pick = _stored_ireos_pick(stored.ireos_values, itasks[itasks["dataset"] == dataset], c,
+                                      stored.ireos_names)
             if pick is not None:
                 judged.append(("ireos", "pick", pick[0], {m: float(pick[1][m]) for m in measures}, pick[2]))
                 ireos_p = pick[3]
-        base = facts.get(dataset, {}).get("base_dataset") or dataset
+        base = stored.facts.get(dataset, {}).get("base_dataset") or dataset
         rows = pick_rows(str(dataset), str(base), quality, judged, measures)
         rows["pick_p_value"] = np.where(rows["selector"] == "ireos", ireos_p, math.nan)
         all_picks.append(rows)
@@ -369,15 +359,17 @@ def pick_rows(dataset: str, base_dataset: str, quality: Mapping[str, np.ndarray]
 
 
 def audit_variant(cset: CandidateSet, selectors: Sequence[str] | None = None, *, seed: int = 0,
-                  measures: Sequence[str] = AUDIT_MEASURES) -> tuple[pd.DataFrame, pd.DataFrame]:
+                  measures: Sequence[str] = AUDIT_MEASURES, settings: Mapping[str, Any] | None = None
+                  ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Run every selector on one candidate set (no labels) and judge the picks (:func:`evaluate_selections`).
 
     A selector that names a candidate outside the set (a fixed default among ``cset.references``) is judged
-    on that reference scoring, with a note.
+    on that reference scoring, with a note. ``settings``: selector name → its settings
+    (:func:`odeval.labelfree.selection.run_selectors`; the others run with their defaults).
     """
     names = list(selectors) if selectors is not None else list(default_selectors())
     selections = run_selectors(cset.scores, cset.names, names, X=cset.X, seed=seed,
-                               references=dict(cset.references))
+                               references=dict(cset.references), settings=settings, keys=cset.keys)
     return evaluate_selections(cset, selections, measures)
 
 
@@ -475,7 +467,8 @@ def selection_friedman(picks: pd.DataFrame, measure: str = "roc_auc", *, blocks:
             "alpha": alpha}
 
 
-def _p(p: float) -> str:
+def p_text(p: float) -> str:
+    """A p-value as the audit's text shows it: 3 decimals, scientific below 0.001, "n/a" when not finite."""
     return "n/a" if not np.isfinite(p) else (f"{p:.1e}" if p < 1e-3 else f"{p:.3f}")
 
 
@@ -497,7 +490,8 @@ def selection_verdicts(summary: pd.DataFrame, tests: pd.DataFrame, measure: str 
                 word = "on average worse than"
             else:
                 word = "not significantly better than"
-            parts.append(f"{word} {b.baseline} ({b.n_better} better / {b.n_worse} worse of {b.n}, p = {_p(b.p_value)})")
+            parts.append(f"{word} {b.baseline} ({b.n_better} better / {b.n_worse} worse of {b.n}, "
+                         f"p = {p_text(b.p_value)})")
         out[sel] = f"{sel}: " + "; ".join(parts)
     return out
 
@@ -543,7 +537,8 @@ def audit_selection(candidate_sets: Iterable[CandidateSet | tuple[str, Callable[
                     selectors: Sequence[str] | None = None, *, measure: str = "roc_auc", seed: int = 0,
                     blocks: str = "dataset", alpha: float = 0.05, candidates_mode: str = "all",
                     progress: Callable[[str], None] | None = None,
-                    stored: tuple[pd.DataFrame, pd.DataFrame] | None = None) -> SelectionAudit:
+                    stored: tuple[pd.DataFrame, pd.DataFrame] | None = None,
+                    settings: Mapping[str, Any] | None = None) -> SelectionAudit:
     """The whole meta-evaluation over many variants.
 
     Parameters
@@ -551,11 +546,12 @@ def audit_selection(candidate_sets: Iterable[CandidateSet | tuple[str, Callable[
     candidate_sets : iterable of CandidateSet or of (name, loader) pairs, the loader a zero-argument callable
         returning the set (loaded lazily, so a store with hundreds of variants is never held in memory at
         once). A loader that raises ``ValueError`` is recorded in ``failed`` with the name and skipped.
-    selectors : names (default: :func:`odeval.compare.selection.default_selectors`, all but em / mv).
+    selectors : names (default: :func:`odeval.labelfree.selection.default_selectors`, all but em / mv).
     measure : the measure of the summary, tests and verdicts (all of :data:`AUDIT_MEASURES` are in ``picks``).
     progress : called with the variant name after each variant.
     stored : (picks, candidates) frames already judged (e.g. :func:`stored_picks`), audited together with the
         candidate sets (which should then be the variants or selectors missing from them).
+    settings : selector name → its settings (e.g. a coarser ``EMMVSettings`` for ``em`` / ``mv``).
     """
     names = tuple(get_selector(s).name for s in (selectors or default_selectors()))
     if measure not in AUDIT_MEASURES:
@@ -576,7 +572,7 @@ def audit_selection(candidate_sets: Iterable[CandidateSet | tuple[str, Callable[
                 if progress is not None:
                     progress(str(label))
                 continue
-        picks, cands = audit_variant(cset, names, seed=seed)
+        picks, cands = audit_variant(cset, names, seed=seed, settings=settings)
         all_picks.append(picks)
         all_cands.append(cands)
         if progress is not None:
@@ -596,14 +592,17 @@ def audit_selection(candidate_sets: Iterable[CandidateSet | tuple[str, Callable[
 def audit_store(store: str | Path, selectors: Sequence[str] | None = None, *, candidates: str | int = "all",
                 measure: str = "roc_auc", seed: int = 0, blocks: str = "dataset", alpha: float = 0.05,
                 datasets: Sequence[str] | None = None, compute_missing: bool = False, study_hash: str | None = None,
-                progress: Callable[[str], None] | None = None) -> tuple[SelectionAudit, str, list[str]]:
+                progress: Callable[[str], None] | None = None, settings: Mapping[str, Any] | None = None
+                ) -> tuple[SelectionAudit, str, list[str]]:
     """The meta-evaluation of a results store: from the picks its studies stored (``[selection]``) when there
     are any, else computed now from the kept score vectors.
 
     With stored picks, ``selectors`` defaults to the stored ones; a requested selector stored for no variant is
     an error unless ``compute_missing``, which computes the missing (variant, selector) pairs from the kept
     score vectors (and the variants with kept scores but no stored picks). Variants missing some selector
-    without ``compute_missing`` are reported in the messages.
+    without ``compute_missing`` are reported in the messages. ``settings`` (selector name → settings) applies to
+    the selectors computed now. Unknown selectors, and ``datasets`` of which nothing is stored or computable, are
+    errors (``ValueError``).
 
     Returns
     -------
@@ -612,6 +611,23 @@ def audit_store(store: str | Path, selectors: Sequence[str] | None = None, *, ca
     messages : list of str
         What was not stored and not computed.
     """
+    for name in selectors or ():
+        get_selector(name)  # an unknown name fails before the store is read
+    audit, source, messages = _audit_store(store, selectors, candidates=candidates, measure=measure, seed=seed,
+                                           blocks=blocks, alpha=alpha, datasets=datasets,
+                                           compute_missing=compute_missing, study_hash=study_hash,
+                                           progress=progress, settings=settings)
+    if datasets:
+        missing = sorted(set(datasets) - set(audit.picks["dataset"]))
+        if missing:
+            raise ValueError(f"{store}: no stored picks or kept scores of variant(s) {', '.join(missing)}")
+    return audit, source, messages
+
+
+def _audit_store(store: str | Path, selectors: Sequence[str] | None, *, candidates: str | int, measure: str,
+                 seed: int, blocks: str, alpha: float, datasets: Sequence[str] | None, compute_missing: bool,
+                 study_hash: str | None, progress: Callable[[str], None] | None,
+                 settings: Mapping[str, Any] | None) -> tuple[SelectionAudit, str, list[str]]:
     mode = str(candidates)
     picks, cands, have = stored_picks(store, candidates=mode, seed=seed, study_hash=study_hash)
     if datasets is not None and have:
@@ -629,7 +645,7 @@ def audit_store(store: str | Path, selectors: Sequence[str] | None = None, *, ca
         loaders = [(n, lambda n=n: candidates_from_store(store, n, candidates=candidates, measure="roc_auc",
                                                          with_data=with_data)) for n in names]
         audit = audit_selection(loaders, wanted, measure=measure, seed=seed, blocks=blocks, alpha=alpha,
-                                candidates_mode=mode, progress=progress)
+                                candidates_mode=mode, progress=progress, settings=settings)
         return audit, "computed", []
     stored_sel = tuple(dict.fromkeys(s for sels in have.values() for s in sels))
     wanted = tuple(get_selector(s).name for s in selectors) if selectors else stored_sel
@@ -655,7 +671,7 @@ def audit_store(store: str | Path, selectors: Sequence[str] | None = None, *, ca
             except ValueError as exc:
                 messages.append(f"{d}: {', '.join(sels)} not stored and not computable: {exc}")
                 continue
-            p, c = audit_variant(cset, sels, seed=seed)
+            p, c = audit_variant(cset, sels, seed=seed, settings=settings)
             more_p.append(p)
             more_c.append(c)
             source = "stored+computed"
@@ -679,66 +695,5 @@ def friedman_line(fr: Mapping[str, Any]) -> str:
         return f"Friedman/Nemenyi: {fr['error']}"
     f = fr["friedman"].iloc[0]
     return (f"Friedman over {fr['n_blocks']} blocks × {int(f['n_methods'])} selectors: χ² = {f['chi2']:.2f}, "
-            f"p = {_p(float(f['p_chi2']))} (Iman–Davenport F = {f['f']:.2f}, p = {_p(float(f['p_f']))}); "
+            f"p = {p_text(float(f['p_chi2']))} (Iman–Davenport F = {f['f']:.2f}, p = {p_text(float(f['p_f']))}); "
             f"Nemenyi CD (α = {fr['alpha']}) = {fr['cd']:.2f} ranks")
-
-
-def ireos_p_line(picks: pd.DataFrame, measure: str = "roc_auc", alpha: float = 0.05) -> str | None:
-    """One line on the stored p-values of the IREOS picks (``pick_p_value``: one-sided, the pick's index against
-    random solutions, Marques et al. 2020 App. A); None when no variant has one."""
-    if "pick_p_value" not in picks:
-        return None
-    p = picks[(picks["selector"] == "ireos") & (picks["measure"] == measure)]["pick_p_value"].to_numpy(float)
-    p = p[np.isfinite(p)]
-    if p.size == 0:
-        return None
-    return (f"IREOS pick against random solutions (stored one-sided p-values, App. A): p < {alpha} on "
-            f"{int((p < alpha).sum())} of {p.size} variants (median p = {_p(float(np.median(p)))}); significance "
-            "says the pick is better than chance as IREOS sees it, not that it is a good candidate by the labels")
-
-
-def format_audit(audit: SelectionAudit, *, per_variant: bool = False) -> str:
-    """Plain-text tables of :func:`audit_selection` (used by ``odeval select-audit``)."""
-    m = audit.measure
-    sub = audit.picks[audit.picks["measure"] == m]
-    per = sub.drop_duplicates("dataset")
-    n_var = len(per)
-    sizes = per["n_candidates"]
-    lines = [f"model-selection audit: {n_var} variants, candidates {audit.candidates_mode} "
-             f"({sizes.min()}–{sizes.max()} per variant), measure {m}, seed {audit.seed}",
-             f"candidates (mean over variants): min {per['cand_min'].mean():.3f}, mean {per['cand_mean'].mean():.3f}, "
-             f"max {per['cand_max'].mean():.3f}", ""]
-    bases = [b for b in BASELINES if b in audit.selectors]
-    width = max(8, *(len(s) for s in audit.summary["selector"]))
-    head = f"{'selector':{width}}  {'mean':>6}  {'pct':>4}  {'best':>5}  {'rank':>5}"
-    for b in bases:
-        head += f"  {'p vs ' + b:>20}"
-    lines.append(head)
-    for row in audit.summary.itertuples(index=False):
-        rank = f"{row.mean_rank:.2f}" if np.isfinite(row.mean_rank) else "n/a"
-        mean = f"{row.mean:.3f}" if np.isfinite(row.mean) else "n/a"
-        pct = f"{row.mean_percentile:.0f}" if np.isfinite(row.mean_percentile) else "n/a"
-        line = f"{row.selector:{width}}  {mean:>6}  {pct:>4}  {row.best_choices:>2}/{row.n_variants:<2}  {rank:>5}"
-        for b in bases:
-            t = audit.tests[(audit.tests["selector"] == row.selector) & (audit.tests["baseline"] == b)]
-            line += f"  {(_p(float(t['p_value'].iloc[0])) if len(t) else '—'):>20}"
-        lines.append(line)
-    lines.append("")
-    lines.append("mean = mean quality of the pick; pct = mean percentile among the candidates (random: 50); best = "
-                 "variants where the pick is the best candidate; rank = mean rank among the selectors (1 = best); "
-                 "p = one-sided Wilcoxon signed-rank, selector better than the baseline.")
-    lines.append(friedman_line(audit.friedman))
-    if (pl := ireos_p_line(audit.picks, m)) is not None:
-        lines.append(pl)
-    lines.append("")
-    lines += list(audit.verdicts.values())
-    if per_variant:
-        wide = sub.pivot_table(index="dataset", columns="selector", values="value", aggfunc="first")
-        wide = wide[[s for s in audit.selectors if s in wide.columns]]
-        stats_ = per.set_index("dataset")[["n_candidates", "cand_min", "cand_mean", "cand_max"]]
-        table = stats_.join(wide)
-        lines += ["", f"per variant ({m}):", table.to_string(float_format=lambda x: f"{x:.3f}")]
-    if audit.failed:
-        lines.append("")
-        lines += [f"skipped {d}: {e}" for d, e in audit.failed]
-    return "\n".join(lines)

@@ -40,7 +40,7 @@ candidates of Marques et al. 2020 §4.2), run by :mod:`odeval.bench.variant_step
     [internal_options]          # IREOS keys: mcl = 1 | "sqrt5" | n, knn = 250 | "exact", adjust = true,
     knn = 250                   # quadrature = "adaptive" | "fixed", n_gamma, tol, C, gamma_max,
                                 # candidates = "all" | 10
-    [selection]                 # the label-free selectors of odeval.compare.selection, their picks stored
+    [selection]                 # the label-free selectors of odeval.labelfree.selection, their picks stored
     selectors = ["mc-spearman", "hits", "ensemble", "random", "default-knn10"]   # default: the default set
     candidates = "all"          # or 10, or ["all", 10] (one selection task per mode)
 
@@ -61,6 +61,8 @@ from typing import TYPE_CHECKING, Any
 
 from odeval._krange import KRange, parse_k_range
 from odeval.data.catalogue import Variant
+from odeval.labelfree.emmv_algorithm import EMMVSettings
+from odeval.labelfree.ireos import PAPER_KNN, IREOSSettings
 
 if TYPE_CHECKING:
     from odeval.detectors.scoring import KPlan
@@ -74,11 +76,17 @@ INTERNAL_MEASURES = ("em", "mv", "ireos")
 (one gamma_max over all candidates of the variant, :mod:`odeval.bench.variant_step`)."""
 UNIT_MEASURES = ("em", "mv")
 """The internal measures computed per unit (the others are per variant)."""
-INTERNAL_OPTIONS = ("draws", "features", "max_dim", "n_generated", "seed")
-IREOS_OPTIONS: dict[str, Any] = {"mcl": 1, "knn": 250, "adjust": True, "quadrature": "adaptive", "n_gamma": 100,
-                                 "tol": 1e-3, "C": 100.0, "gamma_max": None, "candidates": "all"}
-"""IREOS keys of ``[internal_options]`` with their defaults (:func:`odeval.measures.internal.ireos`; ``knn``:
-the kNN-subset approximation of Marques et al. 2020 §3.5.3, "exact" for none; exact anyway when N <= knn + 1)."""
+INTERNAL_OPTIONS = (*EMMVSettings.__dataclass_fields__, "seed")
+"""EM/MV keys of ``[internal_options]``: the fields of :class:`odeval.labelfree.emmv_algorithm.EMMVSettings` (their
+defaults are its defaults, applied by :func:`odeval.labelfree.emmv_all_k`) and the seed."""
+_IREOS = IREOSSettings()
+IREOS_OPTIONS: dict[str, Any] = {"mcl": _IREOS.m_cl, "knn": PAPER_KNN, "adjust": True, "quadrature": _IREOS.quadrature,
+                                 "n_gamma": _IREOS.n_gamma, "tol": _IREOS.tol, "C": _IREOS.C,
+                                 "gamma_max": _IREOS.gamma_max, "candidates": "all"}
+"""IREOS keys of ``[internal_options]`` with their defaults: those of :class:`odeval.labelfree.ireos.IREOSSettings`
+(``mcl`` is its ``m_cl``), but ``knn`` = :data:`~odeval.labelfree.ireos.PAPER_KNN`, the kNN-subset approximation of
+Marques et al. 2020 §3.5.3 ("exact" for none; exact anyway when N <= knn + 1), and ``adjust`` = true. The order of
+the keys is part of no hash (the study hash sorts them)."""
 SELECTION_KEYS = ("selectors", "candidates")
 
 
@@ -87,7 +95,7 @@ class VariantStep:
     """What a study computes once per dataset variant over all its candidates (:mod:`odeval.bench.variant_step`).
 
     ``ireos``: the IREOS options (keys of :data:`IREOS_OPTIONS`, ``candidates`` included) or None;
-    ``selectors``: the label-free selectors to run (:mod:`odeval.compare.selection`) or None;
+    ``selectors``: the label-free selectors to run (:mod:`odeval.labelfree.selection`) or None;
     ``selection_candidates``: "all" or the number of paper candidates, or a tuple of such modes (one selection
     task per mode, e.g. ``("all", "10")``); ``seed``: the study's seed.
     """
@@ -236,7 +244,7 @@ def study_k_plans(study: Study) -> Iterator[VariantKPlan]:
 
 
 def emmv_not_applicable(method: MethodSpec) -> str | None:
-    """Why EM/MV cannot be computed for a study method (None when it can): :func:`odeval.measures.internal.
+    """Why EM/MV cannot be computed for a study method (None when it can): :func:`odeval.labelfree.
     emmv_all_k` needs a novelty form and scores with the method's default parameters."""
     from odeval.detectors import get_detector, novelty_methods
 
@@ -468,19 +476,16 @@ def _check_ireos_option(key: str, value: Any) -> str | None:
     def positive_int(v: Any) -> bool:
         return isinstance(v, int) and not isinstance(v, bool) and v >= 1
 
-    if key == "mcl":
+    if key == "mcl":  # a study names m_cl by an integer or "sqrt5" (IREOSSettings also takes any number >= 1)
         return None if positive_int(value) or value == "sqrt5" else "must be 1, a larger integer or 'sqrt5'"
     if key == "knn":
         return None if positive_int(value) or value == "exact" else "must be a positive integer or 'exact'"
     if key == "adjust":
         return None if isinstance(value, bool) else "must be true or false"
-    if key == "quadrature":
-        return None if value in ("adaptive", "fixed") else "must be 'adaptive' or 'fixed'"
-    if key == "n_gamma":
-        return None if positive_int(value) and value >= 2 else "must be an integer ≥ 2"
-    if key in ("tol", "C", "gamma_max"):
-        ok = isinstance(value, int | float) and not isinstance(value, bool) and value > 0
-        return None if ok else "must be a positive number"
+    if key in ("quadrature", "n_gamma", "tol", "C", "gamma_max"):
+        if key == "gamma_max" and value is None:
+            return "must be a positive number"  # TOML has no null: a given gamma_max is a number
+        return IREOSSettings.problem(key, value)
     if key == "candidates":
         return None if value == "all" or positive_int(value) else "must be 'all' or a positive integer"
     return "is unknown"  # pragma: no cover - keys come from IREOS_OPTIONS
@@ -499,7 +504,7 @@ def _parse_variant_step(raw: dict[str, Any], meta: dict[str, Any], seed: int, ir
         extra = set(sel) - set(SELECTION_KEYS)
         if extra:
             problems.append(f"[selection]: unknown key(s) {sorted(extra)}; known: {list(SELECTION_KEYS)}")
-        from odeval.compare.selection import default_selectors, get_selector
+        from odeval.labelfree.selection import default_selectors, get_selector
 
         names = sel.get("selectors", "default")
         if names == "default":

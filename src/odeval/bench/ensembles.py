@@ -28,7 +28,6 @@ SDM 2012.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +36,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from odeval._key import ScoringKey, distinct_names
 from odeval.bench.store import ResultStore
 
 __all__ = [
@@ -48,6 +48,7 @@ __all__ = [
     "read_scorings",
     "select_scorings",
     "similarity_from_store",
+    "stored_keys",
     "stored_runs",
 ]
 
@@ -60,17 +61,6 @@ class NoStoredScoresError(ValueError):
     """The results store holds no score vectors for the requested dataset (study option ``keep_scores``)."""
 
 
-def _params_label(params: str) -> str:
-    """Compact ``(a=1,b=x)`` form of a JSON parameter string."""
-    try:
-        d = json.loads(params) if params else {}
-    except json.JSONDecodeError:
-        return f"({params})"
-    if not isinstance(d, dict) or not d:
-        return ""
-    return "(" + ",".join(f"{k}={v}" for k, v in sorted(d.items())) + ")"
-
-
 def stored_runs(store: str | Path, dataset: str, *, measure: str = "roc_auc") -> pd.DataFrame:
     """The scorings of ``dataset`` kept in the store's ``scores`` table, without the vectors.
 
@@ -81,8 +71,9 @@ def stored_runs(store: str | Path, dataset: str, *, measure: str = "roc_auc") ->
         column ``measure`` (default ``roc_auc``) of each run; one row per distinct (method, params, metric, k)
         — a scoring stored by several units (two studies sharing a k) is listed once (the smallest
         ``unit_id``), since scores are a pure function of (dataset file, method, parameters, metric, k).
-        Ordered by method, params, metric, k. ``name`` is ``METHOD-kNNN`` (e.g. ``LOF-010``), with the
-        parameters and the metric added when a method occurs with several of them.
+        Ordered by method, params, metric, k. ``name`` is the scoring key's name among the dataset's scorings
+        (:func:`odeval._key.distinct_names`): ``METHOD-kNNN`` (e.g. ``LOF-010``), with the parameters and the
+        metric added when a method occurs with several of them.
 
     Raises
     ------
@@ -106,17 +97,15 @@ def stored_runs(store: str | Path, dataset: str, *, measure: str = "roc_auc") ->
     frame["metric"] = frame["metric"].fillna("")
     frame = frame.drop_duplicates(["method", "params", "metric", "k"], keep="first").reset_index(drop=True)
     frame["k"] = frame["k"].astype(np.int64)
-    configs = frame.groupby("method")[["params", "metric"]].nunique()
-    names = []
-    for row in frame.itertuples(index=False):
-        label = str(row.method)
-        if configs.loc[row.method, "params"] > 1:
-            label += _params_label(row.params)
-        if configs.loc[row.method, "metric"] > 1:
-            label += f"[{row.metric}]"
-        names.append(f"{label}-{int(row.k):03d}")
-    frame["name"] = names
+    frame["name"] = distinct_names(stored_keys(frame))
     return frame
+
+
+def stored_keys(runs: pd.DataFrame) -> list[ScoringKey]:
+    """The :class:`~odeval._key.ScoringKey` of every row of :func:`stored_runs` (columns ``method``, ``params``
+    JSON, ``metric``, ``k``)."""
+    return [ScoringKey.from_params_json(str(m), p, metric="" if pd.isna(mt) else str(mt), k=int(k))
+            for m, p, mt, k in zip(runs["method"], runs["params"], runs["metric"], runs["k"], strict=True)]
 
 
 def select_scorings(runs: pd.DataFrame, *, n_grid: int = 2, measure: str = "roc_auc") -> pd.DataFrame:

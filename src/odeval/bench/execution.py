@@ -166,10 +166,10 @@ def internal_rows(prepared: Prepared, method: MethodSpec, ks: list[int], interna
     A method EM/MV does not apply to (no novelty form, non-default parameters) gets one NaN row per k and
     measure whose details say why (``not_applicable``), so the gap is recorded, never silent; so does a
     method whose EM/MV computation raises (``error``, e.g. infinite LOF scores on duplicates of a feature
-    draw). :func:`odeval.measures.internal.emmv_all_k`; Goix (2016), Algorithm evaluation:algo:EMMV.
+    draw). :func:`odeval.labelfree.emmv_all_k`; Goix (2016), Algorithm evaluation:algo:EMMV.
     """
     from odeval.bench.config import emmv_not_applicable
-    from odeval.measures.internal import emmv_all_k
+    from odeval.labelfree import emmv_all_k
 
     why = emmv_not_applicable(method)
     if why is not None:

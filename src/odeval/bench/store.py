@@ -60,6 +60,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -73,6 +74,8 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from odeval._key import ScoringKey
+
 __all__ = [
     "SCHEMA_VERSION",
     "TABLES",
@@ -82,7 +85,9 @@ __all__ = [
     "StoreError",
     "StoreInUseError",
     "StoreVersionError",
+    "StoredSelection",
     "UnitResult",
+    "VariantCandidate",
     "VariantTaskResult",
     "is_interrupt",
     "measure_columns",
@@ -362,14 +367,66 @@ class UnitResult:
     internal: list[tuple[int, str, float, dict[str, Any]]] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class VariantCandidate:
+    """One candidate of a per-variant task: a row of ``variant_candidates``.
+
+    Attributes
+    ----------
+    key : odeval._key.ScoringKey
+        Method, parameters, metric and k of the scoring (the columns ``method``, ``params``, ``metric``, ``k``).
+    name : str
+        The name the selectors saw (:func:`odeval._key.distinct_names` of the task's candidate pool).
+    unit_id : str
+        The unit whose scoring this is.
+    roc_auc, average_precision, adjusted_average_precision : float
+        The candidate's quality by the labels (:data:`VARIANT_QUALITY`), never shown to a selector; NaN until
+        evaluated.
+    """
+
+    key: ScoringKey
+    name: str
+    unit_id: str
+    roc_auc: float = math.nan
+    average_precision: float = math.nan
+    adjusted_average_precision: float = math.nan
+
+    @property
+    def method(self) -> str:
+        return self.key.method
+
+    @property
+    def params(self) -> str:
+        """The parameters as JSON (the store's ``params``)."""
+        return self.key.params_json
+
+    @property
+    def metric(self) -> str:
+        return self.key.metric
+
+    @property
+    def k(self) -> int | None:
+        return self.key.k
+
+    def quality(self, measure: str) -> float:
+        """The candidate's value of one :data:`VARIANT_QUALITY` measure."""
+        if measure not in VARIANT_QUALITY:
+            raise ValueError(f"unknown candidate quality {measure!r}; known: {', '.join(VARIANT_QUALITY)}")
+        return float(getattr(self, measure))
+
+    def row(self) -> dict[str, Any]:
+        """The ``variant_candidates`` columns of the candidate (without ``task_id``, ``dataset``, ``candidate``)."""
+        return {"name": self.name, "unit_id": self.unit_id, "method": self.method, "params": self.params,
+                "metric": self.metric, "k": self.k, **{q: self.quality(q) for q in VARIANT_QUALITY}}
+
+
 @dataclass
 class VariantTaskResult:
     """Everything one per-variant task produced (:mod:`odeval.bench.variant_step`), written in one transaction.
 
-    ``candidates``: one dict per candidate (``name``, ``unit_id``, ``method``, ``params``, ``metric``, ``k`` and
-    the :data:`VARIANT_QUALITY` measures); ``values``: (candidate, measure, value); ``picks``: one dict per
-    selector (``selector``, ``selector_kind``, ``candidate``, ``choice``, ``members``, ``note`` and the
-    :data:`VARIANT_QUALITY` measures of the pick).
+    ``candidates``: one :class:`VariantCandidate` per candidate; ``values``: (candidate, measure, value);
+    ``picks``: one dict per selector (``selector``, ``selector_kind``, ``candidate``, ``choice``, ``members``,
+    ``note`` and the :data:`VARIANT_QUALITY` measures of the pick).
     """
 
     task_id: str
@@ -383,9 +440,42 @@ class VariantTaskResult:
     error: str | None = None
     runtime_s: float = 0.0
     details: dict[str, Any] = field(default_factory=dict)
-    candidates: list[dict[str, Any]] = field(default_factory=list)
+    candidates: list[VariantCandidate] = field(default_factory=list)
     values: list[tuple[int, str, float]] = field(default_factory=list)
     picks: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class StoredSelection:
+    """The stored picks of the label-free selectors for one candidates mode and seed
+    (:meth:`ResultStore.stored_selection`), with what the audit needs to judge them.
+
+    Attributes
+    ----------
+    datasets : tuple of str
+        The variants with a counted selection task, sorted.
+    picks : DataFrame
+        The current pick of every (variant, selector) (``selection_picks`` rows): per variant (sorted), the picks of
+        its tasks from the oldest to the most recent, each selector once (from the most recent task that ran it).
+    candidates : DataFrame
+        The candidates (``variant_candidates`` rows) of each variant's most recent task, by variant and candidate.
+    facts : dict of str to dict
+        :meth:`ResultStore.variant_facts` of each variant.
+    ireos_tasks : DataFrame
+        The finished IREOS tasks of the same candidates mode or of "all" (``variant_tasks`` rows, store order).
+    ireos_values : DataFrame or None
+        Their ``variant_values`` rows (None without IREOS tasks).
+    ireos_names : dict of str to tuple of str
+        Task id → the names of its candidates, in candidate order.
+    """
+
+    datasets: tuple[str, ...]
+    picks: pd.DataFrame = field(repr=False)
+    candidates: pd.DataFrame = field(repr=False)
+    facts: dict[str, dict[str, Any]] = field(repr=False)
+    ireos_tasks: pd.DataFrame = field(repr=False)
+    ireos_values: pd.DataFrame | None = field(repr=False)
+    ireos_names: dict[str, tuple[str, ...]] = field(repr=False)
 
 
 @dataclass(frozen=True)
@@ -676,7 +766,7 @@ class ResultStore:
         """Write one per-variant task — its row, candidates, values and picks — in one transaction (a task
         written again, e.g. ``--retry-failed``, replaces its rows)."""
         r = result
-        cand = pd.DataFrame([{"task_id": r.task_id, "dataset": r.dataset, "candidate": i, **c}
+        cand = pd.DataFrame([{"task_id": r.task_id, "dataset": r.dataset, "candidate": i, **c.row()}
                              for i, c in enumerate(r.candidates)],
                             columns=["task_id", "dataset", "candidate", "name", "unit_id", "method", "params",
                                      "metric", "k", *VARIANT_QUALITY])
@@ -733,6 +823,46 @@ class ResultStore:
                                     + ", ".join("t." + c.strip() for c in _ORDER[table].split(","))).df()
         finally:
             self.con.unregister("_tids")
+
+    def stored_selection(self, *, candidates: str, seed: int, study_hash: str | None = None) -> StoredSelection:
+        """The current picks of the per-variant step's selectors (``[selection]``) for one candidates mode and seed,
+        with the IREOS values of the same (or of all) candidates, as :class:`StoredSelection`.
+
+        Only finished ('ok') 'selection' tasks whose ``candidates`` mode is ``candidates`` and whose options have
+        this ``seed`` (of ``study_hash`` when given) count. A variant's tasks are taken oldest first (``finished``):
+        a selector run by several of them keeps the pick of the most recent one, and the candidates are those of
+        the variant's most recent task. IREOS: every finished 'ireos' task (of ``study_hash``) whose candidates
+        mode is ``candidates`` or "all", read only when some selection task counts.
+        """
+        tasks = self.variant_tasks(study_hash=study_hash, kind="selection", status="ok")
+        if len(tasks):
+            opts = [json.loads(o) for o in tasks["options"]]
+            keep = (tasks["candidates"].astype(str) == str(candidates)).to_numpy() & \
+                np.array([int(o.get("seed", 0)) == int(seed) for o in opts], dtype=bool)
+            tasks = tasks[keep].sort_values("finished", kind="stable")
+        ids = list(tasks["task_id"]) if len(tasks) else []
+        if not ids:
+            return StoredSelection((), pd.DataFrame(), pd.DataFrame(), {}, pd.DataFrame(), None, {})
+        cands = self.variant_table("variant_candidates", task_ids=ids)
+        picks = self.variant_table("selection_picks", task_ids=ids)
+        current_picks, current_cands = [], []
+        datasets = []
+        for dataset, group in tasks.groupby("dataset", sort=True):
+            order = list(group["task_id"])  # oldest first: later tasks override a selector
+            sub = picks[picks["task_id"].isin(order)].copy()
+            sub["_age"] = sub["task_id"].map({t: i for i, t in enumerate(order)})
+            current_picks.append(sub.sort_values("_age", kind="stable").drop_duplicates("selector", keep="last")
+                                 .drop(columns="_age"))
+            current_cands.append(cands[cands["task_id"] == order[-1]].sort_values("candidate"))
+            datasets.append(str(dataset))
+        facts = {d: self.variant_facts(d) for d in tasks["dataset"].unique()}
+        itasks = self.variant_tasks(study_hash=study_hash, kind="ireos", status="ok")
+        itasks = itasks[itasks["candidates"].astype(str).isin({str(candidates), "all"})] if len(itasks) else itasks
+        ivalues = self.variant_table("variant_values", task_ids=list(itasks["task_id"])) if len(itasks) else None
+        inames = (self.variant_table("variant_candidates", task_ids=list(itasks["task_id"])).groupby("task_id")
+                  ["name"].agg(tuple).to_dict() if len(itasks) else {})
+        return StoredSelection(tuple(datasets), pd.concat(current_picks, ignore_index=True),
+                               pd.concat(current_cands, ignore_index=True), facts, itasks, ivalues, inames)
 
     def write_internal_measures(self, rows: Iterable[InternalMeasure]) -> int:
         """Write label-free measures (one transaction); a row with the same (unit_id, k, measure) is replaced.

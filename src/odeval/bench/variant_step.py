@@ -2,19 +2,19 @@
 
 IREOS (Marques et al. 2020) must use one γ_max for all candidates of a variant (§3.4: the smallest γ at which
 every object with weight ≥ 0.5 in *any* candidate is separable), so it cannot be a column of the per-unit
-work; neither can the label-free selectors of :mod:`odeval.compare.selection`, which compare the candidates
+work; neither can the label-free selectors of :mod:`odeval.labelfree.selection`, which compare the candidates
 with each other. A *variant task* therefore sees every candidate of one variant: every method × k of the study
 (``candidates = "all"``) or the ten candidates of §4.2 (``candidates = 10``: best, worst and evenly spaced
-ROC AUC, :func:`odeval.compare.selection.paper_candidates`).
+ROC AUC, :func:`odeval.labelfree.selection.paper_candidates`).
 
 One job per variant (:func:`run_variant_job`) rescores the candidates from the variant's prepared kNN graph
 with the one scoring path (:func:`odeval.detectors.scoring.score_ks`, as the units do; ±inf mapped by
 :func:`odeval.measures.finite_for_ranking`) instead of storing R × N score vectors, then runs every task of
 the variant still missing from the store:
 
-* ``ireos`` — :func:`odeval.measures.internal.ireos` of every candidate (Eq. 9, adjusted Eq. 13 when asked),
+* ``ireos`` — :func:`odeval.labelfree.ireos` of every candidate (Eq. 9, adjusted Eq. 13 when asked),
   one γ_max per variant; values ``ireos``, ``ireos_adjusted``, ``ireos_p_value`` per candidate.
-* ``selection`` — the study's selectors (:func:`odeval.compare.selection.run_selectors`), their picks.
+* ``selection`` — the study's selectors (:func:`odeval.labelfree.selection.run_selectors`), their picks.
 
 Both store the candidates' quality by the labels (never shown to IREOS or a selector) so the audit and the
 report judge the picks without the score vectors. A task id is a content hash of the dataset file, the
@@ -37,19 +37,20 @@ import hashlib
 import json
 import time
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from odeval._key import ScoringKey, distinct_names
 from odeval._krange import parse_k_range
 from odeval.bench.config import MethodSpec, Study
-from odeval.bench.store import VARIANT_QUALITY, VariantTaskResult, is_interrupt
+from odeval.bench.store import VARIANT_QUALITY, VariantCandidate, VariantTaskResult, is_interrupt
 from odeval.data.catalogue import Variant
 
-__all__ = ["VariantTask", "candidate_scorings", "failed_variant_tasks", "plan_variant_tasks", "run_variant_job",
-           "task_display", "variant_task_id"]
+__all__ = ["VariantTask", "candidate_scorings", "failed_variant_tasks", "ireos_settings", "plan_variant_tasks",
+           "run_variant_job", "task_display", "variant_task_id"]
 
 
 @dataclass(frozen=True)
@@ -124,32 +125,34 @@ def task_display(res: VariantTaskResult) -> _Shown:
 
 
 # --- the task (module level: pickled to worker processes) -----------------------------------------
-def candidate_scorings(prepared: Any, methods: list[tuple[MethodSpec, str]]
-                       ) -> tuple[np.ndarray, list[dict[str, Any]]]:
+def candidate_scorings(prepared: Any, methods: list[tuple[MethodSpec, str]], *, metric: str | None = None
+                       ) -> tuple[np.ndarray, list[VariantCandidate]]:
     """Every computable (method, k) of ``methods`` (pairs of method and unit id) scored on the prepared graph.
 
     Returns the (R, N) matrix of public scores with ±inf mapped to finite values (ranks and ties kept) and one
-    dict per row: ``name`` (``METHOD-kNNN``, parameters in the name when a method appears with several, as
-    :func:`odeval.bench.ensembles.stored_runs`), ``unit_id``, ``method``, ``params``, ``k``.
+    :class:`~odeval.bench.store.VariantCandidate` per row (quality NaN): its :class:`~odeval._key.ScoringKey`
+    (method, parameters, ``metric`` — default: the graph's — and k), the unit id, and its name among all the
+    study's methods (:func:`odeval._key.distinct_names`: ``METHOD-kNNN``, parameters in the name when a method
+    appears with several, as :func:`odeval.bench.ensembles.stored_runs`).
     """
-    from odeval.bench.ensembles import _params_label
     from odeval.detectors import get_detector
     from odeval.detectors.scoring import score_ks
     from odeval.measures import finite_for_ranking
 
-    counts: dict[str, int] = {}
-    for m, _ in methods:
-        counts[m.name] = counts.get(m.name, 0) + 1
-    rows, meta = [], []
-    for m, uid in methods:
+    metric = prepared.graph.metric if metric is None else metric
+    configs = [ScoringKey.make(m.name, m.params, metric=metric) for m, _ in methods]
+    rows, keys, units = [], [], []
+    for (m, uid), config in zip(methods, configs, strict=True):
         scored = score_ks(get_detector(m.name, **m.params), prepared.graph, m.ks)
-        label = m.name + (_params_label(m.params_json) if counts[m.name] > 1 else "")
         for k, s in zip(scored.ks, scored.scores, strict=True):
             rows.append(finite_for_ranking(s))
-            meta.append({"name": f"{label}-{int(k):03d}", "unit_id": uid, "method": m.name,
-                         "params": m.params_json, "k": int(k)})
+            keys.append(config.with_setting(k=int(k)))
+            units.append(uid)
+    # names among every method of the study (also those without a computable k here), as the study names them
+    names = distinct_names([*keys, *configs])[:len(keys)]
+    cands = [VariantCandidate(key, name, uid) for key, name, uid in zip(keys, names, units, strict=True)]
     n = int(prepared.graph.n_objects)
-    return (np.vstack(rows) if rows else np.empty((0, n))), meta
+    return (np.vstack(rows) if rows else np.empty((0, n))), cands
 
 
 def run_variant_job(prepared: Any, dataset: str, file_sha256: str, methods: list[tuple[MethodSpec, str]],
@@ -165,12 +168,11 @@ def run_variant_job(prepared: Any, dataset: str, file_sha256: str, methods: list
                                  metric=metric, candidates_mode=t.candidates, options=t.options) for t in tasks]
     try:
         t0 = time.perf_counter()
-        S, meta = candidate_scorings(prepared, methods)
+        S, meta = candidate_scorings(prepared, methods, metric=metric)
         if S.shape[0] == 0:
             raise ValueError(f"no candidate scoring can be computed on {S.shape[1]} objects")
         quality = evaluate_many(prepared.labels, S)
-        for i, row in enumerate(meta):
-            row.update({"metric": metric, **{q: float(quality[q][i]) for q in VARIANT_QUALITY}})
+        meta = [replace(c, **{q: float(quality[q][i]) for q in VARIANT_QUALITY}) for i, c in enumerate(meta)]
         t_scoring = time.perf_counter() - t0
     except Exception as exc:
         for r in results:
@@ -186,7 +188,7 @@ def run_variant_job(prepared: Any, dataset: str, file_sha256: str, methods: list
                 _ireos_task(res, prepared.X, S[keep], task.options)
             elif task.kind == "selection":
                 refs = _references(meta, keep, S)
-                _selection_task(res, prepared, S[keep], [meta[i]["name"] for i in keep], task.options, refs, quality)
+                _selection_task(res, prepared, S[keep], task.options, refs)
             else:
                 raise ValueError(f"unknown variant task kind {task.kind!r}")
         except Exception as exc:
@@ -206,47 +208,57 @@ def _failed(res: VariantTaskResult, exc: BaseException) -> None:
 
 def _candidate_rows(mode: str, roc_auc: np.ndarray) -> np.ndarray:
     """Rows of the candidate set: all, or the paper's n by ROC AUC (Marques et al. 2020, §4.2)."""
-    from odeval.compare.selection import paper_candidates
+    from odeval.labelfree.selection import paper_candidates
 
     if mode == "all":
         return np.arange(roc_auc.size)
     return paper_candidates(roc_auc, int(mode))
 
 
-def _references(meta: list[dict[str, Any]], keep: np.ndarray, S: np.ndarray) -> dict[str, np.ndarray]:
+def _references(meta: list[VariantCandidate], keep: np.ndarray, S: np.ndarray) -> dict[str, np.ndarray]:
     """The fixed-default scorings (kNN k = 10, LOF k = 20) outside the candidate set, by name."""
-    from odeval.compare.selection import DEFAULT_CANDIDATES
+    from odeval.labelfree.selection import DEFAULT_CANDIDATES
 
     inside = set(int(i) for i in keep)
     out = {}
-    for i, row in enumerate(meta):
-        if i not in inside and any(row["method"].lower() == m.lower() and row["k"] == k
-                                   for m, k in DEFAULT_CANDIDATES):
-            out[row["name"]] = S[i]
+    for i, c in enumerate(meta):
+        if i not in inside and any(c.method.lower() == m.lower() and c.k == k for m, k in DEFAULT_CANDIDATES):
+            out[c.name] = S[i]
     return out
+
+
+def ireos_settings(opts: dict[str, Any]) -> Any:
+    """The :class:`odeval.labelfree.ireos.IREOSSettings` of a study's IREOS options (the keys of
+    :data:`odeval.bench.config.IREOS_OPTIONS`: ``mcl`` is ``m_cl``; a key left out takes the settings' default,
+    ``knn`` the exact index)."""
+    from odeval.labelfree.ireos import IREOSSettings
+
+    default = IREOSSettings()
+    return IREOSSettings(m_cl=opts.get("mcl", default.m_cl), C=float(opts.get("C", default.C)),
+                         gamma_max=opts.get("gamma_max", default.gamma_max),
+                         quadrature=opts.get("quadrature", default.quadrature),
+                         n_gamma=int(opts.get("n_gamma", default.n_gamma)), tol=float(opts.get("tol", default.tol)),
+                         knn=opts.get("knn"))
 
 
 def _ireos_task(res: VariantTaskResult, X: np.ndarray | None, S: np.ndarray, opts: dict[str, Any]) -> None:
     """IREOS of every candidate with one γ_max over all of them (Marques et al. 2020, §3.4, Eq. 9, 13)."""
-    from odeval.measures.internal import ireos
+    from odeval.labelfree import ireos
 
     if X is None:
         raise ValueError("IREOS needs the data: the prepared variant kept no data matrix")
-    knn = opts.get("knn")
-    if knn is not None and X.shape[0] <= int(knn) + 1:
-        knn = None  # fewer objects than the subset size: the exact index
+    settings = ireos_settings(opts).for_objects(X.shape[0])  # N <= knn + 1: the exact index
+    knn = settings.knn
     # with the adjustment the p-values cost no classifier: m_cl = 1 permutes the areas of all objects (computed
     # for E{I}, Eq. 25), m_cl > 1 reuses the Monte Carlo null of E{I}; without it they would need those classifiers
     pv = bool(opts.get("adjust", True))
-    from odeval.compare.selection import weighable_candidates
+    from odeval.labelfree.selection import weighable_candidates
 
     use, excluded = weighable_candidates(S)
     if not use:
         raise ValueError(f"no candidate has IREOS weights: {excluded[0][1]}" if excluded else "no candidates")
-    r = ireos(X, [sol for _, sol in use], m_cl=opts.get("mcl", 1), C=float(opts.get("C", 100.0)),
-              gamma_max=opts.get("gamma_max"), quadrature=opts.get("quadrature", "adaptive"),
-              n_gamma=int(opts.get("n_gamma", 100)), tol=float(opts.get("tol", 1e-3)), knn=knn,
-              adjust=bool(opts.get("adjust", True)), p_values=pv, seed=int(opts.get("seed", 0)), workers=1)
+    r = ireos(X, [sol for _, sol in use], adjust=bool(opts.get("adjust", True)), p_values=pv,
+              seed=int(opts.get("seed", 0)), workers=1, **settings.kwargs())
     row = {i: j for j, (i, _) in enumerate(use)}
     nan = float("nan")
     for i in range(S.shape[0]):  # excluded candidates: NaN (no index), like a failed measure
@@ -264,14 +276,16 @@ def _ireos_task(res: VariantTaskResult, X: np.ndarray | None, S: np.ndarray, opt
                         "excluded": [{"candidate": i, "reason": why} for i, why in excluded]})
 
 
-def _selection_task(res: VariantTaskResult, prepared: Any, S: np.ndarray, names: list[str], opts: dict[str, Any],
-                    refs: dict[str, np.ndarray], quality: dict[str, np.ndarray]) -> None:
-    """The picks of the study's selectors, each with its quality by the labels."""
-    from odeval.compare.selection import get_selector, run_selectors
+def _selection_task(res: VariantTaskResult, prepared: Any, S: np.ndarray, opts: dict[str, Any],
+                    refs: dict[str, np.ndarray]) -> None:
+    """The picks of the study's selectors among ``res.candidates``, each with its quality by the labels."""
+    from odeval.labelfree.selection import get_selector, run_selectors
     from odeval.measures import evaluate_many, finite_for_ranking
 
-    keep_quality = {q: np.array([c[q] for c in res.candidates]) for q in VARIANT_QUALITY}
-    sels = run_selectors(S, names, opts["selectors"], X=prepared.X, seed=int(opts.get("seed", 0)), references=refs)
+    keep_quality = {q: np.array([c.quality(q) for c in res.candidates]) for q in VARIANT_QUALITY}
+    names = [c.name for c in res.candidates]
+    sels = run_selectors(S, names, opts["selectors"], X=prepared.X, seed=int(opts.get("seed", 0)), references=refs,
+                         keys=[c.key for c in res.candidates])
     for name, sel in sels.items():
         kind = get_selector(name).kind
         row: dict[str, Any] = {"selector": name, "selector_kind": kind, "candidate": sel.index,

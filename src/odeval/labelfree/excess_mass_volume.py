@@ -21,7 +21,7 @@ here takes odeval-oriented scores and negates them internally (``s = −score``)
 Exactness. Both curves are computed for *all* thresholds at once from sorted scores (cumulative counts via
 ``searchsorted``); the EM curve is the upper envelope of the lines ``t ↦ F_j − t·V_j`` (one per distinct data
 score), evaluated through its convex hull — no loop over thresholds in Python. The values equal those of
-a direct evaluation of the definitions (tests: ``tests/measures/test_emmv.py``, 1e-12) and of the authors'
+a direct evaluation of the definitions (tests: ``tests/labelfree/test_emmv.py``, 1e-12) and of the authors'
 loop over every unique score (``benchmarks/emmv.py``).
 
 Grids and end points (the chapter's text states the intervals, the authors' code — ``EMMV_benchmarks``,

@@ -1,4 +1,4 @@
-"""``odeval emmv``: the thin CLI shell over odeval.measures.internal.emmv_algorithm."""
+"""``odeval emmv``: the thin CLI shell over odeval.labelfree.emmv_algorithm."""
 
 from __future__ import annotations
 

@@ -1,13 +1,13 @@
-"""The ireos / ireos-sqrt5 / laplacian-* selectors of odeval.compare.selection against direct calls."""
+"""The ireos / ireos-sqrt5 / laplacian-* selectors of odeval.labelfree.selection against direct calls."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from odeval.compare.selection import default_selectors, run_selector
 from odeval.detectors import get_detector
-from odeval.measures.internal import ireos, laplacian_score, solution_weights
+from odeval.labelfree import ireos, laplacian_score, solution_weights
+from odeval.labelfree.selection import default_selectors, run_selector
 
 
 @pytest.fixture(scope="module")
@@ -20,17 +20,20 @@ def toy():
 
 
 @pytest.mark.parametrize(("name", "m_cl"), [("ireos", 1), ("ireos-sqrt5", "sqrt5")])
-def test_ireos_selectors_equal_direct_adjusted_index(toy, name, m_cl, monkeypatch):
-    from odeval.compare import selection
+def test_ireos_selectors_equal_direct_adjusted_index(toy, name, m_cl):
+    from dataclasses import replace
+
+    from odeval.labelfree.selection import IREOS_SELECTOR_SETTINGS, get_selector
 
     X, S, names = toy
-    monkeypatch.setitem(selection.IREOS_SETTINGS, "max_draws", 10)  # m_cl > 1: fewer Monte Carlo draws (fast)
-    sel = run_selector(name, S, names, X=X, seed=3)
+    assert get_selector(name).settings == IREOS_SELECTOR_SETTINGS and IREOS_SELECTOR_SETTINGS.knn == 250
+    fast = replace(IREOS_SELECTOR_SETTINGS, max_draws=10)  # m_cl > 1: fewer Monte Carlo draws (fast)
+    sel = run_selector(name, S, names, X=X, seed=3, settings=fast)
     direct = ireos(X, list(S), m_cl=m_cl, adjust=True, seed=3, knn=None, max_draws=10)  # N < 251: exact index
     np.testing.assert_array_equal(sel.criterion, direct.adjusted)
     assert sel.index == int(np.argmax(direct.adjusted)) and sel.index != 2
     if m_cl == 1:
-        again = run_selector(name, S, names, X=X, seed=3)
+        again = run_selector(name, S, names, X=X, seed=3, settings=fast)
         assert again.index == sel.index and np.array_equal(again.criterion, sel.criterion)
     assert name not in default_selectors()
 
@@ -47,7 +50,7 @@ def test_laplacian_selectors_equal_direct_scores(toy):
 
 def test_laplacian_shared_graph_equals_own_graph_with_ties():
     """One graph for the largest k gives every smaller k's scores exactly, also with tied score vectors."""
-    from odeval.compare import selection
+    from odeval.labelfree import selection
     from odeval.neighbors import knn_graph
 
     rng = np.random.default_rng(11)

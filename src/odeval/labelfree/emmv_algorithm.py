@@ -4,7 +4,7 @@
 (default 8, the chapter's "standard criteria when d ≤ 8"), m draws (default 50) of d' features (default 5;
 without replacement inside a draw, with replacement between draws), the detector refitted on each sub-space,
 the box volume and the uniform sample in d' dimensions, EM and MV criteria computed per draw
-(:func:`~odeval.measures.internal.excess_mass_volume.excess_mass`, ``mass_volume``) and averaged. Draws whose
+(:func:`~odeval.labelfree.excess_mass_volume.excess_mass`, ``mass_volume``) and averaged. Draws whose
 criterion cannot be estimated (a level set with estimated volume 0, see those functions) are NaN, counted in
 the result (``em_failed``, ``mv_failed``) with their reasons and left out of the average — never silently.
 
@@ -19,7 +19,8 @@ odeval methods (ODIN, FastABOD, ...) define scores only for members of the data 
 
 Settings. Novelty: ``emmv(det, X_train_normal, X_test_normal)`` (the chapter evaluates EM/MV on normal test
 data only). Unsupervised: ``emmv(det, X_polluted_train, X_polluted_test)`` (the chapter's split), or
-``emmv(det, X)`` to fit and evaluate on the same data.
+``emmv(det, X)`` to fit and evaluate on the same data. The chapter's train/test protocol (outlier cap, feature
+removal, split, EM/MV next to ROC / PR) is :mod:`odeval.protocols.emmv_chapter`.
 
 References
 ----------
@@ -42,8 +43,7 @@ import numpy as np
 from odeval._validation import check_data_matrix
 from odeval.detectors.novelty import NoveltyDetector
 from odeval.executor import check_workers, open_executor, workers_renamed_from
-from odeval.measures._ranking import finite_for_ranking
-from odeval.measures.internal.excess_mass_volume import (
+from odeval.labelfree.excess_mass_volume import (
     ALPHA_MAX,
     ALPHA_MIN,
     N_GENERATED,
@@ -56,15 +56,54 @@ from odeval.measures.internal.excess_mass_volume import (
     mass_volume,
     uniform_in_box,
 )
+from odeval.measures._ranking import finite_for_ranking
 
-__all__ = ["EMMVResult", "KNNQueryDetector", "emmv", "emmv_all_k", "emmv_many", "make_detector", "SKLEARN_DETECTORS",
-           "ChapterSplit", "chapter_split", "continuous_features", "evaluate_split", "OCSVM_MAX_TRAIN"]
-
-OCSVM_MAX_TRAIN = 10_000  # the authors' ``ocsvm_max_train`` (EMMV_benchmarks): OCSVM fitted on ≤ 10,000 objects
+__all__ = ["EMMVResult", "EMMVSettings", "KNNQueryDetector", "emmv", "emmv_all_k", "emmv_many", "make_detector",
+           "SKLEARN_DETECTORS"]
 
 SKLEARN_DETECTORS = ("iforest", "ocsvm", "lof")
 MAX_DIM = 8
 UNIFORM_CHUNK = 20_000  # emmv_all_k: uniform points queried and scored per block (bounds the query's memory)
+
+
+@dataclass(frozen=True)
+class EMMVSettings:
+    """The settings of Algorithm EMMV (Goix 2016), declared once: :func:`emmv`, :func:`emmv_all_k`,
+    :func:`emmv_many`, the ``odeval emmv`` / ``select-audit`` options, a study's ``[internal_options]`` and the
+    ``em`` / ``mv`` selectors take their defaults from here.
+
+    Attributes
+    ----------
+    draws : int, default 50
+        m, the number of feature draws when ``d > max_dim`` (the chapter's Remark "default parameters").
+    features : int, default 5
+        d', the attributes of each draw.
+    max_dim : int, default 8
+        The largest dimension evaluated with the standard criteria (all features, one evaluation).
+    n_generated : int, default 100,000
+        Uniform points per evaluation (:data:`~odeval.labelfree.excess_mass_volume.N_GENERATED`).
+
+    Raises
+    ------
+    ValueError
+        A value that is not an integer ≥ 1 (``max_dim``: ≥ 0), one line naming it.
+    """
+
+    draws: int = 50
+    features: int = 5
+    max_dim: int = MAX_DIM
+    n_generated: int = N_GENERATED
+
+    def __post_init__(self) -> None:
+        _check_count(self.draws, "draws (m)")
+        _check_count(self.features, "features (d')")
+        _check_count(self.max_dim, "max_dim", 0)
+        _check_count(self.n_generated, "n_generated")
+
+    def kwargs(self) -> dict[str, int]:
+        """The settings as keyword arguments of :func:`emmv` / :func:`emmv_all_k` / :func:`emmv_many`."""
+        return {"draws": self.draws, "features": self.features, "max_dim": self.max_dim,
+                "n_generated": self.n_generated}
 
 
 class KNNQueryDetector(NoveltyDetector):
@@ -243,8 +282,9 @@ def _box(X: np.ndarray, features: int, max_dim: int) -> tuple[np.ndarray, np.nda
 
 
 @workers_renamed_from("n_jobs")
-def emmv(detector: Any, X_train: Any, X_test: Any = None, *, draws: int = 50, features: int = 5,
-         max_dim: int = MAX_DIM, n_generated: int = N_GENERATED, seed: int = 0, t_max: float = T_MAX,
+def emmv(detector: Any, X_train: Any, X_test: Any = None, *, draws: int = EMMVSettings.draws,
+         features: int = EMMVSettings.features, max_dim: int = EMMVSettings.max_dim,
+         n_generated: int = EMMVSettings.n_generated, seed: int = 0, t_max: float = T_MAX,
          alpha_min: float = ALPHA_MIN, alpha_max: float = ALPHA_MAX, integration: str = "grid",
          workers: int = 1, progress: Callable[[int, int], None] | None = None, executor: Any = None) -> EMMVResult:
     """EM and MV criteria of a detector, with the chapter's feature sub-sampling (Goix 2016, Algorithm EMMV).
@@ -270,7 +310,7 @@ def emmv(detector: Any, X_train: Any, X_test: Any = None, *, draws: int = 50, fe
     seed : int, default 0
         Seeds the feature draws, the uniform samples and (where it has a ``random_state``) the detector.
     t_max, alpha_min, alpha_max, integration
-        See :func:`~odeval.measures.internal.excess_mass_volume.excess_mass` and ``mass_volume``.
+        See :func:`~odeval.labelfree.excess_mass_volume.excess_mass` and ``mass_volume``.
     workers : int, default 1
         Draws evaluated in parallel, by local worker processes unless ``executor`` says otherwise (-1: one per
         core; formerly ``n_jobs``, deprecated). The result is bit-identical whatever ``workers`` and
@@ -449,9 +489,11 @@ def _finite_jointly(s_data: Any, s_unif: Any) -> tuple[np.ndarray, np.ndarray]:
     return joint[:a.size], joint[a.size:]
 
 
-def emmv_all_k(method: str, X: Any, ks: Any, *, draws: int = 50, features: int = 5, max_dim: int = MAX_DIM,
-               n_generated: int = N_GENERATED, seed: int = 0, t_max: float = T_MAX, alpha_min: float = ALPHA_MIN,
-               alpha_max: float = ALPHA_MAX, integration: str = "grid", warn: bool = True) -> list[EMMVResult]:
+def emmv_all_k(method: str, X: Any, ks: Any, *, draws: int = EMMVSettings.draws,
+               features: int = EMMVSettings.features, max_dim: int = EMMVSettings.max_dim,
+               n_generated: int = EMMVSettings.n_generated, seed: int = 0, t_max: float = T_MAX,
+               alpha_min: float = ALPHA_MIN, alpha_max: float = ALPHA_MAX, integration: str = "grid",
+               warn: bool = True) -> list[EMMVResult]:
     """:func:`emmv` of an odeval method with a novelty form at many k at once, fitted and evaluated on ``X``.
 
     Equals ``[emmv(KNNQueryDetector(method, k), X, ...) for k in ks]`` (same seeds: same feature draws and
@@ -490,9 +532,10 @@ def emmv_all_k(method: str, X: Any, ks: Any, *, draws: int = 50, features: int =
                      warn=warn)[method]
 
 
-def emmv_many(methods_ks: Mapping[str, Any], X: Any, *, draws: int = 50, features: int = 5, max_dim: int = MAX_DIM,
-              n_generated: int = N_GENERATED, seed: int = 0, t_max: float = T_MAX, alpha_min: float = ALPHA_MIN,
-              alpha_max: float = ALPHA_MAX, integration: str = "grid", warn: bool = True
+def emmv_many(methods_ks: Mapping[Any, Any], X: Any, *, draws: int = EMMVSettings.draws,
+              features: int = EMMVSettings.features, max_dim: int = EMMVSettings.max_dim,
+              n_generated: int = EMMVSettings.n_generated, seed: int = 0, t_max: float = T_MAX,
+              alpha_min: float = ALPHA_MIN, alpha_max: float = ALPHA_MAX, integration: str = "grid", warn: bool = True
               ) -> dict[str, list[EMMVResult]]:
     """:func:`emmv_all_k` of several odeval methods at once, sharing the feature draws' work.
 
@@ -504,15 +547,16 @@ def emmv_many(methods_ks: Mapping[str, Any], X: Any, *, draws: int = 50, feature
 
     Parameters
     ----------
-    methods_ks : mapping of str to sequence of int
-        Method name → its neighbourhood sizes (as ``ks`` of :func:`emmv_all_k`).
+    methods_ks : mapping of str (or :class:`odeval._key.ScoringKey`) to sequence of int
+        Method name → its neighbourhood sizes (as ``ks`` of :func:`emmv_all_k`); a key instead of a name rebuilds
+        the method with the key's parameters (the same method may then appear with several parameter sets).
     X, draws, features, max_dim, n_generated, seed, t_max, alpha_min, alpha_max, integration, warn
         As in :func:`emmv_all_k`.
 
     Returns
     -------
-    dict of str to list of EMMVResult
-        Method name (as given) → one result per k, in the order of its ``ks``.
+    dict of str (or ScoringKey) to list of EMMVResult
+        Method name or key (as given) → one result per k, in the order of its ``ks``.
 
     References
     ----------
@@ -526,9 +570,10 @@ def emmv_many(methods_ks: Mapping[str, Any], X: Any, *, draws: int = 50, feature
     n, d = Xd.shape
     if not methods_ks:
         raise ValueError("methods_ks is empty: no method to evaluate")
-    plan: list[tuple[str, Any, list[int]]] = []
+    plan: list[tuple[Any, Any, list[int]]] = []
     for method, ks in methods_ks.items():
-        det = get_detector(method)
+        # a ScoringKey names the method with its parameters (its configuration; metric and setting ignored)
+        det = get_detector(method) if isinstance(method, str) else get_detector(method.method, **method.params_dict)
         if not getattr(det, "novelty", False):
             raise ValueError(f"odeval method {det.info.name!r} cannot score points outside the fitted data (needed "
                              f"for the uniform sample of EM/MV); methods that can: {', '.join(novelty_methods())}")
@@ -575,126 +620,3 @@ def emmv_many(methods_ks: Mapping[str, Any], X: Any, *, draws: int = 50, feature
                                 n_test=n, n_generated=n_generated, seed=seed, stacklevel=3, warn=warn)
                      for k, out in zip(ks_list, per_k[method], strict=True)]
             for method, det, ks_list in plan}
-
-
-# ------------------------------------------------------------------------------- the chapter's protocol
-
-
-def continuous_features(X: np.ndarray, min_distinct: int = 10) -> np.ndarray:
-    """Indices of the attributes with at least ``min_distinct`` distinct values (the chapter removes
-    "non-continuous attributes as well as attributes taking less than 10 different values")."""
-    X = np.asarray(X)
-    return np.array([j for j in range(X.shape[1]) if np.unique(X[:, j]).size >= min_distinct], dtype=np.int64)
-
-
-@dataclass(frozen=True)
-class ChapterSplit:
-    """Train / evaluation data of one setting of the chapter's benchmark.
-
-    ``X_train``: what the detector is fitted on; ``X_eval``: the objects of the EM/MV criteria (novelty: the
-    normal test objects; unsupervised: the whole test half); ``X_test`` / ``y_test``: the labelled test half
-    for ROC / PR; ``features``: the kept attribute indices of the input.
-    """
-
-    X_train: np.ndarray
-    X_eval: np.ndarray
-    X_test: np.ndarray
-    y_test: np.ndarray
-    features: np.ndarray
-    n_outliers_dropped: int
-
-
-def chapter_split(X: Any, y: Any, *, setting: str = "novelty", seed: int = 0, max_outlier_ratio: float | None = 0.1,
-                  min_distinct: int = 10, standardize: bool = True, split: bool = True) -> ChapterSplit:
-    """The chapter's preparation (§ Benchmarks): cap, feature removal, standardisation, 50/50 split.
-
-    1. Outliers capped at ``max_outlier_ratio`` × #inliers (a seeded random subset is kept; None: no cap).
-    2. Attributes with fewer than ``min_distinct`` distinct values removed (0: keep all).
-    3. Standardisation (zero mean, unit variance over the kept objects; constant attributes are left as they
-       are and then rejected by :func:`emmv`).
-    4. Seeded shuffle, first half = training, second half = test (``split=False``: train = test = all).
-    Novelty: fit on the normal training objects, EM/MV on the normal test objects. Unsupervised: fit on the
-    polluted training half, EM/MV on the polluted test half (the chapter: "the same test data used for ROC and
-    PR"); with ``split=False``, fit and evaluate on the same polluted data.
-    """
-    if setting not in ("novelty", "unsupervised"):
-        raise ValueError(f"setting must be 'novelty' or 'unsupervised', got {setting!r}")
-    X = check_data_matrix(X, name="X")
-    if y is None:
-        raise ValueError("the data set has no labels: the novelty setting (and the outlier cap) need them")
-    y = np.asarray(y).astype(bool).reshape(-1)
-    if y.shape[0] != X.shape[0]:
-        raise ValueError(f"labels ({y.shape[0]}) and objects ({X.shape[0]}) differ in number")
-    rng = np.random.default_rng(seed)
-    keep = np.ones(X.shape[0], dtype=bool)
-    dropped = 0
-    if max_outlier_ratio is not None:
-        out = np.flatnonzero(y)
-        cap = int(np.floor(max_outlier_ratio * int((~y).sum())))
-        if out.size > cap:
-            drop = rng.choice(out, size=out.size - cap, replace=False)
-            keep[drop] = False
-            dropped = int(drop.size)
-    X, y = X[keep], y[keep]
-    feats = continuous_features(X, min_distinct) if min_distinct > 0 else np.arange(X.shape[1])
-    if feats.size == 0:
-        raise ValueError(f"no attribute has at least {min_distinct} distinct values (min_distinct)")
-    X = X[:, feats]
-    if standardize:
-        sd = X.std(axis=0)
-        X = (X - X.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
-    if split:
-        order = rng.permutation(X.shape[0])
-        half = X.shape[0] // 2
-        tr, te = order[:half], order[half:]
-    else:
-        tr = te = np.arange(X.shape[0])
-    if te.size == 0:
-        raise ValueError("empty test split: too few objects")
-    X_train, y_train, X_test, y_test = X[tr], y[tr], X[te], y[te]
-    if setting == "novelty":
-        if not split:
-            raise ValueError("the novelty setting needs a train/test split")
-        X_train, X_eval = X_train[~y_train], X_test[~y_test]
-    else:
-        X_eval = X_test
-    if X_eval.shape[0] == 0:
-        raise ValueError("empty test split: no (normal) test objects to evaluate")
-    return ChapterSplit(X_train=X_train, X_eval=X_eval, X_test=X_test, y_test=y_test, features=feats,
-                        n_outliers_dropped=dropped)
-
-
-@workers_renamed_from("n_jobs")
-def evaluate_split(name: str, split: ChapterSplit, *, k: int = 20, seed: int = 0, draws: int = 50, features: int = 5,
-                   max_dim: int = MAX_DIM, n_generated: int = N_GENERATED, integration: str = "grid",
-                   max_train: int | None = None, workers: int = 1,
-                   progress: Callable[[int, int], None] | None = None, executor: Any = None
-                   ) -> tuple[EMMVResult, dict[str, float]]:
-    """EM/MV (:func:`emmv`) and ROC / PR AUC (labels of the test half) of one detector on a :class:`ChapterSplit`.
-
-    ``workers`` (formerly ``n_jobs``, deprecated) and ``executor`` as for :func:`emmv`. ``max_train``: fit on a
-    seeded random subset of at most this many training objects (default: 10,000 for
-    "ocsvm", as the authors' code; None otherwise). ROC AUC = :func:`odeval.measures.roc_auc`, PR =
-    :func:`odeval.measures.average_precision` of the detector fitted on all kept features.
-    """
-    from odeval.measures import average_precision, roc_auc
-
-    if max_train is None and name.lower() == "ocsvm":
-        max_train = OCSVM_MAX_TRAIN
-    X_train = split.X_train
-    if max_train is not None and X_train.shape[0] > max_train:
-        rows = np.sort(np.random.default_rng(seed).choice(X_train.shape[0], size=max_train, replace=False))
-        X_train = X_train[rows]
-    det = make_detector(name, k=k, seed=seed)
-    same = split.X_eval is split.X_train or (split.X_eval.shape == X_train.shape and
-                                             np.array_equal(split.X_eval, X_train))
-    res = emmv(det, X_train, None if same else split.X_eval, draws=draws, features=features, max_dim=max_dim,
-               n_generated=n_generated, seed=seed, integration=integration, workers=workers, progress=progress,
-               executor=executor)
-    labelled: dict[str, float] = {}
-    y = split.y_test
-    if y.any() and not y.all():
-        det.fit(X_train)
-        s = det.score_fitted() if same and hasattr(det, "score_fitted") else det.score(split.X_test)
-        labelled = {"roc_auc": float(roc_auc(y, s)), "average_precision": float(average_precision(y, s))}
-    return res, labelled

@@ -1,21 +1,13 @@
-"""emmv(): detectors refitted on feature draws (Goix 2016, Algorithm EMMV), kNN query scoring, the chapter split."""
+"""emmv(): detectors refitted on feature draws (Goix 2016, Algorithm EMMV), kNN query scoring."""
 
 from __future__ import annotations
-
-import warnings
 
 import numpy as np
 import pytest
 
-from odeval.measures.internal import EMMVWarning, emmv, excess_mass, mass_volume
-from odeval.measures.internal.emmv_algorithm import (
-    KNNQueryDetector,
-    chapter_split,
-    continuous_features,
-    evaluate_split,
-    make_detector,
-)
-from odeval.measures.internal.excess_mass_volume import bounding_box, uniform_in_box
+from odeval.labelfree import EMMVWarning, emmv, excess_mass, mass_volume
+from odeval.labelfree.emmv_algorithm import KNNQueryDetector, make_detector
+from odeval.labelfree.excess_mass_volume import bounding_box, uniform_in_box
 
 FAST = {"n_generated": 2000}
 
@@ -160,7 +152,7 @@ def test_bad_scores_of_a_detector_name_the_detector_and_draw(detector, match):
 def test_non_refittable_and_bad_settings_are_one_line():
     from sklearn.neighbors import LocalOutlierFactor
 
-    from odeval.measures.internal import emmv_all_k
+    from odeval.labelfree import emmv_all_k
 
     X = np.random.default_rng(0).normal(size=(30, 10))
     cases = [
@@ -218,29 +210,6 @@ def test_failing_fit_names_the_draw():
         emmv(Bad(), np.random.default_rng(0).normal(size=(30, 10)), draws=2, features=2, **FAST)
 
 
-def test_chapter_split():
-    rng = np.random.default_rng(0)
-    X = np.c_[rng.normal(size=(300, 3)), rng.integers(0, 3, 300)]  # last column: 3 distinct values
-    y = np.r_[np.zeros(200, bool), np.ones(100, bool)]
-    assert continuous_features(X).tolist() == [0, 1, 2]
-    nov = chapter_split(X, y, setting="novelty", seed=1)
-    assert nov.n_outliers_dropped == 80 and nov.features.tolist() == [0, 1, 2]
-    assert nov.X_test.shape[0] == 110 and nov.y_test.sum() <= 20 and nov.X_train.shape[0] <= 110
-    assert nov.X_eval.shape[0] == int((~nov.y_test).sum())
-    uns = chapter_split(X, y, setting="unsupervised", seed=1)
-    assert uns.X_eval is uns.X_test
-    same = chapter_split(X, y, setting="unsupervised", split=False)
-    assert same.X_train.shape[0] == same.X_eval.shape[0] == 220
-    with pytest.raises(ValueError, match="needs a train/test split"):
-        chapter_split(X, y, setting="novelty", split=False)
-    with pytest.raises(ValueError, match="no labels"):
-        chapter_split(X, None)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", EMMVWarning)
-        res, lab = evaluate_split("iforest", nov, n_generated=2000)
-    assert 0 <= lab["roc_auc"] <= 1 and np.isfinite(res.em)
-
-
 def test_parallel_draws_give_identical_results():
     X = np.random.default_rng(4).normal(size=(60, 10))
     a = emmv("iforest", X, draws=2, features=3, n_generated=500, workers=1)
@@ -290,22 +259,6 @@ def test_process_workers_give_bit_identical_results():
     assert all(v >= 0 for v in a.cpu_seconds.values())
 
 
-@pytest.mark.slow
-def test_chapter_table_piece_pima_novelty(shared_datasets):
-    """One cell of the chapter's novelty table (pima, iForest: EM 5.0e-07, MV 1.2e04): same order of magnitude."""
-    from odeval.data import load_dataset
-
-    path = shared_datasets / "odds" / "pima.mat"
-    if not path.is_file():
-        pytest.skip(f"{path} not found")
-    ds = load_dataset(path)
-    sp = chapter_split(ds.numeric_matrix(), ds.y, setting="novelty", seed=0)
-    res, lab = evaluate_split("iforest", sp, seed=0, n_generated=50_000)
-    assert 5.0e-07 / 3 < res.em < 5.0e-07 * 3
-    assert 1.2e04 / 2 < res.mv < 1.2e04 * 2
-    assert 0.65 < lab["roc_auc"] < 0.85
-
-
 def test_lof_names_and_odeval_novelty_scores():
     from odeval.detectors.novelty import NoveltyDetector
 
@@ -321,8 +274,8 @@ def test_infinite_scores_are_ranked_jointly_not_refused():
     """LOF-like methods score +inf where a point's neighbours coincide (integer data, feature sub-sampling).
     EM/MV depend on the joint order of data and uniform scores only, so ±inf is mapped, order-preserving, to
     finite values beyond both ranges: the criteria equal those of any finite scores in the same joint order."""
-    from odeval.measures.internal import emmv_all_k
-    from odeval.measures.internal.emmv_algorithm import _finite_jointly
+    from odeval.labelfree import emmv_all_k
+    from odeval.labelfree.emmv_algorithm import _finite_jointly
 
     rng = np.random.default_rng(3)
     s_data, s_unif = rng.normal(size=50), rng.normal(size=400) + 1.0

@@ -1,4 +1,4 @@
-"""`odeval ireos`: a thin shell over odeval.measures.internal.ireos."""
+"""`odeval ireos`: a thin shell over odeval.labelfree.ireos."""
 
 from __future__ import annotations
 

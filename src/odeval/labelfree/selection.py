@@ -26,8 +26,9 @@ errors are partly independent while their hits agree.
   Gaussian-scaled scores (Kriegel et al. 2011; :func:`odeval.scaling.gaussian_scaling`) or the mean rank
   (:func:`odeval.compare.combine`, rule ``rank``). They return a scoring, not a candidate.
 * ``em``, ``mv`` — the Excess-Mass / Mass-Volume criteria of Goix (2016) (:func:`emmv_criteria`; need ``X``):
-  every candidate ``METHOD-kNNN`` is rebuilt, fitted on ``X`` and evaluated on ``X`` (the unsupervised same-data
-  setting; feature sub-sampling, 50 draws of 5 attributes, when d > 8). ``em`` picks the largest EM, ``mv`` the
+  every candidate is rebuilt from its :class:`~odeval._key.ScoringKey` (method, parameters, k), fitted on ``X``
+  and evaluated on ``X`` (the unsupervised same-data setting; feature sub-sampling when d > 8, settings
+  :class:`~odeval.labelfree.emmv_algorithm.EMMVSettings`). ``em`` picks the largest EM, ``mv`` the
   smallest MV; ``Selection.criterion`` is EM for ``em`` and **−MV** for ``mv`` (higher = preferred, like every
   selector). Only methods with a novelty form (kNN, kNNW, LOF, SimplifiedLOF, LoOP, LDOF) can score the uniform
   points EM/MV need; the other candidates are excluded, listed in ``Selection.excluded`` / ``note`` and warned
@@ -35,14 +36,21 @@ errors are partly independent while their hits agree.
   method and feature draw), so not in :func:`default_selectors`: name them.
 * ``ireos``, ``ireos-sqrt5`` — the IREOS index adjusted for chance (Marques et al. 2020, Eq. 13; need ``X``) of
   each candidate's Gaussian-scaled scores, m_cl = 1 or √(5 %·N), with the kNN-subset approximation
-  (:data:`IREOS_SETTINGS`, knn = 250 when N > 251). The largest adjusted index wins. Costly; not default.
+  (settings :class:`~odeval.labelfree.ireos.IREOSSettings`, by default knn = 250 when N > 251). The largest
+  adjusted index wins. Costly; not default.
 * ``laplacian-1``, ``laplacian-sqrt``, ``laplacian-100`` — the Laplacian Score baseline of the IREOS paper (§4.2):
   the candidates' Gaussian-scaled scores as features on a kNN graph (k = 1, √N, 100) of the candidate-scorings
   space; the smallest score wins (``criterion`` = −score). Not default (name them).
 * ``random`` — a uniformly random candidate (seeded). Its *expected* quality is the mean over the candidates,
   which is what the meta-evaluation uses.
 * ``default-knn10``, ``default-lof20`` — the fixed defaults kNN with k = 10 and LOF with k = 20, found by
-  candidate name (``METHOD-kNNN`` as :func:`odeval.bench.ensembles.stored_runs` names them, case-insensitive).
+  the candidates' :class:`~odeval._key.ScoringKey` (method case-insensitive, k).
+
+Candidates are named by their :class:`~odeval._key.ScoringKey`: ``names`` may be the keys themselves (their
+names are then :func:`~odeval._key.distinct_names`) or names that :meth:`ScoringKey.parse` reads. Selectors
+with settings (``em``, ``mv``: :class:`EMMVSettings`; ``ireos-*``: :class:`IREOSSettings`) take them as a
+parameter (``settings=`` of :func:`run_selector`, per selector name in :func:`run_selectors`); their defaults are
+:attr:`SelectorInfo.settings`.
 
 All selectors are deterministic (the random one given its seed) and vectorised over candidates and objects;
 the memory is O(R·N + R²), never N × N.
@@ -62,20 +70,24 @@ chapter "How to Evaluate the Quality of Anomaly Detection Algorithms?" (EM, MV, 
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
 from numba import njit
 from scipy import stats
 
+from odeval._key import ScoringKey, distinct_names
 from odeval.compare.ensemble import _names, combine
 from odeval.compare.similarity import check_score_matrix
+from odeval.labelfree.emmv_algorithm import EMMVSettings
+from odeval.labelfree.ireos import PAPER_KNN, IREOSSettings
 
 __all__ = [
     "DEFAULT_CANDIDATES",
+    "EMMV_SELECTOR_SETTINGS",
+    "IREOS_SELECTOR_SETTINGS",
     "weighable_candidates",
     "SELECTORS",
     "Selection",
@@ -91,7 +103,6 @@ __all__ = [
     "model_centrality",
     "ndcg_matrix",
     "paper_candidates",
-    "parse_candidate_name",
     "rank_percentiles",
     "register_selector",
     "run_selector",
@@ -137,7 +148,10 @@ class Selection:
     excluded: tuple[tuple[int, str], ...] = ()
 
 
-#: A selector: ``fn(scores (R, N), names, *, X=None, seed=0) -> Selection``.
+#: A selector: ``fn(scores (R, N), names, *, X=None, seed=0) -> Selection``; one with settings
+#: (:attr:`SelectorInfo.settings`) also takes ``settings``, ``keys`` (the candidates' :class:`ScoringKey`, None
+#: when a name could not be read) and ``shared`` (a dict shared by the selectors of one :func:`run_selectors`
+#: call, e.g. ``em`` and ``mv`` share their fits; None: nothing shared).
 SelectorFn = Callable[..., Selection]
 
 
@@ -159,6 +173,9 @@ class SelectorInfo:
     default : bool
         Run when no selectors are named (:func:`default_selectors`); False for the costly ones (``em``,
         ``mv``), which must be asked for by name.
+    settings : frozen dataclass or None
+        The selector's default settings (:class:`EMMVSettings`, :class:`IREOSSettings`); None for a selector
+        without settings. A selector with settings is called with ``settings``, ``keys`` and ``shared``.
     """
 
     name: str
@@ -168,6 +185,7 @@ class SelectorInfo:
     description: str = ""
     reference: str = ""
     default: bool = True
+    settings: Any = None
 
 
 SELECTORS: dict[str, SelectorInfo] = {}
@@ -201,8 +219,31 @@ def get_selector(name: str) -> SelectorInfo:
     return info
 
 
-def run_selector(name: str, scores: Any, names: Sequence[str] | None = None, *, X: Any = None,
-                 seed: int = 0) -> Selection:
+def _candidate_keys(names: Any, R: int, keys: Sequence[ScoringKey] | None = None
+                    ) -> tuple[tuple[str, ...], tuple[ScoringKey | None, ...]]:
+    """Names and keys of the candidates: keys given as ``names`` (names = :func:`distinct_names`), or names and
+    ``keys`` both given, or names alone (keys read by :meth:`ScoringKey.parse`, None where a name does not follow
+    its grammar)."""
+    items = list(names) if names is not None else None
+    if items is not None and items and all(isinstance(x, ScoringKey) for x in items):
+        keys, items = items, distinct_names(items)
+    nm = _names(items, R)
+    if keys is not None:
+        if len(keys) != R:
+            raise ValueError(f"keys has {len(keys)} entries for {R} candidates")
+        return nm, tuple(keys)
+    parsed = []
+    for n in nm:
+        try:
+            parsed.append(ScoringKey.parse(n))
+        except ValueError:
+            parsed.append(None)
+    return nm, tuple(parsed)
+
+
+def run_selector(name: str, scores: Any, names: Sequence[str | ScoringKey] | None = None, *, X: Any = None,
+                 seed: int = 0, settings: Any = None, shared: dict[Any, Any] | None = None,
+                 keys: Sequence[ScoringKey] | None = None) -> Selection:
     """Validate the inputs and run the registered selector ``name``.
 
     Parameters
@@ -210,25 +251,41 @@ def run_selector(name: str, scores: Any, names: Sequence[str] | None = None, *, 
     scores : array-like of shape (R, N)
         Candidate scorings, finite, higher = more outlying (map ±inf with
         :func:`odeval.measures.finite_for_ranking` first).
-    names : sequence of str, optional
-        Candidate names (``METHOD-kNNN`` for the default selectors).
+    names : sequence of str or of ScoringKey, optional
+        The candidates' keys (:class:`~odeval._key.ScoringKey`; their names are :func:`distinct_names`), or their
+        names (``METHOD-kNNN`` for the default selectors).
     X : array-like of shape (N, d), optional
         The data, for selectors with ``needs_data``.
     seed : int
         Seed of randomised selectors.
+    settings : frozen dataclass, optional
+        The settings of a selector with settings (default: :attr:`SelectorInfo.settings`); an error for the others.
+    shared : dict, optional
+        Results the selectors of one candidate set may share (:func:`run_selectors` passes one dict to all).
+    keys : sequence of ScoringKey, optional
+        The candidates' keys when ``names`` are names (e.g. names chosen among a larger pool, as a study names
+        them); default: the keys given as ``names``, or read from the names.
     """
     info = get_selector(name)
     S = check_score_matrix(scores, name="candidate scores")
     if S.shape[0] < 1 or S.shape[1] < 2:
         raise ValueError(f"model selection needs at least 1 candidate and 2 objects, got scores of shape {S.shape}")
-    nm = _names(names, S.shape[0])
+    nm, keys = _candidate_keys(names, S.shape[0], keys)
     if info.needs_data:
         if X is None:
             raise ValueError(f"selector {info.name!r} needs the data X")
         X = np.asarray(X, dtype=np.float64)
         if X.ndim != 2 or X.shape[0] != S.shape[1]:
             raise ValueError(f"selector {info.name!r}: X has shape {X.shape}, expected ({S.shape[1]}, d)")
-    sel = info.fn(S, nm, X=X, seed=int(seed))
+    if info.settings is None:
+        if settings is not None:
+            raise ValueError(f"selector {info.name!r} takes no settings, got {settings!r}")
+        sel = info.fn(S, nm, X=X, seed=int(seed))
+    else:
+        if settings is not None and type(settings) is not type(info.settings):
+            raise ValueError(f"selector {info.name!r} takes {type(info.settings).__name__}, got {settings!r}")
+        sel = info.fn(S, nm, X=X, seed=int(seed), settings=info.settings if settings is None else settings,
+                      keys=keys, shared=shared)
     if sel.index is not None and not 0 <= sel.index < S.shape[0]:
         raise RuntimeError(f"selector {info.name!r} returned index {sel.index} for {S.shape[0]} candidates")
     return sel
@@ -271,21 +328,30 @@ def paper_candidates(quality: Any, n: int = 10) -> np.ndarray:
     return np.sort(np.array(chosen, dtype=np.int64))
 
 
-def run_selectors(scores: Any, names: Sequence[str], selectors: Sequence[str], *, X: Any = None, seed: int = 0,
-                  references: dict[str, np.ndarray] | None = None) -> dict[str, Selection]:
+def run_selectors(scores: Any, names: Sequence[str | ScoringKey], selectors: Sequence[str], *, X: Any = None,
+                  seed: int = 0, references: dict[str, np.ndarray] | None = None,
+                  settings: Mapping[str, Any] | None = None, keys: Sequence[ScoringKey] | None = None
+                  ) -> dict[str, Selection]:
     """Run several selectors on one candidate set, as the meta-evaluation and the study runner do.
 
     A selector that raises ``ValueError`` (e.g. ``em`` with no novelty-capable candidate) gets a
     :class:`Selection` without a choice whose ``note`` says why; the others go on. A selector that names no
     candidate (a fixed default not among them) is given each of ``references`` (name → scoring outside the
     candidate set, e.g. kNN k = 10 when the ten paper candidates do not include it) and, when it picks one,
-    returns that scoring with the note ``reference NAME: ...``. ``X`` is passed to the selectors that need it.
+    returns that scoring with the note ``reference NAME: ...``. ``X`` is passed to the selectors that need it;
+    ``settings`` (selector name → settings) to the selectors with settings (the others: their defaults);
+    ``keys`` as in :func:`run_selector`. The selectors share one ``shared`` dict (``em`` and ``mv`` fit the
+    candidates once).
     """
     out: dict[str, Selection] = {}
+    shared: dict[Any, Any] = {}
+    given = {get_selector(k).name: v for k, v in (settings or {}).items()}
     for name in selectors:
         info = get_selector(name)
         try:
-            sel = run_selector(info.name, scores, names, X=X if info.needs_data else None, seed=seed)
+            sel = run_selector(info.name, scores, names, X=X if info.needs_data else None, seed=seed,
+                               settings=given.get(info.name), shared=shared if info.settings is not None else None,
+                               keys=keys)
         except ValueError as exc:
             out[info.name] = Selection(info.name, None, note=f"could not choose: {exc}")
             continue
@@ -590,18 +656,6 @@ def select_greedy(scores: Any) -> tuple[tuple[int, ...], np.ndarray, np.ndarray]
     return tuple(members), total / len(members), tau
 
 
-_NAME = re.compile(r"^(?P<method>[^-\[(]+)(?P<extra>.*)-k?(?P<k>\d+)$")
-
-
-def parse_candidate_name(name: str) -> tuple[str, int] | None:
-    """(method, k) of a candidate named ``METHOD[...]-kNNN`` or ``METHOD-NNN`` (the names of
-    :func:`odeval.bench.ensembles.stored_runs`, e.g. ``LOF-020``); None if the name does not follow it."""
-    m = _NAME.match(str(name).strip())
-    if m is None:
-        return None
-    return m.group("method"), int(m.group("k"))
-
-
 # ------------------------------------------------------------------------------------------------- selectors
 def _argmax(values: np.ndarray) -> int:
     v = np.where(np.isfinite(values), values, -np.inf)
@@ -654,38 +708,38 @@ def _default(method: str, k: int) -> SelectorFn:
 
     def fn(S: np.ndarray, names: tuple[str, ...], *, X: Any = None, seed: int = 0) -> Selection:
         for i, n in enumerate(names):
-            parsed = parse_candidate_name(n)
-            if parsed is not None and parsed[0].lower() == method.lower() and parsed[1] == k:
+            try:
+                key = ScoringKey.parse(n)
+            except ValueError:
+                continue
+            if key.method.lower() == method.lower() and key.k == k:
                 return Selection(label, i)
         return Selection(label, None, note=f"{method} with k = {k} is not among the candidates")
     return fn
 
 
 # --------------------------------------------------------------------------------- EM / MV (need the data)
-#: Settings of the ``em`` / ``mv`` selectors: the defaults of :func:`odeval.measures.internal.emmv` (Goix 2016),
-#: read when the selector runs (change them here for a cheaper, coarser audit).
-EMMV_SETTINGS: dict[str, int] = {"draws": 50, "features": 5, "max_dim": 8, "n_generated": 100_000}
-_EMMV_CACHE: dict[tuple[Any, ...], tuple[np.ndarray, np.ndarray, tuple[tuple[int, str], ...]]] = {}
-
-
-def emmv_criteria(names: Sequence[str], X: Any, *, seed: int = 0, draws: int = EMMV_SETTINGS["draws"],
-                  features: int = EMMV_SETTINGS["features"], max_dim: int = EMMV_SETTINGS["max_dim"],
-                  n_generated: int = EMMV_SETTINGS["n_generated"]
+def emmv_criteria(names: Sequence[str | ScoringKey | None], X: Any, *, seed: int = 0,
+                  draws: int = EMMVSettings.draws, features: int = EMMVSettings.features,
+                  max_dim: int = EMMVSettings.max_dim, n_generated: int = EMMVSettings.n_generated
                   ) -> tuple[np.ndarray, np.ndarray, tuple[tuple[int, str], ...]]:
-    """EM and MV criteria (Goix 2016) of every candidate ``METHOD-kNNN``, refitted on ``X`` and evaluated on it.
+    """EM and MV criteria (Goix 2016) of every candidate, refitted on ``X`` and evaluated on it.
 
-    The unsupervised same-data setting of :func:`odeval.measures.internal.emmv` (fit on ``X``, ``P_n`` over
-    ``X``, the fitted objects scored with self excluded), with its feature sub-sampling when d > ``max_dim``
-    (``draws`` draws of ``features`` attributes) and ``n_generated`` uniform points per evaluation. One call of
-    :func:`odeval.measures.internal.emmv_many` for all candidates: one kNN graph and one uniform-sample query per
-    feature draw, shared by every method and k. The candidates' stored scores are not used: EM/MV need the scores of
-    new (uniform) points, so the detector is rebuilt from its name.
+    Each candidate is a :class:`~odeval._key.ScoringKey` or a name :meth:`ScoringKey.parse` reads
+    (``LOF-010``, ``LDF(h=2.0)-007``): the detector is rebuilt from the key's method and parameters at its k.
+    The unsupervised same-data setting of :func:`odeval.labelfree.emmv` (fit on ``X``, ``P_n`` over ``X``, the
+    fitted objects scored with self excluded), with its feature sub-sampling when d > ``max_dim`` (``draws``
+    draws of ``features`` attributes) and ``n_generated`` uniform points per evaluation
+    (:class:`~odeval.labelfree.emmv_algorithm.EMMVSettings`). One call of :func:`odeval.labelfree.emmv_many`
+    for all candidates: one kNN graph and one uniform-sample query per feature draw, shared by every method,
+    parameter set and k. The candidates' stored scores are not used: EM/MV need the scores of new (uniform)
+    points, so the detector is rebuilt from its key.
 
-    Candidates that cannot be evaluated are *excluded* with a reason, never silently: a name that does not
-    follow ``METHOD-kNNN``, a name with parameters or a metric (``LDF(h=1)-010``, ``kNN[manhattan]-010``: EM/MV
-    refit with default parameters and Euclidean distance only), an unknown method, a method without a novelty
-    form (only kNN, kNNW, LOF, SimplifiedLOF, LoOP, LDOF can score new points), k outside
-    ``[min_k, N − 1]``, or a criterion that could not be estimated in any draw (zero estimated volume).
+    Candidates that cannot be evaluated are *excluded* with a reason, never silently: a name that is not a key
+    or has no k, a metric other than the Euclidean distance (the EM/MV graphs are Euclidean), an unknown method
+    or parameter, a method without a novelty form (only kNN, kNNW, LOF, SimplifiedLOF, LoOP, LDOF can score new
+    points), k outside ``[min_k, N − 1]``, or a criterion that could not be estimated in any draw (zero
+    estimated volume).
 
     Returns
     -------
@@ -701,66 +755,79 @@ def emmv_criteria(names: Sequence[str], X: Any, *, seed: int = 0, draws: int = E
     N. Goix. PhD thesis, Télécom ParisTech, 2016, chapter "How to Evaluate the Quality of Anomaly Detection
     Algorithms?", Eqs. (evaluation:eq:standard_emp_EM), (evaluation:eq:standard_emp_MV), Algorithm EMMV.
     """
-    import hashlib
     import warnings as _warnings
 
     from odeval.detectors import available_methods, get_detector
-    from odeval.measures.internal import EMMVWarning, emmv_many
+    from odeval.labelfree import EMMVWarning, emmv_many
 
+    settings = EMMVSettings(draws=draws, features=features, max_dim=max_dim, n_generated=n_generated)
     Xd = np.ascontiguousarray(np.asarray(X, dtype=np.float64))
     n = Xd.shape[0]
-    key = (tuple(names), Xd.shape, hashlib.sha256(Xd.tobytes()).hexdigest(), int(seed), draws, features, max_dim,
-           n_generated)
-    if key in _EMMV_CACHE:
-        return _EMMV_CACHE[key]
     R = len(names)
     em, mv = np.full(R, np.nan), np.full(R, np.nan)
     reasons: dict[int, str] = {}
     known = {m.lower(): m for m in available_methods()}
-    groups: dict[str, list[tuple[int, int]]] = {}
-    for i, nm in enumerate(names):
-        m = _NAME.match(str(nm).strip())
-        if m is None:
-            reasons[i] = "name does not follow METHOD-kNNN"
+    groups: dict[ScoringKey, list[tuple[int, int]]] = {}
+    for i, item in enumerate(names):
+        key = item
+        if not isinstance(item, ScoringKey):
+            try:
+                key = ScoringKey.parse(str(item)) if item is not None else None
+            except ValueError:
+                key = None
+        if key is None or key.k is None or len(key.setting) != 1:
+            reasons[i] = "name does not follow METHOD[(params)]-kNNN (no key with k alone)"
             continue
-        method, k = m.group("method"), int(m.group("k"))
-        if m.group("extra"):
-            reasons[i] = (f"parameters/metric {m.group('extra')} in the name: EM/MV rebuild the method with its "
-                          "default parameters and the Euclidean distance only")
+        if key.metric not in ("", "euclidean"):
+            reasons[i] = (f"metric {key.metric!r}: EM/MV build Euclidean kNN graphs of the feature draws only")
             continue
-        canon = known.get(method.lower())
+        canon = known.get(key.method.lower())
         if canon is None:
-            reasons[i] = f"unknown method {method!r}"
+            reasons[i] = f"unknown method {key.method!r}"
             continue
-        det = get_detector(canon)
+        try:
+            det = get_detector(canon, **key.params_dict)
+        except (ValueError, TypeError) as exc:
+            reasons[i] = f"{canon}: {exc}"
+            continue
         if not getattr(det, "novelty", False):
             reasons[i] = f"{canon} has no novelty form (cannot score the uniform points EM/MV need)"
             continue
+        k = key.k
         if not det.info.min_k <= k < n:
             reasons[i] = f"k = {k} outside [{det.info.min_k}, {n - 1}] for {n} objects"
             continue
-        groups.setdefault(canon, []).append((i, k))
+        groups.setdefault(ScoringKey(canon, key.params), []).append((i, k))
     with _warnings.catch_warnings():
         _warnings.simplefilter("ignore", EMMVWarning)  # failures are reported as exclusions below
-        kss = {canon: sorted({k for _, k in members}) for canon, members in groups.items()}
-        res = emmv_many(kss, Xd, draws=draws, features=features, max_dim=max_dim, n_generated=n_generated,
-                        seed=int(seed)) if kss else {}
-    for canon, members in groups.items():
-        by_k = dict(zip(kss[canon], res[canon], strict=True))
+        kss = {config: sorted({k for _, k in members}) for config, members in groups.items()}
+        res = emmv_many(kss, Xd, seed=int(seed), **settings.kwargs()) if kss else {}
+    for config, members in groups.items():
+        by_k = dict(zip(kss[config], res[config], strict=True))
         for i, k in members:
             r = by_k[k]
             em[i], mv[i] = r.em, r.mv
             if not (np.isfinite(r.em) and np.isfinite(r.mv)):
                 reasons[i] = "EM/MV not estimable in any feature draw: " + "; ".join(r.reasons)
-    out = (em, mv, tuple(sorted(reasons.items())))
-    _EMMV_CACHE.clear()  # one entry: the em and mv selectors of one candidate set share the fits
-    _EMMV_CACHE[key] = out
-    return out
+    return em, mv, tuple(sorted(reasons.items()))
+
+
+#: Default settings of the ``em`` / ``mv`` selectors: the defaults of :func:`odeval.labelfree.emmv` (Goix 2016).
+EMMV_SELECTOR_SETTINGS = EMMVSettings()
 
 
 def _emmv_selector(which: Literal["em", "mv"]) -> SelectorFn:
-    def fn(S: np.ndarray, names: tuple[str, ...], *, X: Any = None, seed: int = 0) -> Selection:
-        em, mv, excluded = emmv_criteria(names, X, seed=seed, **EMMV_SETTINGS)  # read at call time
+    def fn(S: np.ndarray, names: tuple[str, ...], *, X: Any = None, seed: int = 0,
+           settings: EMMVSettings = EMMV_SELECTOR_SETTINGS, keys: Sequence[ScoringKey | None] | None = None,
+           shared: dict[Any, Any] | None = None) -> Selection:
+        candidates = tuple(keys) if keys is not None else names
+        memo_key = ("emmv", candidates, settings, int(seed))  # em and mv of one candidate set share the fits
+        if shared is not None and memo_key in shared:
+            em, mv, excluded = shared[memo_key]
+        else:
+            em, mv, excluded = emmv_criteria(candidates, X, seed=seed, **settings.kwargs())
+            if shared is not None:
+                shared[memo_key] = (em, mv, excluded)
         crit = em if which == "em" else -mv  # criterion: higher = preferred (mv: −MV)
         usable = np.isfinite(crit)
         if not usable.any():
@@ -781,9 +848,9 @@ def _emmv_selector(which: Literal["em", "mv"]) -> SelectorFn:
 
 
 # ------------------------------------------------------------------------------------ IREOS, Laplacian Score
-#: Settings of the ``ireos-*`` selectors (see :func:`odeval.measures.internal.ireos`): the kNN-subset
-#: approximation (Marques et al. 2020, §3.5.3; used when N > knn + 1) and adaptive quadrature; read at call time.
-IREOS_SETTINGS: dict[str, Any] = {"knn": 250, "quadrature": "adaptive", "C": 100.0, "workers": 1}
+#: Default settings of the ``ireos-*`` selectors: the kNN-subset approximation of the paper's experiments
+#: (Marques et al. 2020, §3.5.3; the exact index when N <= knn + 1) and adaptive quadrature.
+IREOS_SELECTOR_SETTINGS = IREOSSettings(knn=PAPER_KNN)
 
 
 def weighable_candidates(S: np.ndarray) -> tuple[list[tuple[int, np.ndarray]], list[tuple[int, str]]]:
@@ -791,12 +858,12 @@ def weighable_candidates(S: np.ndarray) -> tuple[list[tuple[int, np.ndarray]], l
     reason).
 
     Every candidate is a *scoring*: one that happens to take only the values 0 and 1 (e.g. a method at large k)
-    would be read by :func:`odeval.measures.internal.solution_weights` as a binary top-n solution, so it is
+    would be read by :func:`odeval.labelfree.solution_weights` as a binary top-n solution, so it is
     shifted by +1 (Gaussian scaling is shift-invariant). A candidate without weights — constant scores (e.g. INFLO
     or LOF at k = N − 1 score every object 1), or no positive weight after scaling — is excluded with the reason
     (its criterion is NaN), instead of failing the variant.
     """
-    from odeval.measures.internal import solution_weights
+    from odeval.labelfree import solution_weights
 
     use, excluded = [], []
     for i, s in enumerate(np.asarray(S, dtype=np.float64)):
@@ -830,15 +897,16 @@ def _on_weighable(label: str, S: np.ndarray, criterion_of: Callable[[list[np.nda
 
 
 def _ireos_selector(label: str, m_cl: Any) -> SelectorFn:
-    def fn(S: np.ndarray, names: tuple[str, ...], *, X: Any = None, seed: int = 0) -> Selection:
-        from odeval.measures.internal import ireos
+    def fn(S: np.ndarray, names: tuple[str, ...], *, X: Any = None, seed: int = 0,
+           settings: IREOSSettings = IREOS_SELECTOR_SETTINGS, keys: Any = None,
+           shared: dict[Any, Any] | None = None) -> Selection:
+        from odeval.labelfree import ireos
 
-        opts = dict(IREOS_SETTINGS)
-        if opts.get("knn") is not None and X.shape[0] <= int(opts["knn"]) + 1:
-            opts["knn"] = None  # fewer objects than the subset size: the exact index
+        # the selector's m_cl is its own; fewer objects than the kNN subset size: the exact index
+        opts = replace(settings, m_cl=m_cl).for_objects(X.shape[0])
 
         def adjusted(sols: list[np.ndarray]) -> np.ndarray:
-            return ireos(X, sols, m_cl=m_cl, adjust=True, seed=seed, **opts).adjusted
+            return ireos(X, sols, adjust=True, seed=seed, workers=1, **opts.kwargs()).adjusted
         return _on_weighable(label, S, adjusted)
     return fn
 
@@ -865,7 +933,7 @@ def _laplacian_graph(W: np.ndarray, k_max: int) -> Any:
 
 def _laplacian_selector(label: str, k: int | None) -> SelectorFn:
     def fn(S: np.ndarray, names: tuple[str, ...], *, X: Any = None, seed: int = 0) -> Selection:
-        from odeval.measures.internal import laplacian_score, solution_weights
+        from odeval.labelfree import laplacian_score, solution_weights
 
         n = S.shape[1]
         kk = round(float(np.sqrt(n))) if k is None else k
@@ -910,20 +978,21 @@ _EMMV_REF = "Goix, PhD thesis 2016, ch. 'How to Evaluate the Quality of Anomaly 
 register_selector(SelectorInfo(
     "em", _emmv_selector("em"), "pick", True,
     "largest Excess-Mass criterion of the refitted method (fit and evaluate on X; feature sub-sampling for d > 8); "
-    "novelty-capable methods only (kNN, kNNW, LOF, SimplifiedLOF, LoOP, LDOF)", _EMMV_REF, default=False))
+    "novelty-capable methods only (kNN, kNNW, LOF, SimplifiedLOF, LoOP, LDOF)", _EMMV_REF, default=False,
+    settings=EMMV_SELECTOR_SETTINGS))
 register_selector(SelectorInfo(
     "mv", _emmv_selector("mv"), "pick", True,
     "smallest Mass-Volume criterion (criterion reported: −MV) of the refitted method, as em", _EMMV_REF,
-    default=False))
+    default=False, settings=EMMV_SELECTOR_SETTINGS))
 _IREOS_REF = "Marques, Campello, Sander, Zimek, ACM TKDD 14(4) 2020, Eq. 9, 12, 13 (adjusted index)"
 register_selector(SelectorInfo(
     "ireos", _ireos_selector("ireos", 1), "pick", True,
     "largest adjusted IREOS index (m_cl = 1; Gaussian-scaled scores as weights; kNN-subset approximation, knn = 250)",
-    _IREOS_REF, default=False))
+    _IREOS_REF, default=False, settings=IREOS_SELECTOR_SETTINGS))
 register_selector(SelectorInfo(
     "ireos-sqrt5", _ireos_selector("ireos-sqrt5", "sqrt5"), "pick", True,
     "largest adjusted IREOS index with clumps, m_cl = √(5 %·N) (chance adjustment by Monte Carlo: costly)",
-    _IREOS_REF, default=False))
+    _IREOS_REF, default=False, settings=IREOS_SELECTOR_SETTINGS))
 _LS_REF = "He, Cai, Niyogi, NIPS 2005; the baseline of Marques et al. 2020, §4.2"
 for _lab, _k, _txt in (("laplacian-1", 1, "k = 1"), ("laplacian-sqrt", None, "k = √N"),
                        ("laplacian-100", 100, "k = 100")):

@@ -7,8 +7,8 @@ import warnings
 import numpy as np
 import pytest
 
-from odeval.measures.internal import EMMVWarning, excess_mass, mass_volume
-from odeval.measures.internal.excess_mass_volume import default_alpha_grid, default_t_grid
+from odeval.labelfree import EMMVWarning, excess_mass, mass_volume
+from odeval.labelfree.excess_mass_volume import default_alpha_grid, default_t_grid
 
 # ----------------------------------------------------------------------------- direct (slow) definitions
 

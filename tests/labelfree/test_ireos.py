@@ -7,9 +7,9 @@ import pytest
 from scipy import optimize, stats
 from scipy.spatial.distance import cdist
 
+from odeval.labelfree import _klr, ireos, ireos_select, laplacian_score, resolve_mcl
+from odeval.labelfree.ireos import _sqdist_blocks
 from odeval.measures import roc_auc
-from odeval.measures.internal import _klr, ireos, ireos_select, laplacian_score, resolve_mcl
-from odeval.measures.internal.ireos import _sqdist_blocks
 
 
 def _scipy_p(X, j, gamma, costs):
@@ -369,7 +369,7 @@ def test_permutation_null_of_scorings_has_the_exact_permutation_moments():
     """App. A.2 for scorings with m_cl = 1: permuting the areas (shared by all solutions) instead of each
     solution's weights gives I's permutation distribution: mean E{I} (Eq. 25) and the exact variance of a linear
     permutation statistic, sum (w - mean w)^2 * sum (A - mean A)^2 / ((N - 1) (sum w)^2)."""
-    from odeval.measures.internal.ireos import _permutation_null
+    from odeval.labelfree.ireos import _permutation_null
 
     rng = np.random.default_rng(3)
     N = 60

@@ -1,4 +1,4 @@
-"""The em / mv selectors of odeval.compare.selection against direct odeval.measures.internal.emmv calls."""
+"""The em / mv selectors of odeval.labelfree.selection against direct odeval.labelfree.emmv calls."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import warnings
 import numpy as np
 import pytest
 
-from odeval.compare.selection import default_selectors, emmv_criteria, get_selector, run_selector
-from odeval.measures.internal import emmv, emmv_all_k
-from odeval.measures.internal.emmv_algorithm import KNNQueryDetector
+from odeval.labelfree import emmv, emmv_all_k
+from odeval.labelfree.emmv_algorithm import KNNQueryDetector
+from odeval.labelfree.selection import default_selectors, emmv_criteria, get_selector, run_selector
 
 
 def _data(d: int = 2) -> np.ndarray:
@@ -46,8 +46,7 @@ def test_em_mv_selectors_bit_identical_and_seeded():
     S = np.zeros((3, X.shape[0]))
     names = NAMES[:3]
     a = run_selector("em", S, names, X=X, seed=1)
-    emmv_criteria.__globals__["_EMMV_CACHE"].clear()  # recompute, not the cached fits
-    b = run_selector("em", S, names, X=X, seed=1)
+    b = run_selector("em", S, names, X=X, seed=1)  # recomputed: nothing is cached between calls
     assert a.index == b.index and np.array_equal(a.criterion, b.criterion) and not a.excluded
     c = run_selector("em", S, names, X=X, seed=2)
     assert not np.array_equal(a.criterion, c.criterion)  # the uniform sample depends on the seed
@@ -63,8 +62,42 @@ def test_emmv_criteria_subsamples_like_emmv_and_excludes_bad_names():
         assert r.subsampled and em[i] == r.em and mv[i] == r.mv
     why = dict(excluded)
     assert set(why) == {2, 3, 4, 5} and np.isnan(em[2:]).all()
-    assert "k = 70 outside [1, 65]" in why[2] and "parameters/metric" in why[3]
+    assert "k = 70 outside [1, 65]" in why[2] and "metric 'manhattan'" in why[3]
     assert "does not follow" in why[4] and "unknown method 'Nope'" in why[5]
+
+
+def test_emmv_criteria_rebuilds_candidates_with_their_parameters():
+    """A key (or name) with parameters is refitted with them (EM/MV refused such names before the scoring key)."""
+    from odeval._key import ScoringKey
+
+    X = _data(10)
+    kw = dict(draws=2, features=4, n_generated=2000)
+    keys = [ScoringKey.make("LoOP", {"lam": 3.0}, metric="euclidean", k=4), ScoringKey.make("LoOP", k=4)]
+    em, mv, excluded = emmv_criteria(keys, X, seed=2, **kw)
+    assert not excluded
+    for i, lam in enumerate((3.0, 1.0)):
+        r = emmv(KNNQueryDetector("LoOP", 4, lam=lam), X, seed=2, **kw)
+        assert em[i] == r.em and mv[i] == r.mv
+    by_name = emmv_criteria(["LoOP(lam=3.0)-004", "LoOP-004"], X, seed=2, **kw)
+    np.testing.assert_array_equal(by_name[0], em)
+    bad = emmv_criteria(["LoOP(lam=-1)-004"], X, seed=2, **kw)[2]
+    assert bad and bad[0][0] == 0
+
+
+def test_em_and_mv_share_their_fits_in_one_run_and_take_settings():
+    from odeval.labelfree import EMMVSettings
+    from odeval.labelfree.selection import run_selectors
+
+    X = _data()
+    S = np.zeros((3, X.shape[0]))
+    coarse = EMMVSettings(draws=2, n_generated=2000)
+    out = run_selectors(S, NAMES[:3], ["em", "mv"], X=X, seed=1, settings={"em": coarse, "mv": coarse})
+    em, mv, _ = emmv_criteria(NAMES[:3], X, seed=1, **coarse.kwargs())
+    np.testing.assert_array_equal(out["em"].criterion, em)
+    np.testing.assert_array_equal(out["mv"].criterion, -mv)
+    assert get_selector("em").settings == EMMVSettings()
+    with pytest.raises(ValueError, match="takes EMMVSettings"):
+        run_selector("em", S, NAMES[:3], X=X, settings={"draws": 2})
 
 
 def test_emmv_all_k_equals_emmv_per_k():
@@ -89,7 +122,7 @@ def test_no_evaluable_candidate_is_a_clear_error():
 def test_emmv_all_k_uniform_blocks_change_nothing(monkeypatch):
     """The uniform sample is queried and scored in blocks; every novelty method gives the same bits for any block."""
     from odeval.detectors import novelty_methods
-    from odeval.measures.internal import emmv_algorithm
+    from odeval.labelfree import emmv_algorithm
 
     X = np.random.default_rng(7).normal(size=(50, 4))
     whole = {m: emmv_all_k(m, X, [3, 7], n_generated=1500, seed=1) for m in novelty_methods()}
@@ -105,7 +138,7 @@ def test_emmv_all_k_uniform_blocks_change_nothing(monkeypatch):
 
 def test_emmv_many_equals_emmv_all_k_per_method():
     """Sharing the draws' graph and query between methods changes nothing (different k ranges per method)."""
-    from odeval.measures.internal import emmv_many
+    from odeval.labelfree import emmv_many
 
     X = np.random.default_rng(5).normal(size=(60, 10))  # d > 8: feature sub-sampling
     plan = {"kNN": [2, 9], "LOF": [4], "LDOF": [3, 12], "LoOP": [5]}

@@ -1,4 +1,4 @@
-"""Label-free selectors (odeval.compare.selection) on tiny hand-made candidate sets with known answers."""
+"""Label-free selectors (odeval.labelfree.selection) on tiny hand-made candidate sets with known answers."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from odeval._key import ScoringKey
 from odeval.compare import combine
-from odeval.compare.selection import (
+from odeval.labelfree.selection import (
     SELECTORS,
     Selection,
     SelectorInfo,
@@ -21,7 +22,6 @@ from odeval.compare.selection import (
     kendall_to,
     model_centrality,
     ndcg_matrix,
-    parse_candidate_name,
     rank_percentiles,
     register_selector,
     run_selector,
@@ -167,18 +167,32 @@ def test_random_is_seeded_and_defaults_find_their_candidate():
     assert miss.index is None and "LOF with k = 20" in miss.note
 
 
-def test_parse_candidate_name():
-    assert parse_candidate_name("LOF-020") == ("LOF", 20)
-    assert parse_candidate_name("LDF(c=0.1,h=1.0)-007") == ("LDF", 7)
-    assert parse_candidate_name("kNN[manhattan]-k10") == ("kNN", 10)
-    assert parse_candidate_name("no k here") is None
+def test_candidate_names_are_scoring_keys():
+    """The names the selectors read (parse_candidate_name before the one scoring key) parse as ScoringKeys."""
+    assert (ScoringKey.parse("LOF-020").method, ScoringKey.parse("LOF-020").k) == ("LOF", 20)
+    ldf = ScoringKey.parse("LDF(c=0.1,h=1.0)-007")
+    assert (ldf.method, ldf.params_dict, ldf.k) == ("LDF", {"c": 0.1, "h": 1.0}, 7)
+    knn = ScoringKey.parse("kNN[manhattan]-k10")
+    assert (knn.method, knn.metric, knn.k) == ("kNN", "manhattan", 10)
+    with pytest.raises(ValueError):
+        ScoringKey.parse("no k here")
+
+
+def test_default_selectors_find_their_candidate_by_key():
+    S = np.random.default_rng(2).random((3, 20))
+    keys = [ScoringKey.make("LOF", {"variant": v}, metric="euclidean", k=20) for v in ("paper", "elki-0.7.1")]
+    keys.append(ScoringKey.make("kNN", metric="euclidean", k=10))
+    assert run_selector("default-lof20", S, keys).index == 0
+    assert run_selector("default-knn10", S, keys).index == 2
+    with pytest.raises(ValueError, match="takes no settings"):
+        run_selector("hits", S, keys, settings=object())
 
 
 def test_every_selector_is_bit_identical_on_repeat():
     S, _ = _central_set(8)
     names = [f"kNN-{k:03d}" for k in range(5, 5 + S.shape[0])]
     assert set(default_selectors()) | {"em", "mv"} <= set(available_selectors())
-    for name in default_selectors():  # em / mv (need X): tests/compare/test_selection_emmv.py
+    for name in default_selectors():  # em / mv (need X): tests/labelfree/test_selection_emmv.py
         a, b = run_selector(name, S, names, seed=3), run_selector(name, S, names, seed=3)
         assert a.index == b.index and a.members == b.members, name
         for x, y in ((a.scores, b.scores), (a.criterion, b.criterion)):

@@ -1,7 +1,7 @@
 """IREOS: Internal, Relative Evaluation of Outlier Solutions (Marques, Campello, Sander, Zimek, ACM TKDD 2020).
 
 An outlier is an object that a kernel classifier separates easily from all the others. For every object x_j a
-kernel logistic regression (KLR, :mod:`odeval.measures.internal._klr`) is trained with x_j labelled +1 and every
+kernel logistic regression (KLR, :mod:`odeval.labelfree._klr`) is trained with x_j labelled +1 and every
 other object -1, for kernel widths gamma in [0, gamma_max]; the separability p(x_j, gamma) is the fitted probability
 at x_j. The index of a solution with outlier weights w (Eq. 9)
 
@@ -29,7 +29,7 @@ import math
 import os
 from collections.abc import Callable, Sequence
 from contextlib import nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -38,12 +38,118 @@ from threadpoolctl import threadpool_limits
 
 from odeval._validation import check_data_matrix, check_scores
 from odeval.executor import Executor, get_executor, workers_renamed_from
-from odeval.measures.internal import _klr
+from odeval.labelfree import _klr
 
-__all__ = ["IREOSResult", "SelectResult", "ireos", "ireos_select", "resolve_mcl", "solution_weights"]
+__all__ = ["IREOSResult", "IREOSSettings", "PAPER_KNN", "SelectResult", "ireos", "ireos_select", "resolve_mcl",
+           "solution_weights"]
 
 Progress = Callable[[str, int], None]
 MIN_DEPTH = 1
+#: The kNN-subset size of the paper's experiments (Sect. 3.5.3): the default of a study's IREOS and the selectors.
+PAPER_KNN = 250
+
+
+def _positive_int(value: Any, minimum: int = 1) -> bool:
+    return isinstance(value, int | np.integer) and not isinstance(value, bool) and value >= minimum
+
+
+def _positive_number(value: Any) -> bool:
+    return isinstance(value, int | float | np.integer | np.floating) and not isinstance(value, bool) and value > 0
+
+
+@dataclass(frozen=True)
+class IREOSSettings:
+    """The settings of :func:`ireos` / :func:`ireos_select`, declared once: their defaults, the ``odeval ireos``
+    options, a study's IREOS ``[internal_options]`` and the ``ireos`` selectors read them from here.
+
+    Attributes
+    ----------
+    m_cl : 1, "sqrt5" or a number >= 1, default 1
+        Maximum clump size (Eq. 12); "sqrt5" = sqrt(5 % N) (Sect. 4.2.2).
+    C : float, default 100
+        Margin-violation cost of the classifiers (the paper's experiments).
+    gamma_max : float or None, default None
+        The upper kernel width; None: searched (Sect. 3.4).
+    gamma_max_quantile : float in (0, 1], default 1
+        Fraction of the candidates' outliers that must be separable at gamma_max (1: the paper's rule).
+    quadrature : {"adaptive", "fixed"}, default "adaptive"
+        Adaptive Simpson (Eq. 14, tolerance ``tol``, depth ``max_depth``) or ``n_gamma`` equally spaced gammas.
+    n_gamma : int >= 2, default 100
+    tol : float > 0, default 0.001
+    max_depth : int >= 1, default 8
+    knn : int or None, default None
+        Train each classifier on the object and its ``knn`` nearest neighbours (Sect. 3.5.3; the paper:
+        :data:`PAPER_KNN`); None: the exact index.
+    n_permutations : int >= 1, default 1000
+        Permutations of the weights behind the p-values of scorings with m_cl = 1.
+    ci_width : float > 0, default 0.02
+        Width of the 95 % confidence interval of E{I} that the Monte Carlo adjustment (m_cl > 1) aims at.
+    max_draws : int >= 1, default 100
+        At most this many random solutions per candidate in that Monte Carlo.
+
+    Raises
+    ------
+    ValueError
+        A bad value, one line naming the field (:meth:`problem` says why).
+    """
+
+    m_cl: Any = 1
+    C: float = 100.0
+    gamma_max: float | None = None
+    gamma_max_quantile: float = 1.0
+    quadrature: str = "adaptive"
+    n_gamma: int = 100
+    tol: float = 0.001
+    max_depth: int = 8
+    knn: int | None = None
+    n_permutations: int = 1000
+    ci_width: float = 0.02
+    max_draws: int = 100
+
+    def __post_init__(self) -> None:
+        for name in self.__dataclass_fields__:
+            value = getattr(self, name)
+            why = self.problem(name, value)
+            if why:
+                raise ValueError(f"IREOS setting {name} {why}, got {value!r}")
+
+    @staticmethod
+    def problem(name: str, value: Any) -> str | None:
+        """Why ``value`` is not a valid setting ``name`` (None when it is; "is unknown" for another name)."""
+        if name == "m_cl":
+            if isinstance(value, str) and value.strip().lower() == "sqrt5":
+                return None
+            try:
+                resolve_mcl(value, 1)
+            except ValueError:
+                return "must be 1, a larger integer or 'sqrt5'"
+            return None
+        if name in ("C", "tol", "ci_width"):
+            return None if _positive_number(value) else "must be a positive number"
+        if name == "gamma_max":
+            return None if value is None or _positive_number(value) else "must be a positive number"
+        if name == "gamma_max_quantile":
+            return None if _positive_number(value) and value <= 1 else "must be in (0, 1]"
+        if name == "quadrature":
+            return None if value in ("adaptive", "fixed") else "must be 'adaptive' or 'fixed'"
+        if name == "n_gamma":
+            return None if _positive_int(value, 2) else "must be an integer ≥ 2"
+        if name == "knn":
+            return None if value is None or _positive_int(value) else "must be a positive integer or None"
+        if name in ("max_depth", "n_permutations", "max_draws"):
+            return None if _positive_int(value) else "must be a positive integer"
+        return "is unknown"
+
+    def for_objects(self, n_objects: int) -> IREOSSettings:
+        """These settings for a data set of ``n_objects``: the exact index (``knn = None``) when the kNN subset
+        would hold every object anyway (N <= knn + 1)."""
+        if self.knn is not None and n_objects <= int(self.knn) + 1:
+            return replace(self, knn=None)
+        return self
+
+    def kwargs(self) -> dict[str, Any]:
+        """The settings as keyword arguments of :func:`ireos`."""
+        return {name: getattr(self, name) for name in self.__dataclass_fields__}
 
 
 # ------------------------------------------------------------------------------------------------ inputs
@@ -439,6 +545,9 @@ def _gmax_tasks(W: np.ndarray, shared: bool, X: np.ndarray) -> tuple[list[tuple[
     return kept, sorted({t[0] for t in tasks if dup[t[0]]})
 
 
+_D = IREOSSettings  # the defaults of ireos() / ireos_select() are the settings' field defaults
+
+
 def _check_options(quadrature: str, n_gamma: int, tol: float, gamma_max_quantile: float = 1.0) -> None:
     if not (isinstance(gamma_max_quantile, int | float) and 0 < gamma_max_quantile <= 1):
         raise ValueError(f"gamma_max_quantile must be in (0, 1], got {gamma_max_quantile!r}")
@@ -451,11 +560,13 @@ def _check_options(quadrature: str, n_gamma: int, tol: float, gamma_max_quantile
 
 
 @workers_renamed_from("n_jobs")
-def ireos(X: Any, solutions: Sequence[Any], *, m_cl: Any = 1, C: float = 100.0, gamma_max: float | None = None,
-          gamma_max_quantile: float = 1.0, quadrature: str = "adaptive", n_gamma: int = 100, tol: float = 0.001,
-          max_depth: int = 8,
-          knn: int | None = None, weights: Any = "gaussian", top_n: int | None = None, adjust: bool = False,
-          p_values: bool = False, n_permutations: int = 1000, ci_width: float = 0.02, max_draws: int = 100,
+def ireos(X: Any, solutions: Sequence[Any], *, m_cl: Any = _D.m_cl, C: float = _D.C,
+          gamma_max: float | None = _D.gamma_max, gamma_max_quantile: float = _D.gamma_max_quantile,
+          quadrature: str = _D.quadrature, n_gamma: int = _D.n_gamma, tol: float = _D.tol,
+          max_depth: int = _D.max_depth,
+          knn: int | None = _D.knn, weights: Any = "gaussian", top_n: int | None = None, adjust: bool = False,
+          p_values: bool = False, n_permutations: int = _D.n_permutations, ci_width: float = _D.ci_width,
+          max_draws: int = _D.max_draws,
           seed: int = 0, workers: int = 1, progress: Progress | None = None, executor: Any = None) -> IREOSResult:
     """IREOS of candidate outlier solutions (Marques et al. 2020, Eq. 9, Algorithm 1).
 
@@ -465,7 +576,8 @@ def ireos(X: Any, solutions: Sequence[Any], *, m_cl: Any = 1, C: float = 100.0, 
     solutions : list of vectors (N,): boolean (binary top-n) or scores (higher = more outlying); see
         :func:`solution_weights`.
     m_cl : 1 (default), "sqrt5" (sqrt(5% N)) or a number >= 1: maximum clump size (Eq. 12).
-    C : margin-violation cost (default 100, as the paper's experiments).
+    C : margin-violation cost (default 100, as the paper's experiments; :class:`IREOSSettings` documents every
+        setting).
     gamma_max : the upper kernel width; default: searched (Sect. 3.4, :func:`find_gamma_max`) from 1/(1000 d)
         in steps of x1.1 until every object with weight >= 0.5 in any solution has p >= 0.5.
     gamma_max_quantile : 1 (default, the paper's rule) or less: the search stops once this fraction of those
@@ -649,10 +761,11 @@ class SelectResult:
 
 
 @workers_renamed_from("n_jobs")
-def ireos_select(X: Any, solutions: Sequence[Any], *, m_cl: Any = 1, C: float = 100.0,
-                 gamma_max: float | None = None, gamma_max_quantile: float = 1.0, quadrature: str = "adaptive",
-                 n_gamma: int = 100,
-                 tol: float = 0.001, max_depth: int = 8, knn: int | None = None, weights: Any = "gaussian",
+def ireos_select(X: Any, solutions: Sequence[Any], *, m_cl: Any = _D.m_cl, C: float = _D.C,
+                 gamma_max: float | None = _D.gamma_max, gamma_max_quantile: float = _D.gamma_max_quantile,
+                 quadrature: str = _D.quadrature, n_gamma: int = _D.n_gamma,
+                 tol: float = _D.tol, max_depth: int = _D.max_depth, knn: int | None = _D.knn,
+                 weights: Any = "gaussian",
                  top_n: int | None = None, batch: int = 16, workers: int = 1,
                  progress: Progress | None = None, executor: Any = None) -> SelectResult:
     """Rank candidate solutions by IREOS, computing separabilities in decreasing order of weight and stopping a

@@ -1,0 +1,141 @@
+"""Text of the label-free commands: ``odeval ireos``, ``odeval emmv`` and ``odeval select-audit``.
+
+Each function takes the result of the one library function its command calls
+(:func:`odeval.analysis.labelfree.ireos_of_scorings`, :func:`odeval.protocols.emmv_chapter.evaluate_dataset`,
+:func:`odeval.analysis.selection.audit_store`) and returns the text the command prints; nothing here computes.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from odeval.analysis.selection import BASELINES, friedman_line, p_text
+
+if TYPE_CHECKING:
+    from odeval.analysis.labelfree import IREOSOfScorings
+    from odeval.analysis.selection import SelectionAudit
+    from odeval.protocols.emmv_chapter import ChapterEvaluation
+
+__all__ = ["format_audit", "ireos_p_line", "render_emmv", "render_ireos", "render_select_audit"]
+
+
+# ------------------------------------------------------------------------------------------------ odeval ireos
+def render_ireos(run: IREOSOfScorings, *, as_json: bool = False) -> str:
+    """One row per scoring: the index, with the adjusted index and the p-value when computed, and ROC AUC when
+    labels are known (JSON: one object)."""
+    res = run.result
+    rows: list[dict[str, Any]] = [
+        {"column": n, "ireos": float(res.index[i]),
+         **({"adjusted": float(res.adjusted[i])} if run.adjust else {}),
+         **({"p_value": float(res.p_value[i])} if run.p_values else {}),
+         **({"roc_auc": float(run.roc_auc[i])} if run.roc_auc is not None else {})} for i, n in enumerate(run.names)]
+    if as_json:
+        return json.dumps({"dataset": run.dataset, "n_objects": run.n_objects, "m_cl": res.m_cl,
+                           "gamma_max": res.gamma_max, "n_fits": res.n_fits, "results": rows}, indent=2)
+    lines = [f"{run.dataset}: N = {run.n_objects}, m_cl = {res.m_cl:g}, gamma_max = {res.gamma_max:.6g}, "
+             f"{res.n_fits} classifiers"]
+    keys = [k for k in rows[0] if k != "column"]
+    width = max(len("column"), *map(len, run.names))
+    lines.append(f"{'column':<{width}}  " + "  ".join(f"{k:>10}" for k in keys))
+    for r in rows:
+        lines.append(f"{r['column']:<{width}}  " + "  ".join(f"{r[k]:>10.4g}" for k in keys))
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------------------------------- odeval emmv
+def render_emmv(ev: ChapterEvaluation, *, as_json: bool = False) -> str:
+    """EM and MV of the detector (with ROC / PR AUC of the test half when labelled) and the draws that failed."""
+    if as_json:
+        return json.dumps(ev.to_dict(), indent=2)
+    res, labelled = ev.result, ev.labelled
+    fmt = "{:.4g}".format
+    sub = f"{res.draws} draws of {res.features[0].size} features" if res.subsampled else "all features"
+    lines = [f"{ev.dataset} ({ev.setting}, {ev.split.features.size} attributes, train {res.n_train}, evaluated "
+             f"{res.n_test}) — {res.detector}",
+             f"  EM {fmt(res.em)} (larger = better)   MV {fmt(res.mv)} (smaller = better)   [{sub}, "
+             f"{res.n_generated} uniform points, seed {res.seed}]"]
+    if labelled:
+        lines.append(f"  ROC AUC {labelled['roc_auc']:.3f}   PR (average precision) "
+                     f"{labelled['average_precision']:.3f}")
+    if res.em_failed or res.mv_failed:
+        lines.append(f"  not estimable: EM in {res.em_failed}, MV in {res.mv_failed} of {res.draws} draw(s): "
+                     f"{'; '.join(res.reasons)}")
+    return "\n".join(lines)
+
+
+# ----------------------------------------------------------------------------------------- odeval select-audit
+def render_select_audit(audit: SelectionAudit, source: str, *, per_variant: bool = False, as_json: bool = False,
+                        report_index: Any = None) -> str:
+    """The audit as JSON (with the source of the picks) or as text: the source, :func:`format_audit` and where
+    the HTML report was written."""
+    if as_json:
+        return json.dumps(audit.to_dict() | {"source": source}, indent=2, allow_nan=False)
+    lines = [f"picks: {source}", format_audit(audit, per_variant=per_variant)]
+    if report_index is not None:
+        lines.append(f"report written to {report_index}")
+    return "\n".join(lines)
+
+
+def ireos_p_line(picks: pd.DataFrame, measure: str = "roc_auc", alpha: float = 0.05) -> str | None:
+    """One line on the stored p-values of the IREOS picks (``pick_p_value``: one-sided, the pick's index against
+    random solutions, Marques et al. 2020 App. A); None when no variant has one."""
+    if "pick_p_value" not in picks:
+        return None
+    p = picks[(picks["selector"] == "ireos") & (picks["measure"] == measure)]["pick_p_value"].to_numpy(float)
+    p = p[np.isfinite(p)]
+    if p.size == 0:
+        return None
+    return (f"IREOS pick against random solutions (stored one-sided p-values, App. A): p < {alpha} on "
+            f"{int((p < alpha).sum())} of {p.size} variants (median p = {p_text(float(np.median(p)))}); significance "
+            "says the pick is better than chance as IREOS sees it, not that it is a good candidate by the labels")
+
+
+def format_audit(audit: SelectionAudit, *, per_variant: bool = False) -> str:
+    """Plain-text tables of :func:`odeval.analysis.selection.audit_selection` (used by ``odeval select-audit``)."""
+    m = audit.measure
+    sub = audit.picks[audit.picks["measure"] == m]
+    per = sub.drop_duplicates("dataset")
+    n_var = len(per)
+    sizes = per["n_candidates"]
+    lines = [f"model-selection audit: {n_var} variants, candidates {audit.candidates_mode} "
+             f"({sizes.min()}–{sizes.max()} per variant), measure {m}, seed {audit.seed}",
+             f"candidates (mean over variants): min {per['cand_min'].mean():.3f}, mean {per['cand_mean'].mean():.3f}, "
+             f"max {per['cand_max'].mean():.3f}", ""]
+    bases = [b for b in BASELINES if b in audit.selectors]
+    width = max(8, *(len(s) for s in audit.summary["selector"]))
+    head = f"{'selector':{width}}  {'mean':>6}  {'pct':>4}  {'best':>5}  {'rank':>5}"
+    for b in bases:
+        head += f"  {'p vs ' + b:>20}"
+    lines.append(head)
+    for row in audit.summary.itertuples(index=False):
+        rank = f"{row.mean_rank:.2f}" if np.isfinite(row.mean_rank) else "n/a"
+        mean = f"{row.mean:.3f}" if np.isfinite(row.mean) else "n/a"
+        pct = f"{row.mean_percentile:.0f}" if np.isfinite(row.mean_percentile) else "n/a"
+        line = f"{row.selector:{width}}  {mean:>6}  {pct:>4}  {row.best_choices:>2}/{row.n_variants:<2}  {rank:>5}"
+        for b in bases:
+            t = audit.tests[(audit.tests["selector"] == row.selector) & (audit.tests["baseline"] == b)]
+            line += f"  {(p_text(float(t['p_value'].iloc[0])) if len(t) else '—'):>20}"
+        lines.append(line)
+    lines.append("")
+    lines.append("mean = mean quality of the pick; pct = mean percentile among the candidates (random: 50); best = "
+                 "variants where the pick is the best candidate; rank = mean rank among the selectors (1 = best); "
+                 "p = one-sided Wilcoxon signed-rank, selector better than the baseline.")
+    lines.append(friedman_line(audit.friedman))
+    if (pl := ireos_p_line(audit.picks, m)) is not None:
+        lines.append(pl)
+    lines.append("")
+    lines += list(audit.verdicts.values())
+    if per_variant:
+        wide = sub.pivot_table(index="dataset", columns="selector", values="value", aggfunc="first")
+        wide = wide[[s for s in audit.selectors if s in wide.columns]]
+        stats_ = per.set_index("dataset")[["n_candidates", "cand_min", "cand_mean", "cand_max"]]
+        table = stats_.join(wide)
+        lines += ["", f"per variant ({m}):", table.to_string(float_format=lambda x: f"{x:.3f}")]
+    if audit.failed:
+        lines.append("")
+        lines += [f"skipped {d}: {e}" for d, e in audit.failed]
+    return "\n".join(lines)

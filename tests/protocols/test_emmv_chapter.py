@@ -1,0 +1,50 @@
+"""The EM/MV benchmark protocol of Goix (2016) (odeval.protocols.emmv_chapter): the chapter split, one table cell."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from odeval.labelfree import EMMVWarning
+from odeval.protocols.emmv_chapter import chapter_split, continuous_features, evaluate_split
+
+
+def test_chapter_split():
+    rng = np.random.default_rng(0)
+    X = np.c_[rng.normal(size=(300, 3)), rng.integers(0, 3, 300)]  # last column: 3 distinct values
+    y = np.r_[np.zeros(200, bool), np.ones(100, bool)]
+    assert continuous_features(X).tolist() == [0, 1, 2]
+    nov = chapter_split(X, y, setting="novelty", seed=1)
+    assert nov.n_outliers_dropped == 80 and nov.features.tolist() == [0, 1, 2]
+    assert nov.X_test.shape[0] == 110 and nov.y_test.sum() <= 20 and nov.X_train.shape[0] <= 110
+    assert nov.X_eval.shape[0] == int((~nov.y_test).sum())
+    uns = chapter_split(X, y, setting="unsupervised", seed=1)
+    assert uns.X_eval is uns.X_test
+    same = chapter_split(X, y, setting="unsupervised", split=False)
+    assert same.X_train.shape[0] == same.X_eval.shape[0] == 220
+    with pytest.raises(ValueError, match="needs a train/test split"):
+        chapter_split(X, y, setting="novelty", split=False)
+    with pytest.raises(ValueError, match="no labels"):
+        chapter_split(X, None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EMMVWarning)
+        res, lab = evaluate_split("iforest", nov, n_generated=2000)
+    assert 0 <= lab["roc_auc"] <= 1 and np.isfinite(res.em)
+
+
+@pytest.mark.slow
+def test_chapter_table_piece_pima_novelty(shared_datasets):
+    """One cell of the chapter's novelty table (pima, iForest: EM 5.0e-07, MV 1.2e04): same order of magnitude."""
+    from odeval.data import load_dataset
+
+    path = shared_datasets / "odds" / "pima.mat"
+    if not path.is_file():
+        pytest.skip(f"{path} not found")
+    ds = load_dataset(path)
+    sp = chapter_split(ds.numeric_matrix(), ds.y, setting="novelty", seed=0)
+    res, lab = evaluate_split("iforest", sp, seed=0, n_generated=50_000)
+    assert 5.0e-07 / 3 < res.em < 5.0e-07 * 3
+    assert 1.2e04 / 2 < res.mv < 1.2e04 * 2
+    assert 0.65 < lab["roc_auc"] < 0.85
