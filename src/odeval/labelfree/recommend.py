@@ -184,6 +184,8 @@ def prepare_table(ds: Dataset, settings: SelectSettings = SelectSettings()
         raise ValueError(f"{name}: the table has no rows")
     if ds.n_attributes == 0:
         raise ValueError(f"{name}: the table has no attribute columns")
+    if ds.n_objects < MIN_OBJECTS:
+        raise ValueError(f"{name}: {ds.n_objects} object(s); model selection needs at least {MIN_OBJECTS}")
     if ds.n_missing:
         if settings.missing == "refuse":
             r, c = np.argwhere(np.isnan(ds.X))[0]
