@@ -1202,7 +1202,7 @@ def _run_study_cli(spec, store_path: Path, *, workers: int | None, scheduler: st
               help="Whose choice is the recommendation: 'record' (best record on the Campos collection) or a name.")
 @click.option("--no-ireos", is_flag=True, help="Skip IREOS and the guarded rule (the costly part).")
 @click.option("--top-n", type=click.IntRange(min=1), default=10, show_default=True)
-@click.option("--resamples", type=click.IntRange(min=0), default=5, show_default=True)
+@click.option("--resamples", type=click.IntRange(min=0), default=3, show_default=True)
 @click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True, help="IREOS classifier threads.")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (one JSON object).")

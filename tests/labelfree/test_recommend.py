@@ -187,7 +187,7 @@ def test_recommend_threshold_and_top_rows(rec_wbc):
 
 def test_recommend_stability_and_agreement(rec_wbc):
     st = rec_wbc.stability
-    assert st["resamples"] == 2 and st["same_pick"]["default-knn10"] == 1.0
+    assert st["resamples"] == 2 and st["same_pick"]["default-knn10"] == 1.0 and "select" not in st["same_pick"]
     assert 0.0 <= st["top_n_overlap"] <= 1.0 and set(st["pick_rho"]) == set(st["same_pick"])
     ag = rec_wbc.agreement
     assert ag["strength"] in ("strong", "moderate", "weak") and ag["distinct_picks"] >= 1
@@ -223,3 +223,38 @@ def test_recommend_primary_selector():
     assert r.recommended_by == "mc-spearman" and r.stability["resamples"] == 0
     with pytest.raises(ValueError, match="primary selector 'ireos' was not run"):
         recommend(_ds(X), settings=SelectSettings(resamples=0, ireos=False, primary="ireos"))
+
+
+def test_shared_select_run_equals_the_registered_selectors():
+    from odeval.labelfree.recommend import _run_selectors
+
+    X, _ = _blobs(40)
+    pool = candidate_pool(X, [1, 3, 5, 10])
+    mine = _run_selectors(pool.scores, pool.names, ("select",), 0)
+    assert mine["select"].index == run_selector("select", pool.scores, pool.names).index
+    assert np.array_equal(mine["select-ensemble"].scores,
+                          run_selector("select-ensemble", pool.scores, pool.names).scores)
+    assert list(mine) == ["select", "ensemble", "select-ensemble", "ensemble-rank", "default-knn10"]
+
+
+def test_gamma_max_probe_agrees_with_the_search():
+    from odeval.labelfree.guarded import gamma_max_exceeds
+    from odeval.measures.internal import ireos_select
+
+    X, _ = _blobs(40)
+    pool = candidate_pool(X, [2, 5, 10])
+    sols = [pool.scores[i] for i in (0, 5, 20)]
+    g = ireos_select(X, sols).gamma_max
+    assert not gamma_max_exceeds(X, sols, g * 1.0001)
+    assert gamma_max_exceeds(X, sols, g * 0.999)
+
+
+def test_pruned_ireos_above_the_threshold_takes_the_ensemble():
+    from odeval.labelfree.guarded import pruned_ireos
+
+    X, _ = _blobs(40)
+    pool = candidate_pool(X, [2, 5, 10])
+    pick = pruned_ireos(pool.scores, X, settings=GuardedSettings(threshold=1e-6, n_candidates=3))
+    assert pick.above and pick.best is None and "not ranked" in pick.note
+    sel = guarded_choice(pick, np.zeros(40), threshold=1e-6)
+    assert sel.scores is not None and "γ_max > 1e-06" in sel.note

@@ -39,7 +39,8 @@ from odeval.compare.selection import (
     weighable_candidates,
 )
 
-__all__ = ["GuardedSettings", "IreosPick", "guarded_choice", "guarded_selector", "prune_candidates", "pruned_ireos"]
+__all__ = ["GuardedSettings", "IreosPick", "gamma_max_exceeds", "guarded_choice", "guarded_selector",
+           "prune_candidates", "pruned_ireos"]
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,11 @@ class GuardedSettings:
         Margin-violation cost (100, the paper's experiments).
     n_jobs : int
         Threads for the classifiers (the numba solver releases the GIL; results are the same for any count).
+    rank_above_threshold : bool
+        Rank the candidates by IREOS also where γ_max exceeds the threshold. Off by default: there IREOS was near
+        random on the collection, the guarded rule takes the ensemble, and the ranking is the costly part (the
+        index integrates every curve up to γ_max); a single probe at the threshold (:func:`gamma_max_exceeds`)
+        decides the regime instead.
     """
 
     threshold: float = 100.0
@@ -70,6 +76,7 @@ class GuardedSettings:
     max_objects: int = 2000
     C: float = 100.0
     n_jobs: int = 1
+    rank_above_threshold: bool = False
 
     def __post_init__(self) -> None:
         if not self.threshold > 0:
@@ -95,6 +102,9 @@ class IreosPick:
     n_objects : int
         Objects IREOS saw (the subsample size above ``max_objects``).
     subsampled : bool
+    above : bool
+        True when the γ_max search would end above the threshold (then ``gamma_max`` is NaN unless the candidates
+        were ranked anyway: ``rank_above_threshold``).
     excluded : tuple of (int, str)
         Candidates that cannot be weighed (constant scores, ...), never pruned in.
     note : str
@@ -105,13 +115,41 @@ class IreosPick:
     gamma_max: float = float("nan")
     n_objects: int = 0
     subsampled: bool = False
+    above: bool = False
     excluded: tuple[tuple[int, str], ...] = field(default=(), repr=False)
     note: str = ""
 
-    @property
-    def trusted(self) -> bool:
-        """Whether γ_max is finite (the guard itself compares it with the threshold)."""
-        return bool(np.isfinite(self.gamma_max))
+
+
+def gamma_max_exceeds(X: np.ndarray, solutions: list[np.ndarray], threshold: float, *, C: float = 100.0,
+                      knn: int | None = None, n_jobs: int = 1,
+                      progress: Callable[[str, int], None] | None = None) -> bool:
+    """Whether the γ_max search of :func:`odeval.measures.internal.ireos` (§3.4, m_cl = 1) on these solutions would
+    end above ``threshold``, from one probe instead of the search.
+
+    The search returns the smallest grid value γ = start · 1.1^k (start = 1 / (1000 d)) at which every task (an
+    object with weight ≥ 0.5 in a solution, exact duplicates left out) reaches p ≥ 0.5. Separability grows with γ,
+    so γ_max ≤ threshold exactly when every task passes at g, the largest grid value ≤ threshold: one classifier
+    per task at g. Uses the engine of :mod:`odeval.measures.internal.ireos` (private helpers; they move with it).
+    """
+    import math
+
+    from odeval.measures.internal.ireos import _cost_vectors, _Engine, _gmax_tasks, solution_weights
+
+    Xd = np.ascontiguousarray(X, dtype=np.float64)
+    W, _ = solution_weights(solutions, Xd.shape[0])
+    tasks, _ = _gmax_tasks(W, True, Xd)
+    start, factor = 1.0 / (1000.0 * Xd.shape[1]), 1.1
+    if threshold < start:
+        return True
+    g = start * factor ** math.floor(math.log(threshold / start) / math.log(factor) + 1e-12)
+    engine = _Engine(Xd, _cost_vectors(W, 1.0, C), C=float(C), knn=knn, n_jobs=n_jobs, tol=0.001, progress=progress)
+    try:
+        tasks = list(dict.fromkeys(tasks))
+        engine.evaluate([(t, g) for t in tasks], stage="gamma_max probe")
+        return any(engine.get(t, g) < 0.5 for t in tasks)
+    finally:
+        engine.close()
 
 
 def prune_candidates(scores: np.ndarray, n: int, *, usable: np.ndarray | None = None) -> np.ndarray:
@@ -178,13 +216,20 @@ def pruned_ireos(scores: np.ndarray, X: np.ndarray, *, seed: int = 0, settings: 
     chosen = prune_candidates(S, settings.n_candidates, usable=usable)
     sols = dict(use)
     knn = settings.knn if Xd.shape[0] > settings.knn + 1 else None
+    where = ((f", on a seeded subsample of {Xd.shape[0]} of {n} objects" if subsampled else "")
+             + (f", kNN subsets of {knn}" if knn else ", exact"))
+    if not settings.rank_above_threshold and gamma_max_exceeds(
+            Xd, [sols[int(i)] for i in chosen], settings.threshold, C=settings.C, knn=knn, n_jobs=settings.n_jobs,
+            progress=progress):
+        return IreosPick(None, (), float("nan"), Xd.shape[0], subsampled, True, tuple(excluded),
+                         f"γ_max > {settings.threshold:g} (one probe{where}): candidates not ranked by IREOS, which "
+                         "was near random in this regime on the Campos collection")
     res = ireos_select(Xd, [sols[int(i)] for i in chosen], C=settings.C, knn=knn, n_jobs=settings.n_jobs,
                        progress=progress)
     order = tuple(int(chosen[i]) for i in res.order)
-    note = (f"IREOS on {len(chosen)} candidates spread over the candidate space"
-            + (f", on a seeded subsample of {Xd.shape[0]} of {n} objects" if subsampled else "")
-            + (f", kNN subsets of {knn}" if knn else ", exact"))
-    return IreosPick(order[0], order, float(res.gamma_max), Xd.shape[0], subsampled, tuple(excluded), note)
+    note = f"IREOS on {len(chosen)} candidates spread over the candidate space{where}"
+    return IreosPick(order[0], order, float(res.gamma_max), Xd.shape[0], subsampled,
+                     res.gamma_max > settings.threshold, tuple(excluded), note)
 
 
 def guarded_choice(pick: IreosPick, ensemble: np.ndarray, *, threshold: float = GuardedSettings.threshold,
@@ -193,7 +238,11 @@ def guarded_choice(pick: IreosPick, ensemble: np.ndarray, *, threshold: float = 
     ``scores`` set and the reason in ``note``)."""
     if pick.best is not None and np.isfinite(pick.gamma_max) and pick.gamma_max <= threshold:
         return Selection(label, pick.best, note=f"γ_max = {pick.gamma_max:.3g} ≤ {threshold:g}: the IREOS pick")
-    why = (f"γ_max = {pick.gamma_max:.3g} > {threshold:g}" if pick.best is not None else pick.note)
+    if pick.above:
+        why = (f"γ_max = {pick.gamma_max:.3g} > {threshold:g}" if np.isfinite(pick.gamma_max)
+               else f"γ_max > {threshold:g}")
+    else:
+        why = pick.note
     return Selection(label, None, scores=ensemble, members=(), note=f"{why}: the ensemble instead")
 
 

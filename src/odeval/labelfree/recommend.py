@@ -103,6 +103,9 @@ class SelectSettings:
     resample_fraction : float
         Fraction of the objects in each subsample, at most ``resample_max_objects``.
     resample_max_objects : int
+    stability_selectors : tuple of str
+        Consensus selectors rerun on each subsample (``select`` is left out by default: the slowest, and the lowest
+        record of the four).
     seed : int
     """
 
@@ -119,9 +122,10 @@ class SelectSettings:
     guarded: GuardedSettings = field(default_factory=GuardedSettings)
     primary: str = "record"
     top_n: int = 10
-    resamples: int = 5
-    resample_fraction: float = 0.8
+    resamples: int = 3
+    resample_fraction: float = 0.5
     resample_max_objects: int = 20_000
+    stability_selectors: tuple[str, ...] = ("mc-spearman", "mc-ndcg", "hits")
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -312,10 +316,25 @@ def candidate_pool(X: np.ndarray, ks: Sequence[int], *, progress: Progress | Non
 
 
 # ----------------------------------------------------------------------------------------------- selection
-def _run_selectors(S: np.ndarray, names: Sequence[str], selectors: Sequence[str], seed: int) -> dict[str, Any]:
-    from odeval.compare.selection import run_selectors
+def _run_selectors(S: np.ndarray, names: Sequence[str], selectors: Sequence[str], seed: int,
+                   ensembles: Sequence[str] = ENSEMBLE_SELECTORS) -> dict[str, Any]:
+    """The registered selectors, with ``select`` and ``select-ensemble`` from one greedy SELECT run (the registry
+    runs it once for each; the choices are the same as the registered selectors', tested)."""
+    from odeval.compare.selection import Selection, kendall_to, run_selectors, select_greedy
 
-    return run_selectors(S, list(names), [*selectors, *ENSEMBLE_SELECTORS, REFERENCE], seed=seed)
+    shared = [s for s in ("select", "select-ensemble") if s in (*selectors, *ensembles)]
+    rest = [s for s in (*selectors, *ensembles, REFERENCE) if s not in shared]
+    out = run_selectors(S, list(names), rest, seed=seed)
+    if shared:
+        members, ens, tau = select_greedy(S)
+        if "select" in shared:
+            agree = np.full(S.shape[0], -np.inf)
+            agree[list(members)] = kendall_to(S[list(members)], ens)
+            out["select"] = Selection("select", int(np.argmax(agree)), criterion=tau, members=members)
+        if "select-ensemble" in shared:
+            out["select-ensemble"] = Selection("select-ensemble", None, scores=ens, criterion=tau, members=members)
+    order = [*selectors, *ensembles, REFERENCE]
+    return {name: out[name] for name in order if name in out}
 
 
 def _top(scores: np.ndarray, m: int) -> np.ndarray:
@@ -449,8 +468,9 @@ def _choices(sels: dict[str, Any], names: Sequence[str]) -> list[Choice]:
 
 
 def _scoring_of(choice: Choice, pool: Pool, ensemble: np.ndarray, sels: dict[str, Any]) -> np.ndarray | None:
-    if choice.kind == "candidate":
-        return pool.scores[pool.names.index(choice.name)]
+    if choice.kind == "candidate":  # None where a subsample's pool lacks it (k ≥ the subsample's N)
+        i = pool.index(choice.name)
+        return None if i is None else pool.scores[i]
     if choice.name == "ensemble":
         return ensemble
     sel = sels.get(choice.selector)
@@ -474,7 +494,8 @@ def _stability(X: np.ndarray, pool: Pool, settings: SelectSettings, full: dict[s
             progress("stability", r, settings.resamples)
         rows = np.sort(rng.choice(n, size, replace=False))
         sub_pool = candidate_pool(X[rows], [k for k in pool.ks if k < size])
-        sels = _run_selectors(sub_pool.scores, sub_pool.names, settings.selectors, settings.seed)
+        sels = _run_selectors(sub_pool.scores, sub_pool.names, settings.stability_selectors, settings.seed,
+                              ensembles=("ensemble",))
         sub_choices = {c.selector: c for c in _choices(sels, sub_pool.names)}
         for name, c in full.items():
             sc = sub_choices.get(name)
@@ -500,7 +521,8 @@ def _stability(X: np.ndarray, pool: Pool, settings: SelectSettings, full: dict[s
             "top_n_overlap": float(np.mean(overlap_rec)) if overlap_rec else None,
             "top_n_overlap_ensemble": float(np.mean(overlap_ens)),
             "top_n": settings.top_n,
-            "note": "the pool and the consensus selectors are recomputed on each subsample; IREOS is not (cost)"}
+            "note": f"the pool, {', '.join(settings.stability_selectors)} and the ensemble are recomputed on each "
+                    "subsample; IREOS and select are not (cost)"}
 
 
 def _agreement(choices: Sequence[Choice], rec_scores: np.ndarray, pool: Pool, ensemble: np.ndarray,
@@ -577,8 +599,9 @@ def _warnings(n: int, d: int, n_dup: int, pick: IreosPick | None, settings: Sele
     if n_dup and n_dup / max(1, n) >= MANY_DUPLICATES:
         out.append(f"{n_dup} of {n} objects ({n_dup / n:.0%}) repeat another object exactly: LOF-like methods score "
                    "them ±inf or as perfect inliers, and IREOS cannot separate them (--dedup removes them)")
-    if pick is not None and np.isfinite(pick.gamma_max) and pick.gamma_max > settings.guarded.threshold:
-        out.append(f"IREOS γ_max = {pick.gamma_max:.3g} > {settings.guarded.threshold:g}: near-duplicates blow the "
+    if pick is not None and pick.above:
+        g = f"= {pick.gamma_max:.3g} " if np.isfinite(pick.gamma_max) else ""
+        out.append(f"IREOS γ_max {g}> {settings.guarded.threshold:g}: near-duplicates blow the "
                    "kernel width up, and on the Campos collection IREOS was near random in that regime "
                    "(docs/model-selection.md); the guarded rule uses the ensemble instead")
     return out
@@ -677,12 +700,13 @@ def recommend(data: Dataset | Any, *, settings: SelectSettings = SelectSettings(
     if rec_scores is None:
         raise ValueError(f"selector {chosen_by!r} made no choice: {rec.note}")
     reason = _reason(chosen_by, pickers)
-    centrality = model_centrality(pool.scores, "spearman")
+    mc = sels.get("mc-spearman")
+    centrality = mc.criterion if mc is not None and mc.criterion is not None else model_centrality(pool.scores)
     probs, threshold = _threshold(rec, rec_scores, pool)
     top, strong = _top_rows(rec_scores, probs, pool, centrality, settings.top_n, prepared.ids)
     threshold["strong_candidates"] = strong
     full = {c.selector: c for c in choices
-            if c.kind == "candidate" and c.selector in (*settings.selectors, REFERENCE)}
+            if c.kind == "candidate" and c.selector in (*settings.stability_selectors, REFERENCE)}
     stability = _stability(X, pool, settings, full, rec, rec_scores, ensemble, progress)
     warns += _warnings(n, d, int(prep.get("duplicates", 0)), pick, settings)
     if len(ks) < min(settings.k_max, n - 1):
@@ -690,7 +714,7 @@ def recommend(data: Dataset | Any, *, settings: SelectSettings = SelectSettings(
     record = campos_record()
     ireos_info: dict[str, Any] = {"run": settings.ireos}
     if pick is not None:
-        ireos_info.update(order=[pool.names[i] for i in pick.order], gamma_max=pick.gamma_max,
+        ireos_info.update(order=[pool.names[i] for i in pick.order], gamma_max=pick.gamma_max, above=pick.above,
                           n_objects=pick.n_objects, subsampled=pick.subsampled, note=pick.note,
                           threshold=settings.guarded.threshold, guarded=sels["ireos-guarded"].note)
     check = None
