@@ -1190,7 +1190,7 @@ def _run_study_cli(spec, store_path: Path, *, workers: int | None, scheduler: st
 @click.option("--check-labels", default=None, metavar="COLUMN|FILE",
               help="Evaluate the recommendation afterwards against labels the selection never sees.")
 @click.option("-o", "--output", "out_dir", type=click.Path(file_okay=False), default=None,
-              help="Write scores (pick, probability, ensemble) and select.json into this new folder.")
+              help="Write scores (pick, probability, ensemble), select.json and select.html into this new folder.")
 @click.option("--format", "fmt", type=click.Choice(["csv", "parquet"]), default="csv", show_default=True)
 @click.option("--normalize", type=click.Choice(["minmax", "zscore", "none"]), default="minmax", show_default=True)
 @click.option("--missing", type=click.Choice(["refuse", "drop"]), default="refuse", show_default=True,
@@ -1221,17 +1221,18 @@ def select_cmd(data: str, check_labels: str | None, out_dir: str | None, fmt: st
     from odeval.labelfree.recommend import SelectSettings
     from odeval.labelfree.table import select_file, write_outputs
     from odeval.render.select import format_recommendation, select_progress
+    from odeval.report.select_page import write_select_page
 
     try:
         settings = SelectSettings(normalize=None if normalize == "none" else normalize, missing=missing,
                                   categorical=categorical, dedup=dedup, constant="drop" if drop_constant else "refuse",
                                   primary=primary, ireos=not no_ireos, top_n=top_n, resamples=resamples, seed=seed,
-                                  guarded=GuardedSettings(n_jobs=jobs))
+                                  guarded=GuardedSettings(n_jobs=jobs), details=out_dir is not None)
         if out_dir is not None and Path(out_dir).exists() and any(Path(out_dir).iterdir()):
             raise ValueError(f"{out_dir}: exists and is not an empty folder; give a new one")
         with select_progress(not as_json) as progress:
             rec, notes = select_file(data, check_labels=check_labels, settings=settings, progress=progress)
-        written = write_outputs(rec, out_dir, fmt=fmt) if out_dir is not None else []
+        written = write_outputs(rec, out_dir, fmt=fmt, page=write_select_page) if out_dir is not None else []
     except ValueError as exc:
         raise click.ClickException(str(exc)) from None
     except KeyboardInterrupt:

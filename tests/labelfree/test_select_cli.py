@@ -57,6 +57,7 @@ def test_select_csv_text_output_and_files(tmp_path):
     assert list(scores.columns) == ["row", "kNN-010", "probability", "flagged", "ensemble"] and len(scores) == 40
     doc = json.loads((out / "select.json").read_text())
     assert doc["recommendation"]["candidate"] == "kNN-010" and doc["check"]["n_outliers"] == 3
+    assert sorted(p.name for p in out.iterdir()) == ["scores.csv", "select.html", "select.json"]
 
 
 def test_label_column_is_never_a_feature(tmp_path):
@@ -162,9 +163,18 @@ def test_ctrl_c_stops_cleanly(tmp_path, monkeypatch):
     assert res.exit_code == 130 and "interrupted: nothing was written" in res.output and not out.exists()
 
 
-def test_select_full_run_with_ireos_and_stability(tmp_path):
-    res = _run(WBC, "--resamples", "1", "--check-labels", "outlier", "--json")
+def test_select_full_run_with_ireos_stability_and_page(tmp_path):
+    out = tmp_path / "out"
+    res = _run(WBC, "--resamples", "1", "--check-labels", "outlier", "--json", "-o", out, "--format", "parquet")
     assert res.exit_code == 0, res.output
     doc = json.loads(res.output)
+    page = (out / "select.html").read_text()
+    for anchor in ("id='recommendation'", "id='similarity'", "id='ireos'", "id='stability'", "id='rows'",
+                   "id='check'"):
+        assert anchor in page
+    assert page.count("data:image/png;base64,") == 3 and "kNNW-049" in page
+    import pandas as pd
+
+    assert len(pd.read_parquet(out / "scores.parquet")) == 223
     assert doc["ireos"]["gamma_max"] > 0 and doc["stability"]["resamples"] == 1
     assert {c["selector"] for c in doc["choices"]} >= {"ireos", "ireos-guarded", "default-knn10"}

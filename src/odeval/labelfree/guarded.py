@@ -102,6 +102,9 @@ class IreosPick:
     n_objects : int
         Objects IREOS saw (the subsample size above ``max_objects``).
     subsampled : bool
+    bounds : tuple of (float, float)
+        Final [lower, upper] bounds of each candidate's IREOS index in ``order`` (equal where it was evaluated
+        completely; §3.5.2).
     above : bool
         True when the γ_max search would end above the threshold (then ``gamma_max`` is NaN unless the candidates
         were ranked anyway: ``rank_above_threshold``).
@@ -118,6 +121,7 @@ class IreosPick:
     above: bool = False
     excluded: tuple[tuple[int, str], ...] = field(default=(), repr=False)
     note: str = ""
+    bounds: tuple[tuple[float, float], ...] = ()
 
 
 
@@ -228,8 +232,9 @@ def pruned_ireos(scores: np.ndarray, X: np.ndarray, *, seed: int = 0, settings: 
                        progress=progress)
     order = tuple(int(chosen[i]) for i in res.order)
     note = f"IREOS on {len(chosen)} candidates spread over the candidate space{where}"
+    bounds = tuple((float(res.lower[i]), float(res.upper[i])) for i in res.order)
     return IreosPick(order[0], order, float(res.gamma_max), Xd.shape[0], subsampled,
-                     res.gamma_max > settings.threshold, tuple(excluded), note)
+                     res.gamma_max > settings.threshold, tuple(excluded), note=note, bounds=bounds)
 
 
 def guarded_choice(pick: IreosPick, ensemble: np.ndarray, *, threshold: float = GuardedSettings.threshold,

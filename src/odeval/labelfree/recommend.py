@@ -106,6 +106,9 @@ class SelectSettings:
     stability_selectors : tuple of str
         Consensus selectors rerun on each subsample (``select`` is left out by default: the slowest, and the lowest
         record of the four).
+    details : bool
+        Also compute what the HTML page draws (``Recommendation.details``): the weighted Pearson similarity of a
+        thinned set of candidates (Schubert et al. 2012) and a 2-D PCA projection of the prepared data.
     seed : int
     """
 
@@ -126,6 +129,7 @@ class SelectSettings:
     resample_fraction: float = 0.5
     resample_max_objects: int = 20_000
     stability_selectors: tuple[str, ...] = ("mc-spearman", "mc-ndcg", "hits")
+    details: bool = False
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -428,6 +432,7 @@ class Recommendation:
     ensemble_scores: np.ndarray = field(default=None, repr=False)  # type: ignore[assignment]
     probabilities: np.ndarray = field(default=None, repr=False)  # type: ignore[assignment]
     ids: np.ndarray | None = field(default=None, repr=False)
+    details: dict[str, Any] | None = field(default=None, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         """Everything but the score vectors, JSON-serialisable (NaN → None)."""
@@ -714,7 +719,8 @@ def recommend(data: Dataset | Any, *, settings: SelectSettings = SelectSettings(
     record = campos_record()
     ireos_info: dict[str, Any] = {"run": settings.ireos}
     if pick is not None:
-        ireos_info.update(order=[pool.names[i] for i in pick.order], gamma_max=pick.gamma_max, above=pick.above,
+        ireos_info.update(order=[pool.names[i] for i in pick.order], bounds=[list(b) for b in pick.bounds],
+                          gamma_max=pick.gamma_max, above=pick.above,
                           n_objects=pick.n_objects, subsampled=pick.subsampled, note=pick.note,
                           threshold=settings.guarded.threshold, guarded=sels["ireos-guarded"].note)
     check = None
@@ -732,7 +738,30 @@ def recommend(data: Dataset | Any, *, settings: SelectSettings = SelectSettings(
         alternative="ensemble", agreement=_agreement(choices, rec_scores, pool, ensemble, sels), stability=stability,
         ireos=ireos_info, warnings=tuple(warns), expectations=exp, record_source=record["source"],
         threshold=threshold, top=top, check=check, settings=_settings_dict(settings), scores=rec_scores,
-        ensemble_scores=ensemble, probabilities=probs, ids=prepared.ids)
+        ensemble_scores=ensemble, probabilities=probs, ids=prepared.ids,
+        details=_details(X, pool, choices, settings) if settings.details else None)
+
+
+def _details(X: np.ndarray, pool: Pool, choices: Sequence[Choice], settings: SelectSettings) -> dict[str, Any]:
+    """What the HTML page draws: the weighted Pearson similarity (Schubert et al. 2012, §3; estimated outliers as
+    weights) of each method at up to 8 spread k plus every pick, on unified scores; a 2-D PCA projection of X."""
+    from odeval.compare.similarity import similarity_matrix
+    from odeval.scaling import unify
+
+    by_method: dict[str, list[int]] = {}
+    for i, key in enumerate(pool.keys):
+        by_method.setdefault(key.method, []).append(i)
+    rows: set[int] = set()
+    for idx in by_method.values():
+        rows.update(idx[j] for j in np.unique(np.linspace(0, len(idx) - 1, min(8, len(idx))).astype(int)))
+    rows.update(pool.names.index(c.name) for c in choices if c.kind == "candidate" and c.name in pool.names)
+    keep = sorted(rows)
+    U = np.vstack([np.nan_to_num(unify(pool.scores[i], pool.keys[i].method), nan=0.0) for i in keep])
+    sim = similarity_matrix(U, measure="pearson")
+    Xc = X - X.mean(axis=0)
+    _, _, vt = np.linalg.svd(Xc[:: max(1, X.shape[0] // 20_000)], full_matrices=False)
+    proj = Xc @ vt[:2].T if vt.shape[0] >= 2 else np.column_stack([Xc[:, 0], np.zeros(X.shape[0])])
+    return {"similarity_names": [pool.names[i] for i in keep], "similarity": sim, "projection": proj}
 
 
 def _reason(chosen_by: str, pickers: Sequence[str]) -> str:

@@ -186,12 +186,15 @@ def select_file(path: str | os.PathLike[str], *, check_labels: str | None = None
     return rec, notes
 
 
-def write_outputs(rec: Any, out_dir: str | os.PathLike[str], *, fmt: str = "csv") -> list[Path]:
+def write_outputs(rec: Any, out_dir: str | os.PathLike[str], *, fmt: str = "csv",
+                  page: Any = None) -> list[Path]:
     """Write the recommendation's files into ``out_dir`` whole or not at all.
 
     Files: ``scores.{csv,parquet}`` (row, id, the recommended scoring, its outlier probability and flag, the
-    ensemble), ``select.json`` (:meth:`Recommendation.to_dict`). They are written into a temporary folder beside
-    ``out_dir`` and moved into place at the end; ``out_dir`` must not exist or be empty.
+    ensemble), ``select.json`` (:meth:`Recommendation.to_dict`), and ``select.html`` when ``page`` is given
+    (``page(rec, path)``, e.g. :func:`odeval.report.select_page.write_select_page`: the report is a later stage, so
+    the caller passes it in). They are written into a temporary folder beside ``out_dir`` and moved into place at
+    the end; ``out_dir`` must not exist or be empty.
     """
     import pandas as pd
 
@@ -218,10 +221,14 @@ def write_outputs(rec: Any, out_dir: str | os.PathLike[str], *, fmt: str = "csv"
             frame.to_csv(table, index=False)
         (tmp / "select.json").write_text(json.dumps(rec.to_dict(), indent=1, ensure_ascii=False) + "\n",
                                          encoding="utf-8")
+        names = [f"scores.{fmt}", "select.json"]
+        if page is not None:
+            page(rec, tmp / "select.html")
+            names.append("select.html")
         if out.exists():
             out.rmdir()
         tmp.rename(out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    return [out / f"scores.{fmt}", out / "select.json"]
+    return [out / name for name in names]
