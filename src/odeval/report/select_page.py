@@ -87,6 +87,12 @@ def write_select_page(rec: Any, path: str | Path) -> Path:
         plot_similarity_matrix(details["similarity"], details["similarity_names"], ax=ax,
                                truth_name="estimated outliers", annotate=False,
                                title="weighted Pearson of unified scores (Schubert et al. 2012)")
+        methods = [name.split("-")[0].split("(")[0] for name in details["similarity_names"]]
+        starts = [i for i, m in enumerate(methods) if i == 0 or m != methods[i - 1]]
+        ticks = [0, *(i + 1 for i in starts)]  # row 0 is the estimated outlier set
+        labels = ["estimated outliers", *(methods[i] for i in starts)]
+        ax.set_xticks(ticks, labels, rotation=90, fontsize=7)
+        ax.set_yticks(ticks, labels, fontsize=7)
         parts.append("<h2 id='similarity'>Similarity of the candidates</h2><p>Each method at up to 8 k spread over "
                      "the pool, plus every pick; row 0 is the estimated outlier set.</p>"
                      + _figure(fig, "similarity map"))
