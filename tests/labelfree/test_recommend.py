@@ -258,3 +258,14 @@ def test_pruned_ireos_above_the_threshold_takes_the_ensemble():
     assert pick.above and pick.best is None and "not ranked" in pick.note
     sel = guarded_choice(pick, np.zeros(40), threshold=1e-6)
     assert sel.scores is not None and "γ_max > 1e-06" in sel.note
+
+
+def test_a_table_larger_than_memory_is_refused_in_one_line(monkeypatch):
+    import odeval.labelfree.recommend as rm
+
+    X, _ = _blobs(40)
+    monkeypatch.setattr(rm, "available_memory", lambda: 1024)
+    with pytest.raises(ValueError, match=r"^t: 40 objects × 39 k need about .* GiB, 0.0 GiB available"):
+        recommend(_ds(X), settings=FAST)
+    monkeypatch.setattr(rm, "available_memory", lambda: None)  # unknown: no refusal
+    assert recommend(_ds(X), settings=SelectSettings(resamples=0, ireos=False)).recommended == "kNN-010"

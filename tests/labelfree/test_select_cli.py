@@ -178,3 +178,10 @@ def test_select_full_run_with_ireos_stability_and_page(tmp_path):
     assert len(pd.read_parquet(out / "scores.parquet")) == 223
     assert doc["ireos"]["gamma_max"] > 0 and doc["stability"]["resamples"] == 1
     assert {c["selector"] for c in doc["choices"]} >= {"ireos", "ireos-guarded", "default-knn10"}
+
+
+def test_k_max_option_caps_the_pool(tmp_path):
+    X, _ = _table()
+    res = _run(_csv(tmp_path / "t.csv", X), *QUICK, "--k-max", "12", "--json")
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output)["pool"]["ks"] == list(range(1, 13))

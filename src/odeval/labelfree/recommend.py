@@ -246,6 +246,37 @@ def prepare_table(ds: Dataset, settings: SelectSettings = SelectSettings()
     return ds.with_changes(ids=None if original_ids is None else np.asarray(original_ids)[kept]), report, warnings, kept
 
 
+# ----------------------------------------------------------------------------------------------- memory
+def available_memory() -> int | None:
+    """Bytes of physical memory available now (Linux ``/proc/meminfo`` MemAvailable); None where unknown."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
+
+
+def memory_needed(n_objects: int, n_attributes: int, ks: Sequence[int]) -> int:
+    """Bytes the largest step holds at once, roughly: the kNN graph (distances and indices for k_max + 1 plus
+    ties, 16 bytes each), the pool's scores (12 methods × |k| × N) and the rank matrices of the consensus
+    selectors (three of the pool's size), the data."""
+    k_graph = max(ks) + 2
+    graph = n_objects * (k_graph + 8) * 16
+    pool = len(CAMPOS_POOL) * len(ks) * n_objects * 8
+    return int(graph + 4 * pool + n_objects * n_attributes * 8)
+
+
+def check_memory(n_objects: int, n_attributes: int, ks: Sequence[int], name: str) -> None:
+    """Refuse, in one line, a table whose pool would not fit into the memory available now."""
+    need, have = memory_needed(n_objects, n_attributes, ks), available_memory()
+    if have is not None and need > have:
+        raise ValueError(f"{name}: {n_objects} objects × {len(ks)} k need about {need / 2**30:.1f} GiB, "
+                         f"{have / 2**30:.1f} GiB available; lower --k-max or subsample the table")
+
+
 # ----------------------------------------------------------------------------------------------- candidates
 def candidate_ks(n_objects: int, settings: SelectSettings = SelectSettings()) -> list[int]:
     """The k of the pool for ``n_objects`` objects: 1..min(k_max, N − 1), or a geometric grid of that range
@@ -674,6 +705,7 @@ def recommend(data: Dataset | Any, *, settings: SelectSettings = SelectSettings(
     X = prepared.numeric_matrix()
     n, d = X.shape
     ks = candidate_ks(n, settings)
+    check_memory(n, d, ks, ds.name)
     pool = candidate_pool(X, ks, progress=progress)
     if progress:
         progress("selecting", 0, 1)
