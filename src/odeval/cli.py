@@ -905,6 +905,69 @@ def _run_study_cli(spec, store_path: Path, *, workers: int | None, scheduler: st
         raise SystemExit(130) from None
 
 
+@main.command("select")
+@click.argument("data", type=click.Path(exists=True, dir_okay=False))
+@click.option("--check-labels", default=None, metavar="COLUMN|FILE",
+              help="Evaluate the recommendation afterwards against labels the selection never sees.")
+@click.option("-o", "--output", "out_dir", type=click.Path(file_okay=False), default=None,
+              help="Write scores (pick, probability, ensemble), select.json and select.html into this new folder.")
+@click.option("--format", "fmt", type=click.Choice(["csv", "parquet"]), default="csv", show_default=True)
+@click.option("--normalize", type=click.Choice(["minmax", "zscore", "none"]), default="minmax", show_default=True)
+@click.option("--missing", type=click.Choice(["refuse", "drop"]), default="refuse", show_default=True,
+              help="Missing values: refuse, or drop them by the rule of Campos et al. 2016, §4.1.")
+@click.option("--categorical", type=click.Choice(["onehot", "idf", "remove"]), default="onehot", show_default=True)
+@click.option("--dedup", is_flag=True, help="Remove exact duplicates (always counted).")
+@click.option("--drop-constant", is_flag=True, help="Drop constant attributes instead of refusing the table.")
+@click.option("--selector", "primary", default="record", show_default=True,
+              help="Whose choice is the recommendation: 'record' (best record on the Campos collection) or a name.")
+@click.option("--no-ireos", is_flag=True, help="Skip IREOS and the guarded rule (the costly part).")
+@click.option("--k-max", type=click.IntRange(min=1), default=100, show_default=True, help="Largest k of the pool.")
+@click.option("--top-n", type=click.IntRange(min=1), default=10, show_default=True)
+@click.option("--resamples", type=click.IntRange(min=0), default=3, show_default=True)
+@click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True, help="IREOS classifier threads.")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output (one JSON object).")
+def select_cmd(data: str, check_labels: str | None, out_dir: str | None, fmt: str, normalize: str, missing: str,
+               categorical: str, dedup: bool, drop_constant: bool, primary: str, no_ireos: bool, k_max: int,
+               top_n: int, resamples: int, jobs: int, seed: int, as_json: bool) -> None:
+    """Recommend a detector and k for DATA without labels, with how far to trust it (docs/select.md).
+
+    DATA: CSV, TSV, Parquet, ARFF, NPZ or MAT; a label column is left out of the features.
+
+    Example: odeval select table.csv --check-labels outlier -o select-out
+    """
+    import json
+
+    from odeval.labelfree.guarded import GuardedSettings
+    from odeval.labelfree.recommend import SelectSettings
+    from odeval.labelfree.table import select_file, write_outputs
+    from odeval.render.select import format_recommendation, select_progress
+    from odeval.report.select_page import write_select_page
+
+    try:
+        settings = SelectSettings(normalize=None if normalize == "none" else normalize, missing=missing,
+                                  categorical=categorical, dedup=dedup, constant="drop" if drop_constant else "refuse",
+                                  primary=primary, ireos=not no_ireos, k_max=k_max, top_n=top_n, resamples=resamples,
+                                  seed=seed, guarded=GuardedSettings(n_jobs=jobs), details=out_dir is not None)
+        if out_dir is not None and Path(out_dir).exists() and any(Path(out_dir).iterdir()):
+            raise ValueError(f"{out_dir}: exists and is not an empty folder; give a new one")
+        with select_progress(not as_json) as progress:
+            rec, notes = select_file(data, check_labels=check_labels, settings=settings, progress=progress)
+        written = write_outputs(rec, out_dir, fmt=fmt, page=write_select_page) if out_dir is not None else []
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None
+    except KeyboardInterrupt:
+        click.echo("\ninterrupted: nothing was written", err=True)
+        raise SystemExit(130) from None
+    if as_json:
+        click.echo(json.dumps({**rec.to_dict(), "notes": notes, "written": [str(p) for p in written]}, indent=1,
+                              ensure_ascii=False))
+        return
+    click.echo(format_recommendation(rec, notes))
+    for p in written:
+        click.echo(f"wrote {p}")
+
+
 @main.command("warmup")
 @click.option("--method", "-m", "methods", multiple=True,
               help="Detector to compile (repeatable) [default: all]; the kNN graph kernels are always compiled.")
