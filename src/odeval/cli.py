@@ -921,15 +921,18 @@ def _run_study_cli(spec, store_path: Path, *, workers: int | None, scheduler: st
 @click.option("--selector", "primary", default="record", show_default=True,
               help="Whose choice is the recommendation: 'record' (best record on the Campos collection) or a name.")
 @click.option("--no-ireos", is_flag=True, help="Skip IREOS and the guarded rule (the costly part).")
-@click.option("--k-max", type=click.IntRange(min=1), default=100, show_default=True, help="Largest k of the pool.")
-@click.option("--top-n", type=click.IntRange(min=1), default=10, show_default=True)
-@click.option("--resamples", type=click.IntRange(min=0), default=3, show_default=True)
-@click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True, help="IREOS classifier threads.")
+@click.option("--k-max", type=click.IntRange(min=1), default=_SettingDefault("SelectSettings", "k_max"),
+              show_default=True, help="Largest k of the pool.")
+@click.option("--top-n", type=click.IntRange(min=1), default=_SettingDefault("SelectSettings", "top_n"),
+              show_default=True)
+@click.option("--resamples", type=click.IntRange(min=0), default=_SettingDefault("SelectSettings", "resamples"),
+              show_default=True)
+@_workers_option(1, "IREOS classifier threads (-1: every core).", short=False)
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (one JSON object).")
 def select_cmd(data: str, check_labels: str | None, out_dir: str | None, fmt: str, normalize: str, missing: str,
                categorical: str, dedup: bool, drop_constant: bool, primary: str, no_ireos: bool, k_max: int,
-               top_n: int, resamples: int, jobs: int, seed: int, as_json: bool) -> None:
+               top_n: int, resamples: int, workers: int, seed: int, as_json: bool) -> None:
     """Recommend a detector and k for DATA without labels, with how far to trust it (docs/select.md).
 
     DATA: CSV, TSV, Parquet, ARFF, NPZ or MAT; a label column is left out of the features.
@@ -938,8 +941,7 @@ def select_cmd(data: str, check_labels: str | None, out_dir: str | None, fmt: st
     """
     import json
 
-    from odeval.labelfree.guarded import GuardedSettings
-    from odeval.labelfree.recommend import SelectSettings
+    from odeval.labelfree import GuardedSettings, SelectSettings
     from odeval.labelfree.table import select_file, write_outputs
     from odeval.render.select import format_recommendation, select_progress
     from odeval.report.select_page import write_select_page
@@ -948,7 +950,7 @@ def select_cmd(data: str, check_labels: str | None, out_dir: str | None, fmt: st
         settings = SelectSettings(normalize=None if normalize == "none" else normalize, missing=missing,
                                   categorical=categorical, dedup=dedup, constant="drop" if drop_constant else "refuse",
                                   primary=primary, ireos=not no_ireos, k_max=k_max, top_n=top_n, resamples=resamples,
-                                  seed=seed, guarded=GuardedSettings(n_jobs=jobs), details=out_dir is not None)
+                                  seed=seed, guarded=GuardedSettings(workers=workers), details=out_dir is not None)
         if out_dir is not None and Path(out_dir).exists() and any(Path(out_dir).iterdir()):
             raise ValueError(f"{out_dir}: exists and is not an empty folder; give a new one")
         with select_progress(not as_json) as progress:

@@ -9,7 +9,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from odeval.compare.selection import SELECTORS, run_selector
 from odeval.data import Dataset, load_dataset
 from odeval.labelfree.guarded import GuardedSettings, IreosPick, guarded_choice, prune_candidates
 from odeval.labelfree.recommend import (
@@ -21,6 +20,7 @@ from odeval.labelfree.recommend import (
     recommend,
 )
 from odeval.labelfree.record import RECORD_FILE, best_by_record, campos_record, expectations
+from odeval.labelfree.selection import SELECTORS, run_selector
 
 ROOT = Path(__file__).resolve().parents[2]
 VENDORED = ROOT / "src" / "odeval" / "data" / "vendored" / "dami"
@@ -238,8 +238,8 @@ def test_shared_select_run_equals_the_registered_selectors():
 
 
 def test_gamma_max_probe_agrees_with_the_search():
-    from odeval.labelfree.guarded import gamma_max_exceeds
-    from odeval.measures.internal import ireos_select
+    from odeval.labelfree import ireos_select
+    from odeval.labelfree.ireos import gamma_max_exceeds
 
     X, _ = _blobs(40)
     pool = candidate_pool(X, [2, 5, 10])

@@ -9,7 +9,7 @@ below kNN with k = 10 (0.769). This module makes that rule a registered selector
 IREOS separates *different* candidates; among ~1,200 near-identical ones its differences are not aligned with
 quality (same page). So IREOS runs here on a pruned set: :func:`prune_candidates` keeps ``n`` candidates spread over
 the candidate space (farthest-point sampling in Spearman distance 1 − ρ, from the most central candidate), the
-label-free counterpart of the quality-spread ten of §4.2, and :func:`odeval.measures.internal.ireos_select`
+label-free counterpart of the quality-spread ten of §4.2, and :func:`odeval.labelfree.ireos_select`
 (§3.5.2, stop-early pruning) ranks them with the kNN-subset approximation (§3.5.3, 250 neighbours). Above
 ``max_objects`` objects IREOS runs on a seeded subsample of the objects (every candidate restricted to it); the
 result says so.
@@ -30,7 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from odeval.compare.selection import (
+from odeval.labelfree.ireos import gamma_max_exceeds
+from odeval.labelfree.selection import (
     Selection,
     SelectorInfo,
     get_selector,
@@ -39,7 +40,7 @@ from odeval.compare.selection import (
     weighable_candidates,
 )
 
-__all__ = ["GuardedSettings", "IreosPick", "gamma_max_exceeds", "guarded_choice", "guarded_selector",
+__all__ = ["GuardedSettings", "IreosPick", "guarded_choice", "guarded_selector",
            "prune_candidates", "pruned_ireos"]
 
 
@@ -61,7 +62,7 @@ class GuardedSettings:
         Above this many objects IREOS runs on a seeded subsample of that size.
     C : float
         Margin-violation cost (100, the paper's experiments).
-    n_jobs : int
+    workers : int
         Threads for the classifiers (the numba solver releases the GIL; results are the same for any count).
     rank_above_threshold : bool
         Rank the candidates by IREOS also where γ_max exceeds the threshold. Off by default: there IREOS was near
@@ -75,13 +76,13 @@ class GuardedSettings:
     knn: int = 250
     max_objects: int = 2000
     C: float = 100.0
-    n_jobs: int = 1
+    workers: int = 1
     rank_above_threshold: bool = False
 
     def __post_init__(self) -> None:
         if not self.threshold > 0:
             raise ValueError(f"threshold must be positive, got {self.threshold!r}")
-        for name in ("n_candidates", "knn", "max_objects", "n_jobs"):
+        for name in ("n_candidates", "knn", "max_objects", "workers"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < (2 if name == "n_candidates" else 1):
                 raise ValueError(f"{name} must be a positive integer (n_candidates ≥ 2), got {value!r}")
@@ -125,41 +126,10 @@ class IreosPick:
 
 
 
-def gamma_max_exceeds(X: np.ndarray, solutions: list[np.ndarray], threshold: float, *, C: float = 100.0,
-                      knn: int | None = None, n_jobs: int = 1,
-                      progress: Callable[[str, int], None] | None = None) -> bool:
-    """Whether the γ_max search of :func:`odeval.measures.internal.ireos` (§3.4, m_cl = 1) on these solutions would
-    end above ``threshold``, from one probe instead of the search.
-
-    The search returns the smallest grid value γ = start · 1.1^k (start = 1 / (1000 d)) at which every task (an
-    object with weight ≥ 0.5 in a solution, exact duplicates left out) reaches p ≥ 0.5. Separability grows with γ,
-    so γ_max ≤ threshold exactly when every task passes at g, the largest grid value ≤ threshold: one classifier
-    per task at g. Uses the engine of :mod:`odeval.measures.internal.ireos` (private helpers; they move with it).
-    """
-    import math
-
-    from odeval.measures.internal.ireos import _cost_vectors, _Engine, _gmax_tasks, solution_weights
-
-    Xd = np.ascontiguousarray(X, dtype=np.float64)
-    W, _ = solution_weights(solutions, Xd.shape[0])
-    tasks, _ = _gmax_tasks(W, True, Xd)
-    start, factor = 1.0 / (1000.0 * Xd.shape[1]), 1.1
-    if threshold < start:
-        return True
-    g = start * factor ** math.floor(math.log(threshold / start) / math.log(factor) + 1e-12)
-    engine = _Engine(Xd, _cost_vectors(W, 1.0, C), C=float(C), knn=knn, n_jobs=n_jobs, tol=0.001, progress=progress)
-    try:
-        tasks = list(dict.fromkeys(tasks))
-        engine.evaluate([(t, g) for t in tasks], stage="gamma_max probe")
-        return any(engine.get(t, g) < 0.5 for t in tasks)
-    finally:
-        engine.close()
-
-
 def prune_candidates(scores: np.ndarray, n: int, *, usable: np.ndarray | None = None) -> np.ndarray:
     """``n`` candidates spread over the candidate space, without labels.
 
-    Farthest-point sampling in the Spearman distance 1 − ρ (:func:`odeval.compare.selection.spearman_matrix`):
+    Farthest-point sampling in the Spearman distance 1 − ρ (:func:`odeval.labelfree.selection.spearman_matrix`):
     start from the most central candidate (largest mean ρ to the others, the ``mc-spearman`` pick), then add the
     candidate farthest from those chosen (ties: the lower row). Only rows with ``usable`` True are chosen.
 
@@ -200,9 +170,9 @@ def pruned_ireos(scores: np.ndarray, X: np.ndarray, *, seed: int = 0, settings: 
         Seed of the object subsample (above ``settings.max_objects``).
     settings : GuardedSettings
     progress : callable, optional
-        ``progress(stage, classifiers so far)``, passed to :func:`odeval.measures.internal.ireos_select`.
+        ``progress(stage, classifiers so far)``, passed to :func:`odeval.labelfree.ireos_select`.
     """
-    from odeval.measures.internal import ireos_select
+    from odeval.labelfree.ireos import ireos_select
 
     S = np.asarray(scores, dtype=np.float64)
     Xd = np.asarray(X, dtype=np.float64)
@@ -223,12 +193,12 @@ def pruned_ireos(scores: np.ndarray, X: np.ndarray, *, seed: int = 0, settings: 
     where = ((f", on a seeded subsample of {Xd.shape[0]} of {n} objects" if subsampled else "")
              + (f", kNN subsets of {knn}" if knn else ", exact"))
     if not settings.rank_above_threshold and gamma_max_exceeds(
-            Xd, [sols[int(i)] for i in chosen], settings.threshold, C=settings.C, knn=knn, n_jobs=settings.n_jobs,
+            Xd, [sols[int(i)] for i in chosen], settings.threshold, C=settings.C, knn=knn, workers=settings.workers,
             progress=progress):
         return IreosPick(None, (), float("nan"), Xd.shape[0], subsampled, True, tuple(excluded),
                          f"γ_max > {settings.threshold:g} (one probe{where}): candidates not ranked by IREOS, which "
                          "was near random in this regime on the Campos collection")
-    res = ireos_select(Xd, [sols[int(i)] for i in chosen], C=settings.C, knn=knn, n_jobs=settings.n_jobs,
+    res = ireos_select(Xd, [sols[int(i)] for i in chosen], C=settings.C, knn=knn, workers=settings.workers,
                        progress=progress)
     order = tuple(int(chosen[i]) for i in res.order)
     note = f"IREOS on {len(chosen)} candidates spread over the candidate space{where}"

@@ -40,8 +40,8 @@ from odeval._validation import check_data_matrix, check_scores
 from odeval.executor import Executor, get_executor, workers_renamed_from
 from odeval.labelfree import _klr
 
-__all__ = ["IREOSResult", "IREOSSettings", "PAPER_KNN", "SelectResult", "ireos", "ireos_select", "resolve_mcl",
-           "solution_weights"]
+__all__ = ["IREOSResult", "IREOSSettings", "PAPER_KNN", "SelectResult", "gamma_max_exceeds", "ireos", "ireos_select",
+           "resolve_mcl", "solution_weights"]
 
 Progress = Callable[[str, int], None]
 MIN_DEPTH = 1
@@ -739,6 +739,33 @@ def _monte_carlo(engine: _Engine, w: np.ndarray, kind: str, m_cl: float, C: floa
             if 2 * z * sd / math.sqrt(len(values)) <= ci_width:
                 break
     return np.array(values)
+
+
+def gamma_max_exceeds(X: np.ndarray, solutions: list[np.ndarray], threshold: float, *, C: float = _D.C,
+                      knn: int | None = None, workers: int = 1,
+                      progress: Callable[[str, int], None] | None = None) -> bool:
+    """Whether the γ_max search of :func:`odeval.labelfree.ireos` (§3.4, m_cl = 1) on these solutions would
+    end above ``threshold``, from one probe instead of the search.
+
+    The search returns the smallest grid value γ = start · 1.1^k (start = 1 / (1000 d)) at which every task (an
+    object with weight ≥ 0.5 in a solution, exact duplicates left out) reaches p ≥ 0.5. Separability grows with γ,
+    so γ_max ≤ threshold exactly when every task passes at g, the largest grid value ≤ threshold: one classifier
+    per task at g.
+    """
+    Xd = np.ascontiguousarray(X, dtype=np.float64)
+    W, _ = solution_weights(solutions, Xd.shape[0])
+    tasks, _ = _gmax_tasks(W, True, Xd)
+    start, factor = 1.0 / (1000.0 * Xd.shape[1]), 1.1
+    if threshold < start:
+        return True
+    g = start * factor ** math.floor(math.log(threshold / start) / math.log(factor) + 1e-12)
+    engine = _Engine(Xd, _cost_vectors(W, 1.0, C), C=float(C), knn=knn, workers=workers, tol=0.001, progress=progress)
+    try:
+        tasks = list(dict.fromkeys(tasks))
+        engine.evaluate([(t, g) for t in tasks], stage="gamma_max probe")
+        return any(engine.get(t, g) < 0.5 for t in tasks)
+    finally:
+        engine.close()
 
 
 # ------------------------------------------------------------------------------------------ model selection

@@ -31,7 +31,6 @@ H.-P. Kriegel, P. Kröger, E. Schubert, A. Zimek. Interpreting and unifying outl
 H. O. Marques, R. J. G. B. Campello, J. Sander, A. Zimek. ACM TKDD 14(4), 2020.
 """
 
-# Imports of odeval.compare.selection / odeval.measures.internal follow the tree before issue 23's labelfree move.
 from __future__ import annotations
 
 import math
@@ -43,18 +42,17 @@ import numpy as np
 
 from odeval._key import ScoringKey, distinct_names
 from odeval.data import Dataset
+from odeval.detectors.campos import CAMPOS_METHODS
 from odeval.labelfree.guarded import GuardedSettings, IreosPick, guarded_choice, pruned_ireos
 from odeval.labelfree.record import best_by_record, campos_record, expectations
 
 __all__ = ["CAMPOS_POOL", "CONSENSUS_SELECTORS", "Pool", "Recommendation", "SelectSettings", "candidate_ks",
            "candidate_pool", "prepare_table", "recommend"]
 
-#: The twelve methods of Campos et al. (2016) with the study parameters (equal to
-#: ``odeval.bench.demo.CAMPOS_METHODS``, tested; bench is a later stage than labelfree, so it is not imported).
-CAMPOS_POOL: tuple[tuple[str, dict[str, Any]], ...] = (
-    ("kNN", {}), ("kNNW", {}), ("LOF", {}), ("SimplifiedLOF", {}), ("LoOP", {}), ("LDOF", {}), ("ODIN", {}),
-    ("KDEOS", {}), ("COF", {}), ("FastABOD", {}), ("LDF", {"h": 1.0, "c": 0.1}), ("INFLO", {}),
-)
+#: The twelve methods of Campos et al. (2016) with the study parameters, as (name, params):
+#: :data:`odeval.detectors.campos.CAMPOS_METHODS`.
+CAMPOS_POOL: tuple[tuple[str, dict[str, Any]], ...] = tuple((m["name"], dict(m.get("params", {})))
+                                                            for m in CAMPOS_METHODS)
 #: Candidate-picking consensus selectors run by default (mc-kendall is left out: O(R² N log N)).
 CONSENSUS_SELECTORS: tuple[str, ...] = ("mc-spearman", "mc-ndcg", "hits", "select")
 #: Selectors that return a scoring instead of a candidate.
@@ -324,7 +322,7 @@ def candidate_pool(X: np.ndarray, ks: Sequence[int], *, progress: Progress | Non
     """Score the twelve methods at ``ks`` on ``X`` through the one scoring path
     (:func:`odeval.detectors.scoring.score_ks`, one kNN graph for the largest k any method needs)."""
     from odeval.detectors import get_detector
-    from odeval.detectors.scoring import required_graph_k, score_ks, skipped_lines
+    from odeval.detectors.scoring import required_graph_k, score_ks
     from odeval.measures import finite_for_ranking
     from odeval.neighbors import knn_graph
 
@@ -339,7 +337,7 @@ def candidate_pool(X: np.ndarray, ks: Sequence[int], *, progress: Progress | Non
         if progress:
             progress(f"scoring {det.info.name}", i, len(dets))
         res = score_ks(det, graph, list(ks))
-        skipped += skipped_lines(det.info.name, res.skipped)
+        skipped += [f"{det.info.name}: skipped k={ks_} ({reason})" for ks_, reason in res.skipped.items()]
         for k, s in zip(res.ks, res.scores, strict=True):
             keys.append(ScoringKey.make(det.info.name, params, k=k))
             rows.append(finite_for_ranking(s))
@@ -355,7 +353,7 @@ def _run_selectors(S: np.ndarray, names: Sequence[str], selectors: Sequence[str]
                    ensembles: Sequence[str] = ENSEMBLE_SELECTORS) -> dict[str, Any]:
     """The registered selectors, with ``select`` and ``select-ensemble`` from one greedy SELECT run (the registry
     runs it once for each; the choices are the same as the registered selectors', tested)."""
-    from odeval.compare.selection import Selection, kendall_to, run_selectors, select_greedy
+    from odeval.labelfree.selection import Selection, kendall_to, run_selectors, select_greedy
 
     shared = [s for s in ("select", "select-ensemble") if s in (*selectors, *ensembles)]
     rest = [s for s in (*selectors, *ensembles, REFERENCE) if s not in shared]
@@ -378,7 +376,7 @@ def _top(scores: np.ndarray, m: int) -> np.ndarray:
 
 
 def _spearman(a: np.ndarray, b: np.ndarray) -> float:
-    from odeval.compare.selection import spearman_matrix
+    from odeval.labelfree.selection import spearman_matrix
 
     return float(spearman_matrix(np.vstack([a, b]))[0, 1])
 
@@ -694,7 +692,7 @@ def recommend(data: Dataset | Any, *, settings: SelectSettings = SelectSettings(
     ValueError
         Bad input, one line naming the table and the cause (see :func:`prepare_table`).
     """
-    from odeval.compare.selection import model_centrality
+    from odeval.labelfree.selection import model_centrality
 
     ds = data if isinstance(data, Dataset) else _as_dataset(data)
     info = {"name": ds.name, "source": ds.provenance.get("source"), "sha256": ds.provenance.get("sha256"),
@@ -718,7 +716,7 @@ def recommend(data: Dataset | Any, *, settings: SelectSettings = SelectSettings(
                 progress(f"IREOS ({stage}, classifiers)", fits, 0)
 
         pick = pruned_ireos(pool.scores, X, seed=settings.seed, settings=settings.guarded, progress=ireos_progress)
-        from odeval.compare.selection import Selection
+        from odeval.labelfree.selection import Selection
 
         sels["ireos"] = (Selection("ireos", pick.best, note=pick.note) if pick.best is not None
                          else Selection("ireos", None, note=pick.note))

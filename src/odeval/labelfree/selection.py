@@ -758,7 +758,8 @@ def emmv_criteria(names: Sequence[str | ScoringKey | None], X: Any, *, seed: int
     import warnings as _warnings
 
     from odeval.detectors import available_methods, get_detector
-    from odeval.labelfree import EMMVWarning, emmv_many
+    from odeval.labelfree.emmv_algorithm import emmv_many
+    from odeval.labelfree.excess_mass_volume import EMMVWarning
 
     settings = EMMVSettings(draws=draws, features=features, max_dim=max_dim, n_generated=n_generated)
     Xd = np.ascontiguousarray(np.asarray(X, dtype=np.float64))
@@ -863,7 +864,7 @@ def weighable_candidates(S: np.ndarray) -> tuple[list[tuple[int, np.ndarray]], l
     or LOF at k = N − 1 score every object 1), or no positive weight after scaling — is excluded with the reason
     (its criterion is NaN), instead of failing the variant.
     """
-    from odeval.labelfree import solution_weights
+    from odeval.labelfree.ireos import solution_weights
 
     use, excluded = [], []
     for i, s in enumerate(np.asarray(S, dtype=np.float64)):
@@ -900,7 +901,7 @@ def _ireos_selector(label: str, m_cl: Any) -> SelectorFn:
     def fn(S: np.ndarray, names: tuple[str, ...], *, X: Any = None, seed: int = 0,
            settings: IREOSSettings = IREOS_SELECTOR_SETTINGS, keys: Any = None,
            shared: dict[Any, Any] | None = None) -> Selection:
-        from odeval.labelfree import ireos
+        from odeval.labelfree.ireos import ireos
 
         # the selector's m_cl is its own; fewer objects than the kNN subset size: the exact index
         opts = replace(settings, m_cl=m_cl).for_objects(X.shape[0])
@@ -933,7 +934,8 @@ def _laplacian_graph(W: np.ndarray, k_max: int) -> Any:
 
 def _laplacian_selector(label: str, k: int | None) -> SelectorFn:
     def fn(S: np.ndarray, names: tuple[str, ...], *, X: Any = None, seed: int = 0) -> Selection:
-        from odeval.labelfree import laplacian_score, solution_weights
+        from odeval.labelfree.ireos import solution_weights
+        from odeval.labelfree.laplacian import laplacian_score
 
         n = S.shape[1]
         kk = round(float(np.sqrt(n))) if k is None else k
