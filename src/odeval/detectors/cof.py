@@ -17,7 +17,7 @@ from odeval.detectors._neighborhood import (
     _row_has_ties,
 )
 from odeval.detectors.base import VARIANT, Detector, MethodInfo, MethodVariant, register
-from odeval.detectors.blockwise import BATCH_TOOL_LISTS, LIST_ORDER, BlockState, Step, halo, per_chunk, with_halo
+from odeval.detectors.blockwise import REFUSE_ELKI_VARIANTS, BlockState, Step, halo, per_chunk, with_halo
 from odeval.neighbors._elki_order import cks_lists
 
 __all__ = ["COF", "cof_scores"]
@@ -280,8 +280,7 @@ class COF(Detector):
                             "detections for low density patterns. PAKDD 2002.")
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": VARIANT}
-    block_refusals: ClassVar[dict[str, dict[str, str]]] = {
-        "variant": {MethodVariant.ELKI_071: LIST_ORDER, MethodVariant.ELKI_071_CKS: BATCH_TOOL_LISTS}}
+    block_refusals = REFUSE_ELKI_VARIANTS
 
     def _block_steps(self) -> list[Step]:
         return [Step(_acdist_block, (halo("ac_t"),)), Step(_cof_block)]

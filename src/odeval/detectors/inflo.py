@@ -16,16 +16,7 @@ from odeval.detectors._neighborhood import (
     _row_has_ties,
 )
 from odeval.detectors.base import VARIANT, Detector, MethodInfo, MethodVariant, Number, register
-from odeval.detectors.blockwise import (
-    BATCH_TOOL_LISTS,
-    IN_EDGES,
-    LIST_ORDER,
-    BlockState,
-    Step,
-    edges_step,
-    halo,
-    with_halo,
-)
+from odeval.detectors.blockwise import IN_EDGES, REFUSE_ELKI_VARIANTS, BlockState, Step, edges_step, halo, with_halo
 from odeval.neighbors._elki_order import cks_lists
 
 __all__ = ["INFLO", "inflo_scores"]
@@ -330,8 +321,7 @@ class INFLO(Detector):
         "m": Number(1.0, low=0, low_open=True),
         "variant": VARIANT,
     }
-    block_refusals: ClassVar[dict[str, dict[str, str]]] = {
-        "variant": {MethodVariant.ELKI_071: LIST_ORDER, MethodVariant.ELKI_071_CKS: BATCH_TOOL_LISTS}}
+    block_refusals = REFUSE_ELKI_VARIANTS
 
     def _block_steps(self) -> list[Step]:
         # the influence space is kNN ∪ RkNN: the in-edges first, then the k-distances of the halo ∪ RkNN

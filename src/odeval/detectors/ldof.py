@@ -22,7 +22,7 @@ from odeval.detectors._neighborhood import (
     _row_has_ties,
 )
 from odeval.detectors.base import VARIANT, Detector, MethodInfo, MethodVariant, check_ks, register
-from odeval.detectors.blockwise import BATCH_TOOL_LISTS, LIST_ORDER, BlockState, Step, per_chunk
+from odeval.detectors.blockwise import REFUSE_ELKI_VARIANTS, BlockState, Step, per_chunk
 from odeval.neighbors._elki_order import cks_lists
 
 __all__ = ["LDOF", "ldof_scores"]
@@ -210,8 +210,7 @@ class LDOF(Detector):
     novelty = True
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": VARIANT}
-    block_refusals: ClassVar[dict[str, dict[str, str]]] = {
-        "variant": {MethodVariant.ELKI_071: LIST_ORDER, MethodVariant.ELKI_071_CKS: BATCH_TOOL_LISTS}}
+    block_refusals = REFUSE_ELKI_VARIANTS
 
     def _block_steps(self) -> list[Step]:
         return [Step(_ldof_block)]  # distances among the neighbours come from X: no exchange
