@@ -8,17 +8,9 @@ from typing import Any, ClassVar
 import numpy as np
 from numba import njit, prange
 
-from odeval.detectors._neighborhood import (
-    _elki_perm,
-    _iter_blocks,
-    _neighbourhood_sizes,
-    _prepare_ks,
-    _require_elki_order,
-    _row_has_ties,
-)
+from odeval.detectors._neighborhood import _elki_perm, _iter_blocks, _row_has_ties, _variant_lists
 from odeval.detectors.base import VARIANT, Detector, MethodInfo, MethodVariant, register
 from odeval.detectors.blockwise import REFUSE_ELKI_VARIANTS, BlockState, Step, halo, per_chunk, with_halo
-from odeval.neighbors._elki_order import cks_lists
 
 __all__ = ["COF", "cof_scores"]
 
@@ -286,21 +278,12 @@ class COF(Detector):
         return [Step(_acdist_block, (halo("ac_t"),)), Step(_cof_block)]
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
-        _, uniq, inverse = _prepare_ks(graph, ks, self.info)
-        elki = self.variant != MethodVariant.PAPER
-        cks = self.variant == MethodVariant.ELKI_071_CKS
-        if cks:  # ELKI's batch tool: rows already in the order of its materialised lists, its sublist sizes
-            graph = cks_lists(graph, int(uniq[-1])).graph
-        sizes = _neighbourhood_sizes(graph, uniq)
-        n = int(graph.n_objects)
-        ac = np.empty((uniq.size, n))
-        X = np.ascontiguousarray(graph.X, dtype=np.float64)
-        dist = np.ascontiguousarray(graph.distances, dtype=np.float64)
-        idx = np.ascontiguousarray(graph.indices, dtype=np.int64)
-        if elki:
-            _require_elki_order(graph, "COF", self.variant)
-        for rows, block in _iter_blocks(graph, sizes[-1]):
-            sz = np.ascontiguousarray(sizes[:, rows])
-            ac[:, rows] = (_acdist_chunk(block, sz, uniq, elki, X, rows, dist, idx, True) if elki and not cks
-                           else _acdist_chunk_trail(block, sz, uniq, cks))
-        return _cof_from_acdist(ac, X, dist, idx, sizes, uniq, elki, not cks)[inverse]
+        v = _variant_lists(graph, ks, self.info, self.variant)
+        ac = np.empty((v.ks.size, int(v.graph.n_objects)))
+        for rows, block in _iter_blocks(v.graph, v.sizes[-1]):
+            sz = np.ascontiguousarray(v.sizes[:, rows])
+            if v.elki and not v.cks:
+                ac[:, rows] = _acdist_chunk(block, sz, v.ks, v.elki, v.X, rows, v.dist, v.idx, True)
+            else:
+                ac[:, rows] = _acdist_chunk_trail(block, sz, v.ks, v.cks)
+        return _cof_from_acdist(ac, v.X, v.dist, v.idx, v.sizes, v.ks, v.elki, not v.cks)[v.inverse]
