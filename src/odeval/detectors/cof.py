@@ -15,6 +15,16 @@ from odeval.detectors.blockwise import REFUSE_ELKI_VARIANTS, BlockState, Step, h
 __all__ = ["COF", "cof_scores"]
 
 
+@njit(cache=True, inline="always")
+def _acdist_normalised(acsum, n, elki):  # pragma: no cover - numba
+    """ac-dist from the weighted sum Σ_i (steps + 1 − i) e_i of the trail's edges, n members besides p: divided by
+    n(n + 1)/2 — with ``elki`` in ELKI's expression (|L| = n + 1, p included), for ELKI's rounding."""
+    if elki:
+        r = n + 1.0
+        return acsum / (r * 0.5 * (r - 1.0))
+    return acsum / ((n + 1) * n / 2.0)
+
+
 @njit(cache=True)
 def _chain_acdist(B, n, k, elki, perm, rem, rmind):  # pragma: no cover - numba
     """Average chaining distance of member 0 (= p) over members 0..n of the distance block B.
@@ -52,10 +62,7 @@ def _chain_acdist(B, n, k, elki, perm, rem, rmind):  # pragma: no cover - numba
             v = row[perm[rem[i]]]
             if v < rmind[i]:
                 rmind[i] = v
-    if elki:
-        r = n + 1.0  # |L|, p included; ELKI's expression, for the same rounding
-        return acsum / (r * 0.5 * (r - 1.0))
-    return acsum / ((n + 1) * n / 2.0)
+    return _acdist_normalised(acsum, n, elki)
 
 
 def _acdist_chunk_paper(block: np.ndarray, sizes: np.ndarray) -> np.ndarray:
@@ -141,11 +148,7 @@ def _acdist_chunk_trail(block, sizes, ks, elki):  # pragma: no cover - numba
             acsum = 0.0
             for st in range(1, steps + 1):
                 acsum += e[st] * (steps + 1 - st)
-            if elki:
-                r = n + 1.0
-                out[t, c] = acsum / (r * 0.5 * (r - 1.0))
-            else:
-                out[t, c] = acsum / ((n + 1) * n / 2.0)
+            out[t, c] = _acdist_normalised(acsum, n, elki)
     return out
 
 
