@@ -80,6 +80,11 @@ def _combine(S: np.ndarray, rule: str) -> np.ndarray:
     raise ValueError(f"unknown combination rule {rule!r}; use one of {', '.join(COMBINATION_RULES)}")
 
 
+def _singles(S: np.ndarray, rule: str) -> np.ndarray:
+    """Each scoring on its own as an ensemble of one under ``rule``: S itself, but for "rank" its ranks."""
+    return np.vstack([_combine(S[i:i + 1], rule) for i in range(S.shape[0])]) if rule == "rank" else S
+
+
 class _Running:
     """Incremental combination for the greedy search: O(N) per tested candidate for the rules that allow it
     (mean, max, min, product, inverse_product); median and rank are recomputed from the members."""
@@ -289,7 +294,7 @@ def greedy_ensemble(
     w = class_balanced_weights(est)
     if rule not in COMBINATION_RULES:
         raise ValueError(f"unknown combination rule {rule!r}; use one of {', '.join(COMBINATION_RULES)}")
-    singles = np.vstack([_combine(S[i:i + 1], rule) for i in range(R)]) if rule == "rank" else S
+    singles = _singles(S, rule)
     d0 = _distances_to(singles, target, w, measure)
     best = int(np.argmin(d0))
     members = [best]
@@ -419,7 +424,7 @@ def evaluate_ensembles(
     greedy = greedy_ensemble(S, row_names, rate=rate, n_outliers=n_outliers, measure=measure, rule=rule)
     truth = y.astype(np.float64)
     w_true = class_balanced_weights(y)
-    singles = np.vstack([_combine(S[i:i + 1], rule) for i in range(S.shape[0])]) if rule == "rank" else S
+    singles = _singles(S, rule)
     aucs = np.array([roc_auc(y, s) for s in singles])
     costs = _distances_to(singles, truth, w_true, measure)
     best = int(np.argmax(aucs))  # first on ties

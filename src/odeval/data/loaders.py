@@ -415,20 +415,8 @@ def _read_mat_v73(path: Path, x_key: str, y_key: str | None) -> tuple[np.ndarray
 def load_npz(path: PathLike, *, x_key: str = "X", y_key: str | None = "y", name: str | None = None) -> Dataset:
     """Load a NumPy ``.npz`` archive as distributed by ADBench (Han et al., 2022): arrays ``X`` and ``y``.
 
-    Parameters
-    ----------
-    path : str or path-like
-    x_key : str, default="X"
-        Array holding the (objects × attributes) data matrix.
-    y_key : str or None, default="y"
-        Array holding the labels, 0/1 or bool (1 = outlier); None loads without labels.
-    name : str, optional
-        Dataset name; default: the file name without extension.
-
-    Returns
-    -------
-    Dataset
-        Attributes are named ``att1`` ... ``attd``.
+    Parameters and result as in :func:`load_mat`, ``x_key`` and ``y_key`` naming arrays of the archive (labels
+    0/1 or bool).
 
     Raises
     ------

@@ -1,20 +1,21 @@
 """Neighbourhood helpers shared by LDOF, COF, FastABOD, INFLO and GLOSH.
 
-Validation of ks against the graph, the tie-extended neighbourhood sizes for all requested k, blocks of pairwise
-distances among ``{p} ∪ N(p)`` in the graph's own arithmetic, and a re-enactment of ELKI 0.7.1's kNN heap, whose
-list order among tied neighbours the ``elki-0.7.1`` variants need to reproduce ELKI's values to the last bit.
+Validation of ks against the graph, the tie-extended neighbourhood sizes for all requested k, the lists and arrays
+a method variant scores on (:func:`_variant_lists`), blocks of pairwise distances among ``{p} ∪ N(p)`` in the
+graph's own arithmetic, and a re-enactment of ELKI 0.7.1's kNN heap, whose list order among tied neighbours the
+``elki-0.7.1`` variants need to reproduce ELKI's values to the last bit.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numba import njit, prange
 
 from odeval.detectors.base import MethodInfo, MethodVariant, check_ks
-from odeval.neighbors._elki_order import heap_drain, heap_offer
+from odeval.neighbors._elki_order import cks_lists, heap_drain, heap_offer
 
 # Upper bound on the number of float64 entries of one block of neighbour-pair distances (≈ 32 MB).
 _BLOCK_BUDGET = 4_000_000
@@ -47,6 +48,41 @@ def _prepare_ks(graph: Any, ks: int | Sequence[int], info: MethodInfo) -> tuple[
 def _neighbourhood_sizes(graph: Any, ks: np.ndarray) -> np.ndarray:
     """|N_k(p)| (ties included) for every k in ``ks`` (ascending) and every object: shape (len(ks), N)."""
     return np.stack([np.asarray(graph.neighborhood_size(int(k)), dtype=np.int64) for k in ks])
+
+
+class _VariantLists(NamedTuple):
+    """The neighbour lists a method variant scores on (:func:`_variant_lists`) and the arrays its kernels read."""
+
+    graph: Any  #: the graph; for ``elki-0.7.1-cks`` the lists of ELKI's batch tool (rows in ELKI's order)
+    ks: np.ndarray  #: the distinct requested k, ascending
+    inverse: np.ndarray  #: position of each requested k in ``ks``
+    sizes: np.ndarray  #: (len(ks), N): |N_k(p)| on ``graph``
+    elki: bool  #: an ELKI variant (``elki-0.7.1`` or ``elki-0.7.1-cks``)
+    cks: bool  #: ``elki-0.7.1-cks``
+    kdist: np.ndarray | None  #: ``elki-0.7.1-cks``: the k-distances the batch tool reports (``CKSLists.kdist``)
+    X: np.ndarray  #: ``graph.X``, float64, C order
+    dist: np.ndarray  #: ``graph.distances``, float64, C order
+    idx: np.ndarray  #: ``graph.indices``, int64, C order
+
+
+def _variant_lists(graph: Any, ks: int | Sequence[int], info: MethodInfo, variant: str) -> _VariantLists:
+    """Validate ``ks``; for ``elki-0.7.1-cks`` take ELKI's batch-tool lists (:func:`odeval.neighbors._elki_order.
+    cks_lists`) for the largest k; the neighbourhood sizes on the lists scored; for an ELKI variant, check that the
+    graph has ELKI's Euclidean list order (:func:`_require_elki_order`)."""
+    _, uniq, inverse = _prepare_ks(graph, ks, info)
+    cks = variant == MethodVariant.ELKI_071_CKS
+    kdist = None
+    if cks:  # ELKI's batch tool: rows already in the order of its materialised lists, its sublist sizes
+        lists = cks_lists(graph, int(uniq[-1]))
+        graph, kdist = lists.graph, lists.kdist
+    sizes = _neighbourhood_sizes(graph, uniq)
+    elki = variant != MethodVariant.PAPER
+    if elki:
+        _require_elki_order(graph, info.name, variant)
+    return _VariantLists(graph, uniq, inverse, sizes, elki, cks, kdist,
+                         np.ascontiguousarray(graph.X, dtype=np.float64),
+                         np.ascontiguousarray(graph.distances, dtype=np.float64),
+                         np.ascontiguousarray(graph.indices, dtype=np.int64))
 
 
 @njit(cache=True, parallel=True)

@@ -23,16 +23,17 @@ _NO_PAIR_VALUE = np.inf
 
 
 @njit(cache=True, inline="always")
-def _mv_put(state, val, weight):  # pragma: no cover - numba
+def _mv_put(wsum, mean, m2, i, val, weight):  # pragma: no cover - numba
     """Weighted incremental mean and variance (West 1979), in the exact form of ELKI 0.7.1's
-    ``MeanVariance.put(val, weight)``. state = [Σw, mean, m2]; the naive variance is m2 / Σw."""
-    n = state[0]
+    ``MeanVariance.put(val, weight)``, on accumulator i of the arrays (Σw, mean, m2); the naive variance is
+    m2 / Σw. Arrays of accumulators rather than one per k, so that the chains of several k run side by side."""
+    n = wsum[i]
     nwsum = weight + n
-    delta = val - state[1]
+    delta = val - mean[i]
     rval = delta * weight / nwsum
-    state[1] += rval
-    state[2] += n * delta * rval
-    state[0] = nwsum
+    mean[i] += rval
+    m2[i] += n * delta * rval
+    wsum[i] = nwsum
 
 
 @njit(cache=True, parallel=True)
@@ -49,7 +50,9 @@ def _abof_linear(X, idx, sizes, no_pair):  # pragma: no cover - numba
         width = sizes[nk - 1, p]
         diff = np.empty((width, d))
         sq = np.empty(width)
-        state = np.zeros(3)
+        wsum = np.zeros(1)
+        mean = np.zeros(1)
+        m2 = np.zeros(1)
         j = 0
         for t in range(nk):
             target = sizes[t, p]
@@ -68,10 +71,10 @@ def _abof_linear(X, idx, sizes, no_pair):  # pragma: no cover - numba
                             for u in range(d):
                                 dot += diff[i, u] * diff[j, u]
                             div = 1.0 / (sq[i] * s)
-                            _mv_put(state, dot * div, np.sqrt(div))
+                            _mv_put(wsum, mean, m2, 0, dot * div, np.sqrt(div))
                 j += 1
-            if state[0] > 0.0:
-                out[t, p] = state[2] / state[0]
+            if wsum[0] > 0.0:
+                out[t, p] = m2[0] / wsum[0]
             else:
                 out[t, p] = no_pair
     return out
@@ -238,28 +241,14 @@ def _abof_poly2(X, ks, no_pair):  # pragma: no cover - numba
                 for s in range(nsh - 1, -1, -1):
                     if sh_m[s] <= j:
                         break
-                    nn = st_n[s]
-                    nwsum = w + nn
-                    delta = v - st_mean[s]
-                    rval = delta * w / nwsum
-                    st_mean[s] += rval
-                    st_m2[s] += nn * delta * rval
-                    st_n[s] = nwsum
+                    _mv_put(st_n, st_mean, st_m2, s, v, w)
                 for r in range(nsep):
                     q = desc[r]
                     if sep_m[q] <= j:
                         break
                     bi = orders[q, i]
                     ci = orders[q, j]
-                    v2 = V[bi, ci]
-                    w2 = W[bi, ci]
-                    nn = sq_n[q]
-                    nwsum = w2 + nn
-                    delta = v2 - sq_mean[q]
-                    rval = delta * w2 / nwsum
-                    sq_mean[q] += rval
-                    sq_m2[q] += nn * delta * rval
-                    sq_n[q] = nwsum
+                    _mv_put(sq_n, sq_mean, sq_m2, q, V[bi, ci], W[bi, ci])
         for s in range(nsh):
             out[sh_t[s], a] = st_m2[s] / st_n[s] if st_n[s] > 0.0 else no_pair
         for q in range(nsep):

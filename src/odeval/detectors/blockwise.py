@@ -54,12 +54,12 @@ from typing import Any
 import numpy as np
 
 from odeval.detectors._neighborhood import _iter_blocks, _neighbourhood_sizes
-from odeval.detectors.base import Detector, _not_partitioned, partitioned_methods
+from odeval.detectors.base import Detector, MethodVariant, _not_partitioned, partitioned_methods
 from odeval.neighbors.blocks import GraphBlock, Halo, block_halo, in_edges
 
 __all__ = ["BlockState", "Exchange", "Step", "block_plan", "run_plan", "start_state", "block_raw_scores",
            "partitioned_methods", "halo", "with_halo", "per_chunk", "kdist_step", "edges_step", "IN_EDGES",
-           "LIST_ORDER", "BATCH_TOOL_LISTS"]
+           "LIST_ORDER", "BATCH_TOOL_LISTS", "REFUSE_ELKI_VARIANTS", "REFUSE_BATCH_TOOL"]
 
 
 @dataclass(frozen=True)
@@ -104,6 +104,12 @@ class Step:
 LIST_ORDER = "it re-enacts ELKI's list order with a scan over all objects"
 #: Why the ``elki-0.7.1-cks`` variants (but kNNW's) have none.
 BATCH_TOOL_LISTS = "it rebuilds ELKI's batch-tool lists over the whole data"
+#: ``block_refusals`` of a method both of whose ELKI variants re-enact ELKI over the whole data (COF, LDOF, INFLO,
+#: LoOP): ``elki-0.7.1`` its list order, ``elki-0.7.1-cks`` its batch tool's lists.
+REFUSE_ELKI_VARIANTS = {"variant": {MethodVariant.ELKI_071: LIST_ORDER, MethodVariant.ELKI_071_CKS: BATCH_TOOL_LISTS}}
+#: ``block_refusals`` of a method whose ``elki-0.7.1-cks`` variant alone rebuilds the batch tool's lists (LOF, kNN,
+#: ODIN, LDF, KDEOS).
+REFUSE_BATCH_TOOL = {"variant": {MethodVariant.ELKI_071_CKS: BATCH_TOOL_LISTS}}
 
 
 def halo(key: str, wanted: str | None = None) -> Exchange:

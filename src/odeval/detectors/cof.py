@@ -8,19 +8,21 @@ from typing import Any, ClassVar
 import numpy as np
 from numba import njit, prange
 
-from odeval.detectors._neighborhood import (
-    _elki_perm,
-    _iter_blocks,
-    _neighbourhood_sizes,
-    _prepare_ks,
-    _require_elki_order,
-    _row_has_ties,
-)
+from odeval.detectors._neighborhood import _elki_perm, _iter_blocks, _row_has_ties, _variant_lists
 from odeval.detectors.base import VARIANT, Detector, MethodInfo, MethodVariant, register
-from odeval.detectors.blockwise import BATCH_TOOL_LISTS, LIST_ORDER, BlockState, Step, halo, per_chunk, with_halo
-from odeval.neighbors._elki_order import cks_lists
+from odeval.detectors.blockwise import REFUSE_ELKI_VARIANTS, BlockState, Step, halo, per_chunk, with_halo
 
 __all__ = ["COF", "cof_scores"]
+
+
+@njit(cache=True, inline="always")
+def _acdist_normalised(acsum, n, elki):  # pragma: no cover - numba
+    """ac-dist from the weighted sum Σ_i (steps + 1 − i) e_i of the trail's edges, n members besides p: divided by
+    n(n + 1)/2 — with ``elki`` in ELKI's expression (|L| = n + 1, p included), for ELKI's rounding."""
+    if elki:
+        r = n + 1.0
+        return acsum / (r * 0.5 * (r - 1.0))
+    return acsum / ((n + 1) * n / 2.0)
 
 
 @njit(cache=True)
@@ -60,10 +62,7 @@ def _chain_acdist(B, n, k, elki, perm, rem, rmind):  # pragma: no cover - numba
             v = row[perm[rem[i]]]
             if v < rmind[i]:
                 rmind[i] = v
-    if elki:
-        r = n + 1.0  # |L|, p included; ELKI's expression, for the same rounding
-        return acsum / (r * 0.5 * (r - 1.0))
-    return acsum / ((n + 1) * n / 2.0)
+    return _acdist_normalised(acsum, n, elki)
 
 
 def _acdist_chunk_paper(block: np.ndarray, sizes: np.ndarray) -> np.ndarray:
@@ -149,11 +148,7 @@ def _acdist_chunk_trail(block, sizes, ks, elki):  # pragma: no cover - numba
             acsum = 0.0
             for st in range(1, steps + 1):
                 acsum += e[st] * (steps + 1 - st)
-            if elki:
-                r = n + 1.0
-                out[t, c] = acsum / (r * 0.5 * (r - 1.0))
-            else:
-                out[t, c] = acsum / ((n + 1) * n / 2.0)
+            out[t, c] = _acdist_normalised(acsum, n, elki)
     return out
 
 
@@ -280,28 +275,18 @@ class COF(Detector):
                             "detections for low density patterns. PAKDD 2002.")
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": VARIANT}
-    block_refusals: ClassVar[dict[str, dict[str, str]]] = {
-        "variant": {MethodVariant.ELKI_071: LIST_ORDER, MethodVariant.ELKI_071_CKS: BATCH_TOOL_LISTS}}
+    block_refusals = REFUSE_ELKI_VARIANTS
 
     def _block_steps(self) -> list[Step]:
         return [Step(_acdist_block, (halo("ac_t"),)), Step(_cof_block)]
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
-        _, uniq, inverse = _prepare_ks(graph, ks, self.info)
-        elki = self.variant != MethodVariant.PAPER
-        cks = self.variant == MethodVariant.ELKI_071_CKS
-        if cks:  # ELKI's batch tool: rows already in the order of its materialised lists, its sublist sizes
-            graph = cks_lists(graph, int(uniq[-1])).graph
-        sizes = _neighbourhood_sizes(graph, uniq)
-        n = int(graph.n_objects)
-        ac = np.empty((uniq.size, n))
-        X = np.ascontiguousarray(graph.X, dtype=np.float64)
-        dist = np.ascontiguousarray(graph.distances, dtype=np.float64)
-        idx = np.ascontiguousarray(graph.indices, dtype=np.int64)
-        if elki:
-            _require_elki_order(graph, "COF", self.variant)
-        for rows, block in _iter_blocks(graph, sizes[-1]):
-            sz = np.ascontiguousarray(sizes[:, rows])
-            ac[:, rows] = (_acdist_chunk(block, sz, uniq, elki, X, rows, dist, idx, True) if elki and not cks
-                           else _acdist_chunk_trail(block, sz, uniq, cks))
-        return _cof_from_acdist(ac, X, dist, idx, sizes, uniq, elki, not cks)[inverse]
+        v = _variant_lists(graph, ks, self.info, self.variant)
+        ac = np.empty((v.ks.size, int(v.graph.n_objects)))
+        for rows, block in _iter_blocks(v.graph, v.sizes[-1]):
+            sz = np.ascontiguousarray(v.sizes[:, rows])
+            if v.elki and not v.cks:
+                ac[:, rows] = _acdist_chunk(block, sz, v.ks, v.elki, v.X, rows, v.dist, v.idx, True)
+            else:
+                ac[:, rows] = _acdist_chunk_trail(block, sz, v.ks, v.cks)
+        return _cof_from_acdist(ac, v.X, v.dist, v.idx, v.sizes, v.ks, v.elki, not v.cks)[v.inverse]

@@ -8,25 +8,9 @@ from typing import Any, ClassVar
 import numpy as np
 from numba import njit, prange
 
-from odeval.detectors._neighborhood import (
-    _elki_perm,
-    _neighbourhood_sizes,
-    _prepare_ks,
-    _require_elki_order,
-    _row_has_ties,
-)
+from odeval.detectors._neighborhood import _elki_perm, _neighbourhood_sizes, _row_has_ties, _variant_lists
 from odeval.detectors.base import VARIANT, Detector, MethodInfo, MethodVariant, Number, register
-from odeval.detectors.blockwise import (
-    BATCH_TOOL_LISTS,
-    IN_EDGES,
-    LIST_ORDER,
-    BlockState,
-    Step,
-    edges_step,
-    halo,
-    with_halo,
-)
-from odeval.neighbors._elki_order import cks_lists
+from odeval.detectors.blockwise import IN_EDGES, REFUSE_ELKI_VARIANTS, BlockState, Step, edges_step, halo, with_halo
 
 __all__ = ["INFLO", "inflo_scores"]
 
@@ -330,28 +314,17 @@ class INFLO(Detector):
         "m": Number(1.0, low=0, low_open=True),
         "variant": VARIANT,
     }
-    block_refusals: ClassVar[dict[str, dict[str, str]]] = {
-        "variant": {MethodVariant.ELKI_071: LIST_ORDER, MethodVariant.ELKI_071_CKS: BATCH_TOOL_LISTS}}
+    block_refusals = REFUSE_ELKI_VARIANTS
 
     def _block_steps(self) -> list[Step]:
         # the influence space is kNN ∪ RkNN: the in-edges first, then the k-distances of the halo ∪ RkNN
         return [Step(edges_step, (IN_EDGES,)), Step(_inflo_wanted, (halo("kd", "wanted"),)), Step(_inflo_block)]
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
-        _, uniq, inverse = _prepare_ks(graph, ks, self.info)
-        cks = self.variant == MethodVariant.ELKI_071_CKS
-        if cks:  # ELKI's batch tool: rows in the order of its materialised lists, its sublists and k-distances
-            cl = cks_lists(graph, int(uniq[-1]))
-            graph = cl.graph
-            kds = np.ascontiguousarray(cl.kdist[:, uniq - 1].T)
+        v = _variant_lists(graph, ks, self.info, self.variant)
+        if v.cks:  # the k-distances ELKI's batch tool reports: its (k+1)-distances
+            kds = np.ascontiguousarray(v.kdist[:, v.ks - 1].T)
         else:
-            kds = np.stack([np.asarray(graph.kdist(int(k)), dtype=np.float64) for k in uniq])
-        sizes = _neighbourhood_sizes(graph, uniq)
-        idx = np.ascontiguousarray(graph.indices, dtype=np.int64)
-        rev = _reverse_positions(idx, np.ascontiguousarray(sizes[-1]))
-        elki = self.variant != MethodVariant.PAPER
-        if elki:
-            _require_elki_order(graph, "INFLO", self.variant)
-        X = np.ascontiguousarray(graph.X, dtype=np.float64)
-        dist = np.ascontiguousarray(graph.distances, dtype=np.float64)
-        return _inflo_all_k(X, dist, idx, rev, sizes, kds, uniq, self.m, elki, not cks)[inverse]
+            kds = np.stack([np.asarray(v.graph.kdist(int(k)), dtype=np.float64) for k in v.ks])
+        rev = _reverse_positions(v.idx, np.ascontiguousarray(v.sizes[-1]))
+        return _inflo_all_k(v.X, v.dist, v.idx, rev, v.sizes, kds, v.ks, self.m, v.elki, not v.cks)[v.inverse]

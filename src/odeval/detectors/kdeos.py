@@ -18,7 +18,7 @@ from numba import njit, prange
 from odeval.detectors._erf import elki_normal_cdf
 from odeval.detectors._numeric import GAUSS_NORM, powi
 from odeval.detectors.base import VARIANT, Detector, MethodInfo, MethodVariant, Number, check_ks, register
-from odeval.detectors.blockwise import BATCH_TOOL_LISTS, IN_EDGES, BlockState, Step, halo, with_halo
+from odeval.detectors.blockwise import IN_EDGES, REFUSE_BATCH_TOOL, BlockState, Step, halo, with_halo
 from odeval.neighbors._elki_order import cks_lists
 from odeval.neighbors.blocks import in_edges
 
@@ -286,7 +286,7 @@ class KDEOS(Detector):
         "min_bandwidth": Number(0.0, low=0),
         "variant": VARIANT,
     }
-    block_refusals: ClassVar[dict[str, dict[str, str]]] = {"variant": {MethodVariant.ELKI_071_CKS: BATCH_TOOL_LISTS}}
+    block_refusals = REFUSE_BATCH_TOOL
 
     def _block_steps(self) -> list[Step]:
         # the density of q adds the kernels of every p with q ∈ {p} ∪ N_k(p): edges, then the sources' terms

@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from odeval.detectors.base import VARIANT, Detector, MethodInfo, MethodVariant, check_ks, register
-from odeval.detectors.blockwise import BATCH_TOOL_LISTS, BlockState, Step
+from odeval.detectors.blockwise import REFUSE_BATCH_TOOL, BlockState, Step
 from odeval.neighbors._elki_order import cks_lists
 
 __all__ = ["KNN", "KNNW"]
@@ -47,7 +47,7 @@ class KNN(Detector):
     novelty = True
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": VARIANT}
-    block_refusals: ClassVar[dict[str, dict[str, str]]] = {"variant": {MethodVariant.ELKI_071_CKS: BATCH_TOOL_LISTS}}
+    block_refusals = REFUSE_BATCH_TOOL
 
     def _block_steps(self) -> list[Step]:
         return [Step(_knn_block)]  # the block's own rows, no exchange

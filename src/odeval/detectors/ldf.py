@@ -16,7 +16,7 @@ from numba import njit, prange
 
 from odeval.detectors._numeric import GAUSS_NORM, powi
 from odeval.detectors.base import VARIANT, Detector, MethodInfo, MethodVariant, Number, check_ks, register
-from odeval.detectors.blockwise import BATCH_TOOL_LISTS, BlockState, Step, halo, kdist_step, with_halo
+from odeval.detectors.blockwise import REFUSE_BATCH_TOOL, BlockState, Step, halo, kdist_step, with_halo
 from odeval.neighbors._elki_order import cks_lists
 
 __all__ = ["LDF"]
@@ -206,7 +206,7 @@ class LDF(Detector):
         "c": Number(0.1, low=0, low_open=True),
         "variant": VARIANT,
     }
-    block_refusals: ClassVar[dict[str, dict[str, str]]] = {"variant": {MethodVariant.ELKI_071_CKS: BATCH_TOOL_LISTS}}
+    block_refusals = REFUSE_BATCH_TOOL
 
     def _block_steps(self) -> list[Step]:
         # the two passes of _ldf_all_k (k-distances exchanged before the first, the LDEs between them)

@@ -12,18 +12,9 @@ from typing import Any, ClassVar
 import numpy as np
 from numba import njit, prange
 
-from odeval.detectors._neighborhood import (
-    _BLOCK_BUDGET,
-    _elki_perm,
-    _iter_blocks,
-    _neighbourhood_sizes,
-    _prepare_ks,
-    _require_elki_order,
-    _row_has_ties,
-)
+from odeval.detectors._neighborhood import _BLOCK_BUDGET, _elki_perm, _iter_blocks, _row_has_ties, _variant_lists
 from odeval.detectors.base import VARIANT, Detector, MethodInfo, MethodVariant, check_ks, register
-from odeval.detectors.blockwise import BATCH_TOOL_LISTS, LIST_ORDER, BlockState, Step, per_chunk
-from odeval.neighbors._elki_order import cks_lists
+from odeval.detectors.blockwise import REFUSE_ELKI_VARIANTS, BlockState, Step, per_chunk
 
 __all__ = ["LDOF", "ldof_scores"]
 
@@ -210,34 +201,23 @@ class LDOF(Detector):
     novelty = True
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": VARIANT}
-    block_refusals: ClassVar[dict[str, dict[str, str]]] = {
-        "variant": {MethodVariant.ELKI_071: LIST_ORDER, MethodVariant.ELKI_071_CKS: BATCH_TOOL_LISTS}}
+    block_refusals = REFUSE_ELKI_VARIANTS
 
     def _block_steps(self) -> list[Step]:
         return [Step(_ldof_block)]  # distances among the neighbours come from X: no exchange
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
-        _, uniq, inverse = _prepare_ks(graph, ks, self.info)
-        cks = self.variant == MethodVariant.ELKI_071_CKS
-        if cks:  # ELKI's batch tool: rows already in the order of its materialised lists, its sublist sizes
-            graph = cks_lists(graph, int(uniq[-1])).graph
-        sizes = _neighbourhood_sizes(graph, uniq)
-        out = np.empty((uniq.size, int(graph.n_objects)))
-        elki = self.variant != MethodVariant.PAPER
-        if elki:
-            _require_elki_order(graph, "LDOF", self.variant)
-        X = np.ascontiguousarray(graph.X, dtype=np.float64)
-        dist = np.ascontiguousarray(graph.distances, dtype=np.float64)
-        idx = np.ascontiguousarray(graph.indices, dtype=np.int64)
-        for rows, block in _iter_blocks(graph, sizes[-1]):
-            sz = np.ascontiguousarray(sizes[:, rows])
-            if cks:
+        v = _variant_lists(graph, ks, self.info, self.variant)
+        out = np.empty((v.ks.size, int(v.graph.n_objects)))
+        for rows, block in _iter_blocks(v.graph, v.sizes[-1]):
+            sz = np.ascontiguousarray(v.sizes[:, rows])
+            if v.cks:
                 out[:, rows] = _ldof_cks_chunk(block, sz)
-            elif elki:
-                out[:, rows] = _ldof_elki_chunk(block, sz, uniq, X, rows, dist, idx)
+            elif v.elki:
+                out[:, rows] = _ldof_elki_chunk(block, sz, v.ks, v.X, rows, v.dist, v.idx)
             else:
                 out[:, rows] = _ldof_chunk(block, sz)
-        return out[inverse]
+        return out[v.inverse]
 
     def novelty_raw_scores_all_k(self, graph: Any, query: Any, ks: Sequence[int]) -> np.ndarray:
         """Novelty LDOF (variant "paper"): the same formula with N = N_k(q), q's training neighbours (ties

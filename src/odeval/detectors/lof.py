@@ -15,7 +15,7 @@ import numpy as np
 from numba import njit, prange
 
 from odeval.detectors.base import VARIANT, Detector, MethodInfo, MethodVariant, check_ks, register
-from odeval.detectors.blockwise import BATCH_TOOL_LISTS, BlockState, Step, halo, kdist_step, with_halo
+from odeval.detectors.blockwise import REFUSE_BATCH_TOOL, BlockState, Step, halo, kdist_step, with_halo
 from odeval.neighbors._elki_order import cks_lists
 
 __all__ = ["LOF", "SimplifiedLOF"]
@@ -126,7 +126,7 @@ class _LOFFamily(Detector):
     novelty = True
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": VARIANT}
-    block_refusals: ClassVar[dict[str, dict[str, str]]] = {"variant": {MethodVariant.ELKI_071_CKS: BATCH_TOOL_LISTS}}
+    block_refusals = REFUSE_BATCH_TOOL
 
     def _block_steps(self) -> list[Step]:
         # the two passes of _lof_all_k, the densities exchanged between them (LOF: the k-distances before)

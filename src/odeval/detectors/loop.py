@@ -16,7 +16,7 @@ from numba import njit, prange
 
 from odeval.detectors._erf import elki_erf
 from odeval.detectors.base import VARIANT, Detector, MethodInfo, MethodVariant, Number, check_ks, register
-from odeval.detectors.blockwise import BATCH_TOOL_LISTS, LIST_ORDER, BlockState, Exchange, Step, halo, with_halo
+from odeval.detectors.blockwise import REFUSE_ELKI_VARIANTS, BlockState, Exchange, Step, halo, with_halo
 from odeval.neighbors._elki_order import cks_lists, heap_drain, heap_offer
 
 __all__ = ["LoOP"]
@@ -249,8 +249,7 @@ class LoOP(Detector):
         "lam": Number(1.0, low=0, low_open=True),
         "variant": VARIANT,
     }
-    block_refusals: ClassVar[dict[str, dict[str, str]]] = {
-        "variant": {MethodVariant.ELKI_071: LIST_ORDER, MethodVariant.ELKI_071_CKS: BATCH_TOOL_LISTS}}
+    block_refusals = REFUSE_ELKI_VARIANTS
 
     def _block_steps(self) -> list[Step]:
         # the passes of _loop_all_k; the normaliser is a sum over all objects: a scan in object order

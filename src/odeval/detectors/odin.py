@@ -14,7 +14,7 @@ import numpy as np
 from numba import njit
 
 from odeval.detectors.base import VARIANT, Detector, MethodInfo, MethodVariant, check_ks, register
-from odeval.detectors.blockwise import BATCH_TOOL_LISTS, IN_EDGES, BlockState, Step, edges_step
+from odeval.detectors.blockwise import IN_EDGES, REFUSE_BATCH_TOOL, BlockState, Step, edges_step
 from odeval.neighbors import in_degrees_all_k
 from odeval.neighbors._elki_order import cks_lists
 
@@ -72,7 +72,7 @@ class ODIN(Detector):
                       reference="Hautamäki, Kärkkäinen, Fränti (2004), ICPR", scaling="linear_inversion")
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {"variant": VARIANT}
-    block_refusals: ClassVar[dict[str, dict[str, str]]] = {"variant": {MethodVariant.ELKI_071_CKS: BATCH_TOOL_LISTS}}
+    block_refusals = REFUSE_BATCH_TOOL
 
     def _block_steps(self) -> list[Step]:
         return [Step(edges_step, (IN_EDGES,)), Step(_odin_block)]

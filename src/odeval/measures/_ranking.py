@@ -313,10 +313,8 @@ def average_precision(labels: Any, scores: Any, *, ties: _APTies = "elki") -> fl
 
     Parameters
     ----------
-    labels : array-like of shape (N,)
-        Ground truth, bool or 0/1 (True / 1 = outlier). Both classes must be present.
-    scores : array-like of shape (N,)
-        Outlier scores, higher = more outlying. Finite.
+    labels, scores : array-like of shape (N,)
+        As in :func:`roc_auc`.
     ties : {"elki", "expected"}, default "elki"
 
     Returns
@@ -601,10 +599,8 @@ def evaluate(labels: Any, scores: Any, n: int | None = None) -> dict[str, float]
 
     Parameters
     ----------
-    labels : array-like of shape (N,)
-        Ground truth, bool or 0/1 (True / 1 = outlier). Both classes must be present.
-    scores : array-like of shape (N,)
-        Outlier scores, higher = more outlying. Finite.
+    labels, scores : array-like of shape (N,)
+        As in :func:`roc_auc`.
     n : int, optional
         If given (1 <= n < N), also P@n and adjusted P@n.
 

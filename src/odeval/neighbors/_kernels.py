@@ -142,24 +142,31 @@ def direct_knn_rows(X, q0, q1, k_max, metric, qb, cap, bufcap, out_keys, out_idx
                 _write_sorted(ckeys[i], cidx[i], c2, cap, out_keys[p], out_idx[p])
 
 
+@njit(cache=True, inline="always")
+def _pair_key(A, a, B, b, metric):
+    """Key of row a of A to row b of B, summed in attribute order as in :func:`direct_knn_rows`: squared
+    Euclidean, Manhattan or Chebyshev (``metric`` 0, 1, 2)."""
+    s = 0.0
+    for j in range(A.shape[1]):
+        t = A[a, j] - B[b, j]
+        if metric == 0:
+            s += t * t
+        elif metric == 1:
+            s += abs(t)
+        elif abs(t) > s:
+            s = abs(t)
+    return s
+
+
 @njit(cache=True, parallel=True)
 def query_keys(Q, X, metric):
     """Keys (see :func:`direct_knn`) of every row of Q to every row of X, shape (len(Q), len(X))."""
-    M, d = Q.shape
+    M = Q.shape[0]
     N = X.shape[0]
     out = np.empty((M, N))
     for b in prange(M):
         for q in range(N):
-            s = 0.0
-            for j in range(d):
-                t = Q[b, j] - X[q, j]
-                if metric == 0:
-                    s += t * t
-                elif metric == 1:
-                    s += abs(t)
-                elif abs(t) > s:
-                    s = abs(t)
-            out[b, q] = s
+            out[b, q] = _pair_key(Q, b, X, q, metric)
     return out
 
 
@@ -204,18 +211,9 @@ def pair_distances(X, a, b, metric):
     """Distances between X[a[i]] and X[b[i]] elementwise, with the arithmetic of :func:`direct_knn`
     (Euclidean: sqrt of the key)."""
     n = a.shape[0]
-    d = X.shape[1]
     out = np.empty(n)
     for i in prange(n):
-        s = 0.0
-        for j in range(d):
-            t = X[a[i], j] - X[b[i], j]
-            if metric == 0:
-                s += t * t
-            elif metric == 1:
-                s += abs(t)
-            elif abs(t) > s:
-                s = abs(t)
+        s = _pair_key(X, a[i], X, b[i], metric)
         out[i] = np.sqrt(s) if metric == 0 else s
     return out
 
