@@ -322,6 +322,29 @@ def results() -> None:
     """Read and export a results store."""
 
 
+@results.command("studies")
+@click.argument("store", type=click.Path(exists=True, dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output (a JSON list).")
+def results_studies(store: str, as_json: bool) -> None:
+    """List the studies of a results STORE: hash, units, dataset variants, when, name (oldest first).
+
+    A store holding several studies is reported together unless `odeval report --study HASH|NAME` picks one.
+    """
+    from odeval.bench import ResultStore
+    from odeval.bench.store import StoreError
+    from odeval.render.results import studies_json, studies_lines
+
+    try:
+        with ResultStore(store, read_only=True) as rs:
+            studies = rs.studies()
+    except StoreError as exc:
+        raise click.ClickException(str(exc)) from None
+    if as_json:
+        click.echo(studies_json(studies))
+    else:
+        _echo_lines(studies_lines(studies, store))
+
+
 @results.command("export")
 @click.argument("store", type=click.Path(exists=True, dir_okay=False))
 @click.option("--format", "fmt", type=click.Choice(["parquet", "csv"]), default="parquet", show_default=True)
@@ -541,8 +564,10 @@ def ensemble_cmd(store: str, dataset: str, rate: float, measure: str, rule: str,
 @click.option("--measure", default="roc_auc", show_default=True, help="Measure of the ranking, tests and plots.")
 @click.option("--statistic", type=click.Choice(["best", "window_mean", "mean_over_k"]), default="best",
               show_default=True, help="Aggregate compared by the Friedman / Nemenyi tests.")
-@click.option("--study-hash", default=None, help="Report only this study of the store.")
-@click.option("--title", default="odeval study report", show_default=True)
+@click.option("--study", default=None, metavar="HASH|NAME",
+              help="Report only this study of the store (its hash, a hash prefix or its name; odeval results studies).")
+@click.option("--study-hash", default=None, help="Report only the study with this exact hash.")
+@click.option("--title", default=None, help="Title of the report [default: the study's name].")
 @click.option("--simulations", type=click.IntRange(min=1), default=200, show_default=True,
               help="Simulations of the random-ranker baselines.")
 @click.option("--seed", type=int, default=0, show_default=True,
@@ -557,8 +582,8 @@ def ensemble_cmd(store: str, dataset: str, rate: float, measure: str, rule: str,
               help="Similarity matrix and greedy ensemble per base dataset (needs the store's score vectors).")
 @click.option("--selection", default=None, metavar="all|N",
               help="Add the label-free model-selection audit (odeval select-audit) with these candidates.")
-def report_cmd(store: str, out_dir: str, measure: str, statistic: str, study_hash: str | None, title: str,
-               simulations: int, seed: int, permutations: int, min_outlier_pct: float | None,
+def report_cmd(store: str, out_dir: str, measure: str, statistic: str, study: str | None, study_hash: str | None,
+               title: str | None, simulations: int, seed: int, permutations: int, min_outlier_pct: float | None,
                max_outlier_pct: float | None, normalized: bool | None, deduplicated: bool | None,
                ensembles: bool, selection: str | None) -> None:
     """Write a static HTML report of the results STORE (a DuckDB file with tables runs, outlier_ranks).
@@ -574,7 +599,7 @@ def report_cmd(store: str, out_dir: str, measure: str, statistic: str, study_has
             store, out_dir, measure=measure, statistic=statistic, study_hash=study_hash, title=title,
             simulations=simulations, seed=seed, permutations=permutations, min_outlier_pct=min_outlier_pct,
             max_outlier_pct=max_outlier_pct, normalized=normalized, deduplicated=deduplicated, ensembles=ensembles,
-            selection=selection)
+            selection=selection, study=study)
     except ValueError as exc:  # StoreError is a ValueError: missing, not DuckDB, in use by PID N, old schema
         raise click.ClickException(str(exc)) from None
     except OSError as exc:
