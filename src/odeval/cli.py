@@ -272,11 +272,16 @@ def study_check(study_file: str) -> None:
 @click.option("--workers", type=click.IntRange(min=1), default=None, help="Worker processes [default: all cores].")
 @click.option("--k", "k_range", default="1..100", show_default=True, help="k range of the demo study.")
 @click.option("--quiet", "-q", is_flag=True, help="No live display.")
-def demo(out_dir: str, workers: int | None, k_range: str, quiet: bool) -> None:
-    """Run the built-in demo: a real study on the vendored Campos datasets, all 12 methods, k = 1..100.
+@click.option("--select/--no-select", "with_select", default=True, show_default=True,
+              help="Also the label-free half: odeval select on a vendored dataset with its labels held back.")
+def demo(out_dir: str, workers: int | None, k_range: str, quiet: bool, with_select: bool) -> None:
+    """Run the built-in demo: a real study on the vendored Campos datasets, all 12 methods, k = 1..100, and
+    odeval select on one of them with its labels held back.
 
-    Writes OUT/results.duckdb and the HTML report OUT/report/index.html, and prints the method ranking.
-    Runs without the shared benchmark folder; running it again reuses the stored results.
+    Writes OUT/results.duckdb, the HTML report OUT/report/index.html and the select page
+    OUT/report/select/select.html (linked from the report), and prints the method ranking, the recommendation and
+    its check against the held-back labels. Runs without the shared benchmark folder; running it again reuses the
+    stored results (the selection is rerun: seconds).
     """
     from odeval.analysis.aggregate import store_ranking
     from odeval.bench import study_from_dict
@@ -296,12 +301,33 @@ def demo(out_dir: str, workers: int | None, k_range: str, quiet: bool) -> None:
     click.echo(demo_summary(summary, store_path))
     # the report's ranking (Campos et al. Fig. 2): best k per variant, variants of a base dataset averaged first
     _echo_lines(ranking_lines(store_ranking(store_path, "roc_auc")))
-    _demo_report(store_path, out / "report")
+    pages = _demo_select(out / "report" / "select") if with_select else []
+    _demo_report(store_path, out / "report", pages)
     if summary.failed:
         raise SystemExit(1)
 
 
-def _demo_report(store_path: Path, report_dir: Path) -> None:
+def _demo_select(select_dir: Path) -> list[tuple[str, str, str]]:
+    """The demo's label-free half (:func:`odeval.bench.demo.demo_select`): print it, return the report's link."""
+    from odeval.bench.demo import demo_select, demo_select_command
+    from odeval.render.select import demo_select_lines
+    from odeval.report.select_page import write_select_page
+
+    try:
+        rec, _, written = demo_select(select_dir, page=write_select_page)
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None
+    page = next((p for p in written if p.suffix == ".html"), None)
+    _echo_lines(demo_select_lines(rec, demo_select_command(), None if page is None else str(page.resolve())))
+    if page is None:
+        return []
+    check = rec.check["recommended"]
+    return [(f"{select_dir.name}/{page.name}", f"odeval select on {rec.dataset['name']} (labels held back)",
+             f"recommendation {rec.recommended}; checked afterwards against the labels: ROC AUC "
+             f"{check['roc_auc']:.3f}, percentile {check['percentile']:.0f} among the candidates")]
+
+
+def _demo_report(store_path: Path, report_dir: Path, pages: list[tuple[str, str, str]]) -> None:
     """Write the demo's HTML report (figures need matplotlib: the 'plot' extra)."""
     try:
         import matplotlib  # noqa: F401
@@ -311,7 +337,7 @@ def _demo_report(store_path: Path, report_dir: Path) -> None:
     from odeval.report import report_from_store
 
     try:
-        index, _ = report_from_store(store_path, report_dir, title="odeval demo study")
+        index, _ = report_from_store(store_path, report_dir, pages=pages)  # titled by the study's name
     except OSError as exc:
         raise click.ClickException(_os_error(exc)) from None
     click.echo(f"\nreport: {index.resolve()}")

@@ -54,7 +54,7 @@ def store(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def report(store, tmp_path_factory) -> Path:
     index, messages = report_from_store(store, tmp_path_factory.mktemp("rep") / "report", permutations=0,
-                                        simulations=5)
+                                        simulations=5, pages=[("select/select.html", "odeval select <&>", "a page")])
     assert messages == []  # one study: nothing to say
     return index
 
@@ -63,7 +63,9 @@ def test_label_free_sections_are_in_the_navigation(report):
     html = report.read_text()
     nav = re.search(r'<nav class="toc">(.*?)</nav>', html).group(1)
     anchors = re.findall(r'href="#([^"]+)"', nav)
-    assert anchors == ["summary", "ranking", "nemenyi", "datasets", "selection", "internal", "ireos", "tables"]
+    assert anchors == ["summary", "ranking", "nemenyi", "datasets", "selection", "internal", "ireos", "pages",
+                       "tables"]
+    assert '<a href="select/select.html">odeval select &lt;&amp;&gt;</a> — a page' in html  # odeval demo's link
     for anchor in anchors:
         assert f'id="{anchor}"' in html, anchor
     assert ">IREOS<" in nav and ">EM / MV<" in nav and ">Label-free selection<" in nav

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -57,7 +58,7 @@ def report_from_store(store: str | Path, out_dir: str | Path, *, measure: str = 
                       max_outlier_pct: float | None = None, normalized: bool | None = None,
                       deduplicated: bool | None = None, ensembles: bool = True,
                       ensemble_random: int = 1000, selection: str | None = None,
-                      study: str | None = None) -> tuple[Path, list[str]]:
+                      study: str | None = None, pages: Sequence[tuple[str, str, str]] = ()) -> tuple[Path, list[str]]:
     """Read a results store, analyse it and write the static HTML report.
 
     The label permutation test (Campos §5.3) runs when the store kept score vectors (study option
@@ -82,6 +83,8 @@ def report_from_store(store: str | Path, out_dir: str | Path, *, measure: str = 
     stored scores (:func:`odeval.analysis.selection.audit_store`) and add its section to the index page. Picks
     stored by the study's per-variant step (``[selection]``) are used as they are, and add the section even
     without ``selection``.
+
+    ``pages``: (href, title, description) of other pages the index links (:func:`odeval.report.html.build_report`).
 
     Raises
     ------
@@ -154,7 +157,7 @@ def report_from_store(store: str | Path, out_dir: str | Path, *, measure: str = 
         messages += notes
     index = build_report(runs, ranks, out_dir, measure=measure, statistic=statistic, title=title,
                          n_simulations=simulations, seed=seed, permutation=permutation, units=units,
-                         comparisons=comparisons, selection=audit, internal=internal, ireos=ireos)
+                         comparisons=comparisons, selection=audit, internal=internal, ireos=ireos, pages=pages)
     return Path(index), messages
 
 

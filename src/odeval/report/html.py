@@ -75,6 +75,7 @@ def build_report(
     selection: Any = None,
     internal: pd.DataFrame | None = None,
     ireos: pd.DataFrame | None = None,
+    pages: Sequence[tuple[str, str, str]] = (),
 ) -> Path:
     """Write the static HTML report of a study to ``out_dir`` and return the path of ``index.html``.
 
@@ -121,6 +122,9 @@ def build_report(
     ireos : DataFrame, optional
         IREOS of every candidate from the per-variant step: adds the IREOS section
         (:func:`odeval.report.internal.ireos_section_html`).
+    pages : sequence of (href, title, description), optional
+        Other pages to link from the index (a section "Linked pages" and its navigation entry), e.g. the
+        ``odeval select`` page ``odeval demo`` writes beside the report; ``href`` relative to ``out_dir``.
     """
     if statistic not in A.STATISTICS:
         raise ValueError(f"statistic must be one of {A.STATISTICS}, got {statistic!r}")
@@ -220,7 +224,7 @@ def build_report(
     page = Page(title)
     page.add(nav_html(_index_sections(stats=not stats_error, selection=selection is not None,
                                       internal=internal is not None and len(internal) > 0,
-                                      ireos=ireos is not None and len(ireos) > 0)))
+                                      ireos=ireos is not None and len(ireos) > 0, pages=bool(pages))))
     page.add('<h2 id="summary">Study summary</h2>')
     page.add(cards([("base datasets", s["n_base_datasets"]), ("dataset variants", s["n_variants"]),
                      ("methods", s["n_methods"]), ("k range", f"{s['k_min']}–{s['k_max']}"),
@@ -327,6 +331,10 @@ def build_report(
 
         page.add(ireos_section_html(ireos, ctx=ctx))
 
+    if pages:
+        page.add('<h2 id="pages">Linked pages</h2><ul>' + "".join(
+            f'<li><a href="{escape(href)}">{escape(name)}</a> — {escape(desc)}</li>' for href, name, desc in pages)
+            + "</ul>")
     page.add('<h2 id="tables">Tables (CSV)</h2><ul>' + "".join(
         f'<li><a href="{escape(rel)}">{escape(rel)}</a> — {escape(desc)}</li>'
         for rel, desc in sorted(ctx.tables.items()) if "/ds_" not in rel) + "</ul>")
@@ -336,7 +344,8 @@ def build_report(
     return index
 
 
-def _index_sections(*, stats: bool, selection: bool, internal: bool, ireos: bool) -> list[tuple[str, str]]:
+def _index_sections(*, stats: bool, selection: bool, internal: bool, ireos: bool,
+                    pages: bool = False) -> list[tuple[str, str]]:
     """(anchor, label) of the index page's sections, in page order: the top navigation."""
     sections = [("summary", "Summary"), ("ranking", "Method ranking")]
     sections += [("nemenyi", "Nemenyi test")] if stats else []
@@ -344,6 +353,7 @@ def _index_sections(*, stats: bool, selection: bool, internal: bool, ireos: bool
     sections += [("selection", "Label-free selection")] if selection else []
     sections += [("internal", "EM / MV")] if internal else []
     sections += [("ireos", "IREOS")] if ireos else []
+    sections += [("pages", "Linked pages")] if pages else []
     return [*sections, ("tables", "Tables (CSV)")]
 
 
