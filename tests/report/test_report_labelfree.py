@@ -154,6 +154,9 @@ def test_no_table_overflows_the_page(report, tmp_path, width):
         assert 0 <= table["box_left"] and table["box_right"] <= width, table  # each box inside the page
         if width >= 1280:  # wide enough for every table: nothing hides behind a scroll bar
             assert table["table_width"] <= table["box_width"] + 1, table
+    for page in sorted((report.parent / "datasets").glob("*.html"))[:1]:  # a dataset page: no sideways scroll
+        other = measure_layout(exe, page, width, tmp_path)
+        assert other["scroll_width"] <= width and all(t["box_right"] <= width for t in other["tables"]), other
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     shot = ARTIFACTS / f"labelfree-{width}.png"
     shot.unlink(missing_ok=True)
