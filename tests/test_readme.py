@@ -29,14 +29,14 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def readme_blocks(text: str, section: str = "Using it") -> tuple[str, str]:
-    """The ```bash and ```python blocks of one ``## section`` of the README."""
+    """The ```bash blocks (joined, in order) and the ```python block of one ``## section`` of the README."""
     m = re.search(rf"^## {re.escape(section)}\n(.*?)(?=^## )", text, flags=re.S | re.M)
     assert m, f"README.md has no '## {section}' section"
     body = m.group(1)
     bash = re.findall(r"```bash\n(.*?)```", body, flags=re.S)
     python = re.findall(r"```python\n(.*?)```", body, flags=re.S)
-    assert len(bash) == 1 and len(python) == 1, f"'## {section}' should hold one bash and one python block"
-    return bash[0], python[0]
+    assert bash and len(python) == 1, f"'## {section}' should hold bash blocks and one python block"
+    return "".join(bash), python[0]
 
 
 def commands(block: str) -> list[str]:
@@ -51,7 +51,12 @@ def test_readme_block_parses():
     bash, python = readme_blocks((ROOT / "README.md").read_text(encoding="utf-8"))
     cmds = commands(bash)
     assert cmds[0] == ". .venv/bin/activate"
-    assert all(c.startswith("odeval ") for c in cmds[1:]), cmds
+    assert all(c.startswith("odeval ") or c == cmds[0] for c in cmds[1:]), cmds
+    # "Using it" opens with "No labels? Choose a detector": odeval select, then checked with --check-labels
+    assert re.search(r"^## Using it\n+\*\*No labels\? Choose a detector\.\*\*", (ROOT / "README.md").read_text(),
+                     flags=re.M)
+    selects = [c for c in cmds if c.startswith("odeval select ")]
+    assert cmds[1:3] == selects[:2] and "--check-labels" not in selects[0] and "--check-labels" in selects[1]
     for c in cmds:  # every file argument of the block exists in the repository (or is written by a command)
         for arg in c.split()[1:]:
             if re.search(r"\.(arff|toml|mat|npz|csv)$", arg):
@@ -113,8 +118,10 @@ def test_readme_commands_in_a_fresh_venv(tmp_path):
 
     bash, python = readme_blocks((repo / "README.md").read_text(encoding="utf-8"))
     script = "set -euo pipefail\nset -x\n" + bash
-    r = _run(["bash", "-c", script], repo, env, timeout=900)
+    r = _run(["bash", "-c", script], repo, env, timeout=1800)
     assert r.returncode == 0, f"a README command failed (the last '+ ' line):\n{r.stderr[-4000:]}\n{r.stdout[-2000:]}"
+    assert r.stdout.count("Recommendation: ") == 2 and "Check against held-back labels" in r.stdout
+    assert (repo / "select-out" / "select.html").is_file()
     assert (repo / "scores.parquet").is_file()
     assert (repo / "report" / "index.html").is_file()
     assert (repo / "examples" / "runs.parquet").is_file() or any((repo / "examples").glob("*.parquet"))

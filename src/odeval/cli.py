@@ -272,11 +272,16 @@ def study_check(study_file: str) -> None:
 @click.option("--workers", type=click.IntRange(min=1), default=None, help="Worker processes [default: all cores].")
 @click.option("--k", "k_range", default="1..100", show_default=True, help="k range of the demo study.")
 @click.option("--quiet", "-q", is_flag=True, help="No live display.")
-def demo(out_dir: str, workers: int | None, k_range: str, quiet: bool) -> None:
-    """Run the built-in demo: a real study on the vendored Campos datasets, all 12 methods, k = 1..100.
+@click.option("--select/--no-select", "with_select", default=True, show_default=True,
+              help="Also the label-free half: odeval select on a vendored dataset with its labels held back.")
+def demo(out_dir: str, workers: int | None, k_range: str, quiet: bool, with_select: bool) -> None:
+    """Run the built-in demo: a real study on the vendored Campos datasets, all 12 methods, k = 1..100, and
+    odeval select on one of them with its labels held back.
 
-    Writes OUT/results.duckdb and the HTML report OUT/report/index.html, and prints the method ranking.
-    Runs without the shared benchmark folder; running it again reuses the stored results.
+    Writes OUT/results.duckdb, the HTML report OUT/report/index.html and the select page
+    OUT/report/select/select.html (linked from the report), and prints the method ranking, the recommendation and
+    its check against the held-back labels. Runs without the shared benchmark folder; running it again reuses the
+    stored results (the selection is rerun: seconds).
     """
     from odeval.analysis.aggregate import store_ranking
     from odeval.bench import study_from_dict
@@ -296,12 +301,33 @@ def demo(out_dir: str, workers: int | None, k_range: str, quiet: bool) -> None:
     click.echo(demo_summary(summary, store_path))
     # the report's ranking (Campos et al. Fig. 2): best k per variant, variants of a base dataset averaged first
     _echo_lines(ranking_lines(store_ranking(store_path, "roc_auc")))
-    _demo_report(store_path, out / "report")
+    pages = _demo_select(out / "report" / "select") if with_select else []
+    _demo_report(store_path, out / "report", pages)
     if summary.failed:
         raise SystemExit(1)
 
 
-def _demo_report(store_path: Path, report_dir: Path) -> None:
+def _demo_select(select_dir: Path) -> list[tuple[str, str, str]]:
+    """The demo's label-free half (:func:`odeval.bench.demo.demo_select`): print it, return the report's link."""
+    from odeval.bench.demo import demo_select, demo_select_command
+    from odeval.render.select import demo_select_lines
+    from odeval.report.select_page import write_select_page
+
+    try:
+        rec, _, written = demo_select(select_dir, page=write_select_page)
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None
+    page = next((p for p in written if p.suffix == ".html"), None)
+    _echo_lines(demo_select_lines(rec, demo_select_command(), None if page is None else str(page.resolve())))
+    if page is None:
+        return []
+    check = rec.check["recommended"]
+    return [(f"{select_dir.name}/{page.name}", f"odeval select on {rec.dataset['name']} (labels held back)",
+             f"recommendation {rec.recommended}; checked afterwards against the labels: ROC AUC "
+             f"{check['roc_auc']:.3f}, percentile {check['percentile']:.0f} among the candidates")]
+
+
+def _demo_report(store_path: Path, report_dir: Path, pages: list[tuple[str, str, str]]) -> None:
     """Write the demo's HTML report (figures need matplotlib: the 'plot' extra)."""
     try:
         import matplotlib  # noqa: F401
@@ -311,7 +337,7 @@ def _demo_report(store_path: Path, report_dir: Path) -> None:
     from odeval.report import report_from_store
 
     try:
-        index, _ = report_from_store(store_path, report_dir, title="odeval demo study")
+        index, _ = report_from_store(store_path, report_dir, pages=pages)  # titled by the study's name
     except OSError as exc:
         raise click.ClickException(_os_error(exc)) from None
     click.echo(f"\nreport: {index.resolve()}")
@@ -320,6 +346,29 @@ def _demo_report(store_path: Path, report_dir: Path) -> None:
 @main.group()
 def results() -> None:
     """Read and export a results store."""
+
+
+@results.command("studies")
+@click.argument("store", type=click.Path(exists=True, dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output (a JSON list).")
+def results_studies(store: str, as_json: bool) -> None:
+    """List the studies of a results STORE: hash, units, dataset variants, when, name (oldest first).
+
+    A store holding several studies is reported together unless `odeval report --study HASH|NAME` picks one.
+    """
+    from odeval.bench import ResultStore
+    from odeval.bench.store import StoreError
+    from odeval.render.results import studies_json, studies_lines
+
+    try:
+        with ResultStore(store, read_only=True) as rs:
+            studies = rs.studies()
+    except StoreError as exc:
+        raise click.ClickException(str(exc)) from None
+    if as_json:
+        click.echo(studies_json(studies))
+    else:
+        _echo_lines(studies_lines(studies, store))
 
 
 @results.command("export")
@@ -541,8 +590,10 @@ def ensemble_cmd(store: str, dataset: str, rate: float, measure: str, rule: str,
 @click.option("--measure", default="roc_auc", show_default=True, help="Measure of the ranking, tests and plots.")
 @click.option("--statistic", type=click.Choice(["best", "window_mean", "mean_over_k"]), default="best",
               show_default=True, help="Aggregate compared by the Friedman / Nemenyi tests.")
-@click.option("--study-hash", default=None, help="Report only this study of the store.")
-@click.option("--title", default="odeval study report", show_default=True)
+@click.option("--study", default=None, metavar="HASH|NAME",
+              help="Report only this study of the store (its hash, a hash prefix or its name; odeval results studies).")
+@click.option("--study-hash", default=None, help="Report only the study with this exact hash.")
+@click.option("--title", default=None, help="Title of the report [default: the study's name].")
 @click.option("--simulations", type=click.IntRange(min=1), default=200, show_default=True,
               help="Simulations of the random-ranker baselines.")
 @click.option("--seed", type=int, default=0, show_default=True,
@@ -557,8 +608,8 @@ def ensemble_cmd(store: str, dataset: str, rate: float, measure: str, rule: str,
               help="Similarity matrix and greedy ensemble per base dataset (needs the store's score vectors).")
 @click.option("--selection", default=None, metavar="all|N",
               help="Add the label-free model-selection audit (odeval select-audit) with these candidates.")
-def report_cmd(store: str, out_dir: str, measure: str, statistic: str, study_hash: str | None, title: str,
-               simulations: int, seed: int, permutations: int, min_outlier_pct: float | None,
+def report_cmd(store: str, out_dir: str, measure: str, statistic: str, study: str | None, study_hash: str | None,
+               title: str | None, simulations: int, seed: int, permutations: int, min_outlier_pct: float | None,
                max_outlier_pct: float | None, normalized: bool | None, deduplicated: bool | None,
                ensembles: bool, selection: str | None) -> None:
     """Write a static HTML report of the results STORE (a DuckDB file with tables runs, outlier_ranks).
@@ -574,7 +625,7 @@ def report_cmd(store: str, out_dir: str, measure: str, statistic: str, study_has
             store, out_dir, measure=measure, statistic=statistic, study_hash=study_hash, title=title,
             simulations=simulations, seed=seed, permutations=permutations, min_outlier_pct=min_outlier_pct,
             max_outlier_pct=max_outlier_pct, normalized=normalized, deduplicated=deduplicated, ensembles=ensembles,
-            selection=selection)
+            selection=selection, study=study)
     except ValueError as exc:  # StoreError is a ValueError: missing, not DuckDB, in use by PID N, old schema
         raise click.ClickException(str(exc)) from None
     except OSError as exc:

@@ -47,3 +47,26 @@ def test_protocol_audit_text():
         "",
         "wrote out/table1.csv",
     ]
+
+
+def test_studies_of_a_store():
+    import json
+
+    import pandas as pd
+
+    from odeval.render.results import studies_json, studies_lines
+
+    assert studies_lines(pd.DataFrame(columns=["study_hash", "name"]), "r.duckdb") == ["r.duckdb: no study"]
+    frame = pd.DataFrame({"study_hash": ["aaaa", "bbbb"], "name": ["first", "a longer name"], "n_units": [12, 3],
+                          "n_datasets": [2, 1], "source": ["a.toml", "b.toml"],
+                          "created": pd.to_datetime(["2026-11-26 10:00:31", "2026-11-26 11:05:00"])})
+    lines = studies_lines(frame, "r.duckdb")
+    assert lines[:4] == ["r.duckdb: 2 studies",
+                         "hash  units  datasets  when              name",
+                         "aaaa     12         2  2026-11-26 10:00  first",
+                         "bbbb      3         1  2026-11-26 11:05  a longer name"]
+    assert lines[4] == "report one of them: odeval report STORE -o DIR --study HASH|NAME"
+    assert len(studies_lines(frame.iloc[:1], "r.duckdb")) == 3  # one study: nothing to choose
+    assert json.loads(studies_json(frame))[1] == {"study_hash": "bbbb", "name": "a longer name", "n_units": 3,
+                                                  "n_datasets": 1, "created": "2026-11-26 11:05",
+                                                  "source": "b.toml"}

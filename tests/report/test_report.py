@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import html
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 from click.testing import CliRunner
+from tests.report.conftest import chromium, run_chrome
 
 from odeval.bench.store import ResultStore
 from odeval.cli import main
@@ -157,23 +156,8 @@ def test_cli_report_reads_a_duckdb_store(small_study, tmp_path):
     assert bad.exit_code == 1 and "no study with study_hash 'nope'" in bad.output
 
 
-def _chromium() -> str | None:
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        exe = shutil.which(name)
-        if exe:
-            return exe
-    return None
-
-
-def _chrome(exe: str, tmp: Path, *args: str) -> subprocess.CompletedProcess:
-    cmd = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-           "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={tmp / 'profile'}",
-           "--enable-logging=stderr", "--v=0", "--log-level=0", "--hide-scrollbars", *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
-
-
 def test_report_renders_in_headless_chromium(report, tmp_path):
-    exe = _chromium()
+    exe = chromium()
     if exe is None:
         pytest.skip("chromium not installed (make test installs it: apt-get install chromium)")
     index, _ = report
@@ -181,7 +165,7 @@ def test_report_renders_in_headless_chromium(report, tmp_path):
     pages = {"index": index, "dataset": _pages(index)[1]}
     for label, page in pages.items():
         url = page.resolve().as_uri()
-        dom = _chrome(exe, tmp_path, "--dump-dom", url)
+        dom = run_chrome(exe, tmp_path, "--dump-dom", url)
         assert dom.returncode == 0, dom.stderr[-2000:]
         console = [ln for ln in dom.stderr.splitlines() if ":CONSOLE" in ln]
         assert not console, f"console messages on {label}: {console}"
@@ -193,7 +177,7 @@ def test_report_renders_in_headless_chromium(report, tmp_path):
             assert "Similarity of scorings and ensembles" in dom.stdout and "keep_scores" in dom.stdout
         shot = ARTIFACTS / f"{label}.png"
         shot.unlink(missing_ok=True)
-        res = _chrome(exe, tmp_path, "--window-size=1280,2600", f"--screenshot={shot}", url)
+        res = run_chrome(exe, tmp_path, "--window-size=1280,2600", f"--screenshot={shot}", url)
         assert res.returncode == 0 and shot.is_file() and shot.stat().st_size > 10_000, res.stderr[-2000:]
         assert not [ln for ln in res.stderr.splitlines() if ":CONSOLE" in ln]
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from odeval._key import ScoringKey
 from odeval.bench import ResultStore
 from odeval.report import report_from_store
 from odeval.report.internal import internal_picks
@@ -28,7 +29,8 @@ def test_report_has_the_internal_section(tmp_path):
         internal, runs = st.internal_measures(), st.runs()
     em = internal[(internal.measure == "em") & internal.value.notna()]
     best = em.loc[em.value.idxmax()]
-    assert picks.loc[0, "pick"] == f"{best.method} k={best.k}"
+    # the one scoring key (odeval._key), shortened to what tells the candidates apart: "kNN-004"
+    assert picks.loc[0, "pick"] == ScoringKey.make(best.method, k=int(best.k)).label(params=False, metric=False)
     auc = runs.set_index(["unit_id", "k"]).loc[(best.unit_id, best.k), "roc_auc"]
     assert np.isclose(picks.loc[0, "roc_auc pick"], auc)
     assert picks.loc[0, "roc_auc min"] <= auc <= picks.loc[0, "roc_auc max"]

@@ -925,9 +925,12 @@ class ResultStore:
                          f"{', '.join(known) or 'none'}")
 
     def studies(self) -> pd.DataFrame:
-        """The ``studies`` table with the number of units linked to each study (column ``n_units``)."""
+        """The ``studies`` table with the number of units and of dataset variants linked to each study (columns
+        ``n_units``, ``n_datasets``), oldest first."""
         return self.con.execute(
-            "SELECT s.*, (SELECT count(*) FROM study_units u WHERE u.study_hash = s.study_hash) AS n_units "
+            "SELECT s.*, (SELECT count(*) FROM study_units u WHERE u.study_hash = s.study_hash) AS n_units, "
+            "(SELECT count(DISTINCT n.dataset) FROM study_units u JOIN units n ON n.unit_id = u.unit_id "
+            "WHERE u.study_hash = s.study_hash) AS n_datasets "
             "FROM studies s ORDER BY created, study_hash").df()
 
     def study_unit_ids(self, study_hash: str) -> set[str]:

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["format_recommendation", "select_progress"]
+__all__ = ["demo_select_lines", "format_recommendation", "select_progress"]
 
 
 def _pct(x: float | None) -> str:
@@ -103,6 +103,26 @@ def format_recommendation(rec: Any, notes: list[str] | None = None) -> str:
         c = chk["candidates_roc_auc"]
         lines.append(f"  candidates' ROC AUC: min {c['min']:.3f}, median {c['median']:.3f}, max {c['max']:.3f}")
     return "\n".join(lines)
+
+
+def demo_select_lines(rec: Any, command: str, page: str | None) -> list[str]:
+    """The demo's label-free half in a few lines: what ran, the recommendation, and the check against the labels the
+    selection never saw (``odeval select`` prints the whole report; ``command`` reruns it)."""
+    prep = rec.preparation
+    lines = ["", f"Label-free half: odeval select on {rec.dataset['name']} ({prep['n_objects']} objects × "
+             f"{prep['n_attributes']} attributes) with its labels held back", f"  {command}",
+             f"  Recommendation: {rec.recommended}   (chosen by {rec.recommended_by}; alternative: the "
+             f"{rec.alternative})", f"  agreement of the label-free choices: {rec.agreement['strength']}"]
+    chk = rec.check
+    if chk:
+        r, e, c = chk["recommended"], chk["ensemble"], chk["candidates_roc_auc"]
+        lines.append(f"  check against the held-back labels ({chk['n_outliers']} outliers of {chk['n_objects']}): "
+                     f"{rec.recommended} ROC AUC {r['roc_auc']:.3f}, AP {r['average_precision']:.3f}, percentile "
+                     f"{r['percentile']:.0f} among the {rec.pool['n_candidates']} candidates; ensemble ROC AUC "
+                     f"{e['roc_auc']:.3f}; candidates min {c['min']:.3f}, median {c['median']:.3f}, max {c['max']:.3f}")
+    if page:
+        lines.append(f"  page: {page}")
+    return lines
 
 
 @contextmanager

@@ -26,6 +26,7 @@ from odeval.report.primitives import (
     format_value,
     html_figure,
     html_table,
+    nav_html,
     page_html,
 )
 
@@ -74,6 +75,7 @@ def build_report(
     selection: Any = None,
     internal: pd.DataFrame | None = None,
     ireos: pd.DataFrame | None = None,
+    pages: Sequence[tuple[str, str, str]] = (),
 ) -> Path:
     """Write the static HTML report of a study to ``out_dir`` and return the path of ``index.html``.
 
@@ -120,6 +122,9 @@ def build_report(
     ireos : DataFrame, optional
         IREOS of every candidate from the per-variant step: adds the IREOS section
         (:func:`odeval.report.internal.ireos_section_html`).
+    pages : sequence of (href, title, description), optional
+        Other pages to link from the index (a section "Linked pages" and its navigation entry), e.g. the
+        ``odeval select`` page ``odeval demo`` writes beside the report; ``href`` relative to ``out_dir``.
     """
     if statistic not in A.STATISTICS:
         raise ValueError(f"statistic must be one of {A.STATISTICS}, got {statistic!r}")
@@ -217,9 +222,9 @@ def build_report(
     # --- index page -------------------------------------------------------------------------------------------
     s = study.iloc[0]
     page = Page(title)
-    page.add('<nav class="toc"><a href="#summary">Summary</a><a href="#ranking">Method ranking</a>'
-             '<a href="#nemenyi">Nemenyi test</a><a href="#datasets">Dataset map</a>'
-             '<a href="#tables">Tables (CSV)</a></nav>')
+    page.add(nav_html(_index_sections(stats=not stats_error, selection=selection is not None,
+                                      internal=internal is not None and len(internal) > 0,
+                                      ireos=ireos is not None and len(ireos) > 0, pages=bool(pages))))
     page.add('<h2 id="summary">Study summary</h2>')
     page.add(cards([("base datasets", s["n_base_datasets"]), ("dataset variants", s["n_variants"]),
                      ("methods", s["n_methods"]), ("k range", f"{s['k_min']}–{s['k_max']}"),
@@ -266,6 +271,7 @@ def build_report(
         page.add('<h2 id="nemenyi">Nemenyi test</h2>')
         page.add('<p class="muted">Row vs column: ▲ row significantly better at 95 %, △ better at 90 % only, '
                  "▼ worse at 95 %, ▽ worse at 90 % only (Campos et al. Table 3 form).</p>")
+        page.add(_no_significant_pair_note(table, cd90, cd95))
         page.add(html_table(table, csv="tables/nemenyi_table.csv", sym_columns=True, index=True))
         page.add('<p class="csv"><a href="tables/nemenyi_pairwise.csv">Pairwise statistics and p-values (CSV)</a></p>')
 
@@ -325,6 +331,10 @@ def build_report(
 
         page.add(ireos_section_html(ireos, ctx=ctx))
 
+    if pages:
+        page.add('<h2 id="pages">Linked pages</h2><ul>' + "".join(
+            f'<li><a href="{escape(href)}">{escape(name)}</a> — {escape(desc)}</li>' for href, name, desc in pages)
+            + "</ul>")
     page.add('<h2 id="tables">Tables (CSV)</h2><ul>' + "".join(
         f'<li><a href="{escape(rel)}">{escape(rel)}</a> — {escape(desc)}</li>'
         for rel, desc in sorted(ctx.tables.items()) if "/ds_" not in rel) + "</ul>")
@@ -332,6 +342,29 @@ def build_report(
     index = out / "index.html"
     index.write_text(page_html(page, home=None, subtitle=subtitle), encoding="utf-8")
     return index
+
+
+def _index_sections(*, stats: bool, selection: bool, internal: bool, ireos: bool,
+                    pages: bool = False) -> list[tuple[str, str]]:
+    """(anchor, label) of the index page's sections, in page order: the top navigation."""
+    sections = [("summary", "Summary"), ("ranking", "Method ranking")]
+    sections += [("nemenyi", "Nemenyi test")] if stats else []
+    sections += [("datasets", "Dataset map")]
+    sections += [("selection", "Label-free selection")] if selection else []
+    sections += [("internal", "EM / MV")] if internal else []
+    sections += [("ireos", "IREOS")] if ireos else []
+    sections += [("pages", "Linked pages")] if pages else []
+    return [*sections, ("tables", "Tables (CSV)")]
+
+
+def _no_significant_pair_note(table: pd.DataFrame, cd90: float, cd95: float) -> str:
+    """A sentence where the Nemenyi grid has no significant pair (an empty grid looks like a rendering fault)."""
+    marks = {"▲", "△", "▼", "▽"}
+    if any(str(v) in marks for v in table.to_numpy().ravel()):
+        return ""
+    return (f'<p class="note"><b>No pair of methods differs significantly</b> at 90 % or 95 %: no two average ranks '
+            f"are further apart than the critical difference ({cd90:.3f} at 90 %, {cd95:.3f} at 95 %), so every cell "
+            "of the grid below is empty.</p>")
 
 
 _SHORT = {"normalized": "norm.", "deduplicated": "dedup.", "outlier_pct": "outlier % (nominal)", "n_objects": "N",

@@ -18,17 +18,44 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from odeval._key import ScoringKey, distinct_names
 from odeval.report.plots import new_figure, plain_text
 from odeval.report.primitives import escape, html_figure, html_table
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
-__all__ = ["CRITERIA", "internal_picks", "internal_section_html", "ireos_section_html", "plot_internal_vs_k"]
+__all__ = ["CRITERIA", "candidate_names", "internal_picks", "internal_section_html", "ireos_section_html",
+           "plot_internal_vs_k"]
 
 CRITERIA = {"em": "max", "mv": "min", "ireos": "max", "ireos_adjusted": "max"}
 """Label-free criteria the section knows and which end of each is better."""
 QUALITY = ("roc_auc", "average_precision")
+_SHOWN = {"roc_auc": "ROC AUC", "average_precision": "AP", "gamma_max": "γmax"}
+
+
+def candidate_names(frame: pd.DataFrame) -> pd.Series:
+    """The one scoring-key name of each row's candidate (``kNN-010``; :func:`odeval._key.distinct_names` over the
+    frame's candidates, so a method's parameters and metric are written only where they tell candidates apart).
+
+    ``frame``: ``method`` and ``k``, optionally ``params`` (the store's JSON text) and ``metric``.
+    """
+    params = frame["params"] if "params" in frame.columns else pd.Series("", index=frame.index)
+    metric = frame["metric"] if "metric" in frame.columns else pd.Series("", index=frame.index)
+    triples = list(zip(frame["method"].astype(str), params.fillna("").astype(str), metric.fillna("").astype(str),
+                       frame["k"].astype(int), strict=True))
+    uniq = list(dict.fromkeys(triples))
+    keys = [ScoringKey.from_params_json(m, p or None, metric=mt, k=k) for m, p, mt, k in uniq]
+    names = dict(zip(uniq, distinct_names(keys), strict=True))
+    return pd.Series([names[t] for t in triples], index=frame.index, dtype=object)
+
+
+def _shown(picks: pd.DataFrame) -> pd.DataFrame:
+    """A picks table with readable column names (the CSV keeps the plain ones)."""
+    def name(col: str) -> str:
+        first, _, rest = col.partition(" ")
+        return f"{_SHOWN.get(first, first)} {rest}".strip()
+    return picks.rename(columns={c: name(str(c)) for c in picks.columns})
 
 
 def internal_picks(internal: pd.DataFrame, runs: pd.DataFrame, quality: tuple[str, ...] = QUALITY) -> pd.DataFrame:
@@ -46,11 +73,13 @@ def internal_picks(internal: pd.DataFrame, runs: pd.DataFrame, quality: tuple[st
     -------
     DataFrame
         One row per (dataset, criterion): ``dataset``, ``criterion``, ``candidates`` (how many had a value),
-        ``pick`` ("method k=…"), the criterion's value, and per quality measure its value at the pick and
+        ``pick`` (the candidate's scoring-key name, ``kNN-010``: :func:`candidate_names`), the criterion's value,
+        and per quality measure its value at the pick and
         ``min`` / ``mean`` / ``max`` over those candidates. Ties go to the first candidate in (method, k) order.
     """
     cols = ["unit_id", "k", *quality]
     merged = internal.merge(runs[cols], on=["unit_id", "k"], how="inner")
+    merged["pick_name"] = candidate_names(merged) if len(merged) else pd.Series(dtype=object)
     rows: list[dict[str, Any]] = []
     for (dataset, crit), g in merged.groupby(["dataset", "measure"], sort=True):
         if crit not in CRITERIA:
@@ -62,7 +91,7 @@ def internal_picks(internal: pd.DataFrame, runs: pd.DataFrame, quality: tuple[st
         i = int(np.argmax(vals) if CRITERIA[crit] == "max" else np.argmin(vals))
         pick = g.iloc[i]
         row: dict[str, Any] = {"dataset": dataset, "criterion": f"{crit.upper()} ({CRITERIA[crit]})",
-                               "candidates": len(g), "pick": f"{pick['method']} k={int(pick['k'])}",
+                               "candidates": len(g), "pick": pick["pick_name"],
                                "value": float(pick["value"])}
         for q in quality:
             v = g[q].to_numpy(float)
@@ -109,7 +138,7 @@ def internal_section_html(internal: pd.DataFrame, runs: pd.DataFrame, *, ctx: An
     else:
         csv = ctx.csv(picks, "internal_picks", "per dataset: the (method, k) EM and MV pick, its ROC AUC / AP "
                       "and min / mean / max over the candidates") if ctx is not None else None
-        parts.append(html_table(picks, csv=csv))
+        parts.append(html_table(_shown(picks), csv=csv))
     nan = internal[~np.isfinite(internal["value"].to_numpy(float))]
     if len(nan):
         notes = {}
@@ -144,7 +173,7 @@ def ireos_section_html(ireos: pd.DataFrame, *, ctx: Any = None) -> str:
         # the pick's stored one-sided p-value against random solutions (ireos_p_value, App. A), when stored
         pv = frame[frame["measure"] == "ireos_p_value"]
         if len(pv):
-            key = pv["dataset"] + "|" + pv["method"] + " k=" + pv["k"].astype(int).astype(str)
+            key = pv["dataset"] + "|" + candidate_names(frame).loc[pv.index]
             lookup = dict(zip(key, pv["value"].astype(float), strict=True))
             picks.insert(picks.columns.get_loc("value") + 1, "p_value",
                          [lookup.get(f"{d}|{p}", np.nan) for d, p in zip(picks["dataset"], picks["pick"], strict=True)])
@@ -158,7 +187,7 @@ def ireos_section_html(ireos: pd.DataFrame, *, ctx: Any = None) -> str:
         return "\n".join(parts)
     csv = ctx.csv(picks, "ireos_picks", "per variant: the candidate IREOS picks, its ROC AUC / AP and min / mean / "
                   "max over the candidates") if ctx is not None else None
-    parts.append(html_table(picks, csv=csv))
+    parts.append(html_table(_shown(picks), csv=csv))
     auc = picks[picks["criterion"].str.startswith("IREOS (")]
     if len(auc):
         parts.append(f"<p>Mean over {len(auc)} variant(s): ROC AUC of the IREOS pick {auc['roc_auc pick'].mean():.3f}"

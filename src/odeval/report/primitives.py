@@ -21,7 +21,7 @@ import pandas as pd
 from odeval import __version__
 
 __all__ = ["CSS", "Page", "ReportContext", "cards", "escape", "format_value", "html_figure", "html_table",
-           "page_html", "svg_data_uri"]
+           "nav_html", "page_html", "svg_data_uri"]
 
 CSS = """
 :root { --fg:#1d2733; --muted:#5b6b7c; --line:#dfe5ec; --accent:#1f4e79; --bg:#ffffff; --soft:#f5f8fb; }
@@ -36,18 +36,18 @@ header.top .sub { color:#c9d9ea; font-size:13px; }
 .wrap { max-width:1120px; margin:0 auto; padding:0 24px; }
 main.wrap { padding-top:8px; padding-bottom:48px; }
 nav.toc { font-size:13px; margin:14px 0 4px; color:var(--muted); }
-nav.toc a { margin-right:14px; }
+nav.toc a { margin-right:14px; display:inline-block; }
 h2 { font-size:19px; margin:34px 0 8px; padding-bottom:4px; border-bottom:2px solid var(--line); }
 h3 { font-size:16px; margin:22px 0 6px; }
 p.note, .muted { color:var(--muted); font-size:13px; }
 a { color:var(--accent); }
 table { border-collapse:collapse; font-size:13px; margin:6px 0 4px; font-variant-numeric: tabular-nums; }
 th, td { padding:4px 10px; border-bottom:1px solid var(--line); text-align:right; white-space:nowrap; }
-th { background:var(--soft); font-weight:600; position:sticky; top:0; }
+th { background:var(--soft); font-weight:600; position:sticky; top:0; white-space:normal; vertical-align:bottom; }
 td.txt, th.txt { text-align:left; }
 tbody tr:nth-child(even) td { background:#fafcfd; }
 tbody tr:hover td { background:#eef4fa; }
-.tablebox { overflow-x:auto; max-width:100%; }
+.tablebox { overflow-x:auto; max-width:100%; }  /* a table wider than the page scrolls inside its own box */
 .csv { font-size:12px; }
 .cards { display:flex; gap:12px; flex-wrap:wrap; margin:12px 0; }
 .card { background:var(--soft); border:1px solid var(--line); border-radius:6px; padding:8px 14px; min-width:120px; }
@@ -139,7 +139,7 @@ def html_table(
     whole = {c for c in df.columns if pd.api.types.is_float_dtype(df[c])
              and all(np.isnan(v) or float(v).is_integer() for v in df[c])}
     head = "".join(
-        f'<th class="{"txt" if not pd.api.types.is_numeric_dtype(df[c]) else ""}">{escape(c)}</th>'
+        f'<th class="{"txt" if not pd.api.types.is_numeric_dtype(df[c]) else ""}">{_breakable(c)}</th>'
         for c in df.columns
     )
     body = []
@@ -162,6 +162,12 @@ def html_table(
             f"{link}")
 
 
+def _breakable(name: Any) -> str:
+    """A column name, escaped, that may wrap after its underscores: headers wrap, so that a table of many
+    columns (the IREOS and EM/MV picks) fits the page instead of overflowing it."""
+    return escape(name).replace("_", "_<wbr>")
+
+
 def html_figure(fig_fn: Callable[[], Any], caption: str, alt: str) -> str:
     """Render the figure ``fig_fn()`` draws as an <img> with a data URI; a failure becomes a visible note.
 
@@ -172,6 +178,12 @@ def html_figure(fig_fn: Callable[[], Any], caption: str, alt: str) -> str:
         return f'<p class="note">Figure not available ({escape(alt)}): {escape(exc)}</p>'
     uri = svg_data_uri(fig)
     return f'<figure><img src="{uri}" alt="{escape(alt)}"><figcaption>{caption}</figcaption></figure>'
+
+
+def nav_html(sections: Sequence[tuple[str, str]]) -> str:
+    """The top navigation of a page: one link per (anchor, label), in page order."""
+    links = "".join(f'<a href="#{escape(anchor)}">{escape(label)}</a>' for anchor, label in sections)
+    return f'<nav class="toc">{links}</nav>'
 
 
 def page_html(page: Page, *, home: str | None, subtitle: str) -> str:

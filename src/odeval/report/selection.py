@@ -89,7 +89,7 @@ def selection_section_html(audit: SelectionAudit, *, csv_prefix: str = "", ctx: 
     def csv(frame: pd.DataFrame, name: str, desc: str) -> str | None:
         return ctx.csv(frame, name, desc) if ctx is not None else None
 
-    parts = ["<h2>Label-free model selection</h2>",
+    parts = ['<h2 id="selection">Label-free model selection</h2>',
              f"<p>Each selector picks one candidate per variant without labels ({escape(audit.candidates_mode)} "
              f"candidates); the labels judge the pick ({escape(m)}). Percentile: mid-rank among the candidates (a "
              "random pick averages 50). Tests: one-sided Wilcoxon signed-rank, selector better than the baseline. "
