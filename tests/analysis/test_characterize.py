@@ -170,7 +170,12 @@ def test_pooled_permutation_summary_as_in_fig7():
     assert good["p_value"] == pytest.approx(1 / 601)
     assert noise["n_variants"] == 1 and noise["n_permuted"] == 300
     assert noise["p_value"] > 0.01 and noise["gap"] < 0  # random scorings: the true labels are not special
-    # the counts are those of the per-variant draws, pooled
+    assert good["n_variants_unmatched"] == 2 and good["max_variant_p"] == pytest.approx(1 / 301)
+    # the counts are those of the per-variant draws, pooled; each variant against its own draws as in
+    # permutation_test_summary
+    per_variant = permutation_test_summary(dist).set_index("dataset")
+    assert noise["max_variant_p"] == pytest.approx(per_variant.loc["noise", "p_value"])
+    assert noise["n_variants_unmatched"] == 0
     d = parts["noise"]
     assert noise["n_permuted_le_observed_max"] == int((d["difficulty"] <= d["observed_difficulty"].iloc[0]).sum())
     # seeded: the same inputs give the same summary; the variant order does not matter

@@ -533,7 +533,9 @@ def pooled_permutation_summary(distribution: pd.DataFrame, groups: Mapping[str, 
         when every random labelling is harder than every observed one), ``n_permuted_le_observed_max``
         (permuted values ≤ observed_max) and ``p_value`` = (1 + that count) / (1 + n_permuted): the one-sided
         permutation p-value of the hardest variant against the pooled null (Phipson and Smyth 2010), an upper
-        bound on that of every variant of the base dataset.
+        bound on that of every variant of the base dataset. Then, each variant against its own permutations
+        only (as :func:`permutation_test_summary`): ``n_variants_unmatched`` (variants none of whose permuted
+        difficulties is ≤ their observed one) and ``max_variant_p`` (the largest per-variant p-value).
     """
     for c in ("dataset", "difficulty", "observed_difficulty"):
         if c not in distribution.columns:
@@ -549,6 +551,9 @@ def pooled_permutation_summary(distribution: pd.DataFrame, groups: Mapping[str, 
         permuted = grp["difficulty"].to_numpy(dtype=np.float64)
         hardest = float(observed.max())
         below = int(np.sum(permuted <= hardest))
+        own = grp.groupby("dataset").apply(  # per variant: permuted difficulties at or below its own observed one
+            lambda g: int(np.sum(g["difficulty"].to_numpy() <= g["observed_difficulty"].iloc[0])), include_groups=False)
+        sizes = grp.groupby("dataset").size()
         rows.append({
             "base_dataset": base, "n_variants": int(observed.size), "observed_min": float(observed.min()),
             "observed_median": float(np.median(observed)), "observed_max": hardest, "n_permuted": int(permuted.size),
@@ -556,5 +561,7 @@ def pooled_permutation_summary(distribution: pd.DataFrame, groups: Mapping[str, 
             "permuted_mean": float(permuted.mean()), "permuted_max": float(permuted.max()),
             "gap": float(permuted.min()) - hardest, "n_permuted_le_observed_max": below,
             "p_value": (1.0 + below) / (1.0 + permuted.size),
+            "n_variants_unmatched": int((own == 0).sum()),
+            "max_variant_p": float(((1.0 + own) / (1.0 + sizes[own.index])).max()),
         })
     return pd.DataFrame(rows)
