@@ -267,7 +267,8 @@ def fig7(store: str, summary: pd.DataFrame, params: dict[str, str], n_permutatio
     p = per_variant["p_value"]
     out += ["", f"Per variant (one-sided p = (1 + #permuted ≤ observed) / (1 + {n_permutations})): "
             f"{int((p == 1.0 / (1 + n_permutations)).sum())} of {len(p)} variants have no permuted difficulty at or "
-            f"below the observed one; largest p = {fmt_p(float(p.max()))} "
+            f"below the observed one; {int((p > 0.01).sum())} have p > 0.01 "
+            f"({', '.join(per_variant.loc[p > 0.01, 'dataset'].astype(str))}); largest p = {fmt_p(float(p.max()))} "
             f"({per_variant.loc[p.idxmax(), 'dataset']}).", ""]
     return "\n".join(out)
 
