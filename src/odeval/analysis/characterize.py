@@ -551,8 +551,8 @@ def pooled_permutation_summary(distribution: pd.DataFrame, groups: Mapping[str, 
         permuted = grp["difficulty"].to_numpy(dtype=np.float64)
         hardest = float(observed.max())
         below = int(np.sum(permuted <= hardest))
-        own = grp.groupby("dataset").apply(  # per variant: permuted difficulties at or below its own observed one
-            lambda g: int(np.sum(g["difficulty"].to_numpy() <= g["observed_difficulty"].iloc[0])), include_groups=False)
+        # per variant: its permuted difficulties at or below its own observed one (constant within a variant)
+        own = (grp["difficulty"] <= grp["observed_difficulty"]).groupby(grp["dataset"]).sum()
         sizes = grp.groupby("dataset").size()
         rows.append({
             "base_dataset": base, "n_variants": int(observed.size), "observed_min": float(observed.min()),
