@@ -199,8 +199,9 @@ def rescore_best_k(store: str, summary: pd.DataFrame, params: dict[str, str], da
         graph = knn_graph(X, graph_k, metric="euclidean")
         for r, det in dets:
             k = int(r.best_k)
-            scored = score_ks(det, graph, [k])
-            values, s = evaluate_scoring(y, scored.scores[0])  # s: the finite scores that were ranked
+            # ELKI batch-tool variants order tied neighbours by the run's largest k: score the study's whole range
+            scored = score_ks(det, graph, "1..100" if det.depends_on_k_range else [k])
+            values, s = evaluate_scoring(y, scored.scores[scored.ks.index(k)])  # s: the finite scores ranked
             value = values[measure]
             if value != r.best:
                 sys.exit(f"{d} {r.config} k={k}: re-scored {measure} {value!r} != stored {r.best!r}")
