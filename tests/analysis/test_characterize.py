@@ -18,6 +18,7 @@ from odeval.analysis import (
     per_variant_summary,
     permutation_test_summary,
     permutation_tests,
+    pooled_permutation_summary,
     random_ranker_baselines,
     rank_objects,
 )
@@ -145,3 +146,40 @@ def test_realistic_characterisation(realistic):
     store_dist = permutation_tests(s, ranks, pd.DataFrame(rows), n_permutations=300, seed=0)
     np.testing.assert_allclose(store_dist.sort_values(["dataset", "permutation"])["difficulty"].to_numpy(),
                                dist.sort_values(["dataset", "permutation"])["difficulty"].to_numpy())
+
+
+def test_pooled_permutation_summary_as_in_fig7():
+    # base "good": two variants whose three methods find the outliers (observed difficulty 1); base "noise": one
+    # variant whose methods score at random, so its labels are no easier than permuted ones.
+    rng = np.random.default_rng(0)
+    n, n_out = 200, 10
+    parts = {}
+    for name, informative in (("good_v1", True), ("good_v2", True), ("noise", False)):
+        y = np.zeros(n, dtype=bool)
+        y[rng.choice(n, n_out, replace=False)] = True
+        base = y.astype(float) if informative else np.zeros(n)
+        scores = {m: base + 0.01 * rng.random(n) for m in ("a", "b", "c")}
+        parts[name] = label_permutation_test(y, scores, n_permutations=300, seed=5, dataset=name)
+    dist = pd.concat(parts.values(), ignore_index=True)
+    groups = {"good_v1": "good", "good_v2": "good", "noise": "noise"}
+    pooled = pooled_permutation_summary(dist, groups)
+    assert pooled["base_dataset"].tolist() == ["good", "noise"]
+    good, noise = pooled.iloc[0], pooled.iloc[1]
+    assert good["n_variants"] == 2 and good["n_permuted"] == 600
+    assert good["observed_max"] == 1.0 and good["gap"] > 0 and good["n_permuted_le_observed_max"] == 0
+    assert good["p_value"] == pytest.approx(1 / 601)
+    assert noise["n_variants"] == 1 and noise["n_permuted"] == 300
+    assert noise["p_value"] > 0.01 and noise["gap"] < 0  # random scorings: the true labels are not special
+    assert good["n_variants_unmatched"] == 2 and good["max_variant_p"] == pytest.approx(1 / 301)
+    # the counts are those of the per-variant draws, pooled; each variant against its own draws as in
+    # permutation_test_summary
+    per_variant = permutation_test_summary(dist).set_index("dataset")
+    assert noise["max_variant_p"] == pytest.approx(per_variant.loc["noise", "p_value"])
+    assert noise["n_variants_unmatched"] == 0
+    d = parts["noise"]
+    assert noise["n_permuted_le_observed_max"] == int((d["difficulty"] <= d["observed_difficulty"].iloc[0]).sum())
+    # seeded: the same inputs give the same summary; the variant order does not matter
+    again = pooled_permutation_summary(dist.iloc[::-1], groups)
+    pd.testing.assert_frame_equal(pooled, again)
+    with pytest.raises(ValueError, match="no base dataset"):
+        pooled_permutation_summary(dist, {"good_v1": "good"})

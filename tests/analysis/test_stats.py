@@ -10,6 +10,7 @@ from scipy import stats as sps
 from odeval.analysis import (
     average_ranks,
     friedman_test,
+    nemenyi_claims,
     nemenyi_critical_difference,
     nemenyi_table,
     nemenyi_test,
@@ -133,3 +134,29 @@ def test_tests_need_two_datasets_and_two_methods():
         friedman_test(np.ones((1, 3)))
     with pytest.raises(ValueError, match="NaN"):
         nemenyi_test(np.array([[0.1, np.nan], [0.2, 0.3]]))
+
+
+def test_nemenyi_claims_relation_by_relation():
+    # 20 datasets; a always first; b and c swap places 2/3; d always last:
+    # mean ranks a 1, b 2.5, c 2.5, d 4; CD_95 for k = 4, N = 20 is 2.569·√(20/120) = 1.049.
+    rows = [[4.0, 3.0, 2.0, 1.0] if i % 2 else [4.0, 2.0, 3.0, 1.0] for i in range(20)]
+    m = pd.DataFrame(rows, columns=["a", "b", "c", "d"])
+    pairwise = nemenyi_test(m)
+    cd95 = nemenyi_critical_difference(4, 20, 0.05)
+    claims = nemenyi_claims(pairwise, [("a", "b", 95), ("b", "c", 90), ("d", "a", 90)])
+    assert claims["better"].tolist()[:3] == ["a", "b", "d"]
+    first, second, third = claims.iloc[0], claims.iloc[1], claims.iloc[2]
+    assert first["rank_diff"] == pytest.approx(1.5) and first["measured"] == 95 and first["holds"]
+    assert first["cd_95"] == pytest.approx(cd95)
+    assert second["rank_diff"] == 0.0 and second["measured"] == 0 and not second["holds"]
+    assert third["measured"] == -95 and not third["holds"]  # the opposite is significant
+    # unstated but measured significant: a > c and b > d, c > d (each 1.5 > CD), ordered by p then name
+    extra = claims.iloc[3:]
+    assert set(zip(extra["better"], extra["worse"], strict=True)) == {("a", "c"), ("b", "d"), ("c", "d")}
+    assert (extra["claimed"] == 0).all() and not extra["holds"].any() and (extra["measured"] == 95).all()
+    with pytest.raises(ValueError, match="no method 'x'"):
+        nemenyi_claims(pairwise, [("x", "a", 95)])
+    with pytest.raises(ValueError, match="listed twice"):
+        nemenyi_claims(pairwise, [("a", "b", 95), ("b", "a", 90)])
+    with pytest.raises(ValueError, match="90 or 95"):
+        nemenyi_claims(pairwise, [("a", "b", 99)])

@@ -40,6 +40,7 @@ __all__ = [
     "difficulty_diversity_from_bins",
     "label_permutation_test",
     "permutation_test_summary",
+    "pooled_permutation_summary",
     "permutation_tests",
     "random_ranker_baselines",
     "rank_objects",
@@ -504,3 +505,63 @@ def permutation_tests(
     if not parts:
         raise ValueError("permutation_tests: no variant has the best-k scores of every method")
     return pd.concat(parts, ignore_index=True)
+
+
+def pooled_permutation_summary(distribution: pd.DataFrame, groups: Mapping[str, str]) -> pd.DataFrame:
+    """Campos et al. (2016), Fig. 7: per base dataset, the observed difficulties against the pooled permutations.
+
+    The paper draws, per base dataset, the difficulty of each of its variants (observed) beside the difficulties
+    of all the label permutations of all those variants pooled (1000 per variant, so 10,000 for ten variants),
+    and reports that no permuted value "is even close to the observed difficulty values". This summary says how
+    close: the pooled permuted minimum against the largest (hardest) observed difficulty, and how many permuted
+    values are at or below it.
+
+    Parameters
+    ----------
+    distribution : DataFrame
+        Concatenated :func:`label_permutation_test` outputs, with the ``dataset`` column (e.g.
+        :func:`permutation_tests`).
+    groups : mapping of str to str
+        Variant name → base dataset. Every variant of ``distribution`` must be mapped.
+
+    Returns
+    -------
+    DataFrame
+        One row per base dataset (sorted): ``base_dataset``, ``n_variants``, ``observed_min``,
+        ``observed_median``, ``observed_max`` (over its variants), ``n_permuted`` (pooled), ``permuted_min``,
+        ``permuted_q01``, ``permuted_mean``, ``permuted_max``, ``gap`` (permuted_min − observed_max, in bins: > 0
+        when every random labelling is harder than every observed one), ``n_permuted_le_observed_max``
+        (permuted values ≤ observed_max) and ``p_value`` = (1 + that count) / (1 + n_permuted): the one-sided
+        permutation p-value of the hardest variant against the pooled null (Phipson and Smyth 2010), an upper
+        bound on that of every variant of the base dataset. Then, each variant against its own permutations
+        only (as :func:`permutation_test_summary`): ``n_variants_unmatched`` (variants none of whose permuted
+        difficulties is ≤ their observed one) and ``max_variant_p`` (the largest per-variant p-value).
+    """
+    for c in ("dataset", "difficulty", "observed_difficulty"):
+        if c not in distribution.columns:
+            raise ValueError(f"distribution has no column {c!r}; pass label_permutation_test outputs with dataset")
+    names = distribution["dataset"].astype(str)
+    unmapped = sorted(set(names) - set(map(str, groups)))
+    if unmapped:
+        raise ValueError(f"pooled_permutation_summary: no base dataset for {len(unmapped)} variant(s): {unmapped[:5]}")
+    frame = distribution.assign(dataset=names, base_dataset=names.map({str(k): str(v) for k, v in groups.items()}))
+    rows = []
+    for base, grp in frame.groupby("base_dataset", sort=True):
+        observed = grp.groupby("dataset")["observed_difficulty"].first().to_numpy(dtype=np.float64)
+        permuted = grp["difficulty"].to_numpy(dtype=np.float64)
+        hardest = float(observed.max())
+        below = int(np.sum(permuted <= hardest))
+        # per variant: its permuted difficulties at or below its own observed one (constant within a variant)
+        own = (grp["difficulty"] <= grp["observed_difficulty"]).groupby(grp["dataset"]).sum()
+        sizes = grp.groupby("dataset").size()
+        rows.append({
+            "base_dataset": base, "n_variants": int(observed.size), "observed_min": float(observed.min()),
+            "observed_median": float(np.median(observed)), "observed_max": hardest, "n_permuted": int(permuted.size),
+            "permuted_min": float(permuted.min()), "permuted_q01": float(np.quantile(permuted, 0.01)),
+            "permuted_mean": float(permuted.mean()), "permuted_max": float(permuted.max()),
+            "gap": float(permuted.min()) - hardest, "n_permuted_le_observed_max": below,
+            "p_value": (1.0 + below) / (1.0 + permuted.size),
+            "n_variants_unmatched": int((own == 0).sum()),
+            "max_variant_p": float(((1.0 + own) / (1.0 + sizes[own.index])).max()),
+        })
+    return pd.DataFrame(rows)

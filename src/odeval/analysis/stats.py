@@ -19,6 +19,7 @@ from scipy import stats as sps
 __all__ = [
     "average_ranks",
     "friedman_test",
+    "nemenyi_claims",
     "nemenyi_critical_difference",
     "nemenyi_table",
     "nemenyi_test",
@@ -260,3 +261,77 @@ def nemenyi_table(pairwise: pd.DataFrame, order: Sequence[str] | None = None) ->
         table.loc[row.method_a, row.method_b] = sym
     table.index.name = "method"
     return table
+
+
+def nemenyi_claims(pairwise: pd.DataFrame, claims: Sequence[tuple[str, str, int]]) -> pd.DataFrame:
+    """Hold a published table of pairwise Nemenyi outcomes against measured ones, one row per pair of methods.
+
+    A published table such as Campos et al. (2016), Table 3, states for some pairs "a is better than b at 90 %
+    (or 95 %) confidence" and, by leaving the other cells empty, that no other pair differs at 90 %. This
+    function puts each stated pair, and each measured significant pair the table does not state, next to the
+    measured average ranks, p-value and critical differences.
+
+    Parameters
+    ----------
+    pairwise : DataFrame
+        Output of :func:`nemenyi_test` with the default ``alphas=(0.10, 0.05)``.
+    claims : sequence of (better, worse, level)
+        The stated differences: method ``better`` is better than ``worse`` at ``level`` % confidence (90 or 95).
+        Every pair not listed is taken as stated "no significant difference at 90 %".
+
+    Returns
+    -------
+    DataFrame
+        One row per stated pair (in the order given), then one per unstated pair that is measured significant
+        at 90 % (ordered by p-value): ``better``, ``worse`` (as stated; for unstated pairs, the measured better
+        one first), ``claimed`` (90, 95, or 0 = not stated), ``rank_better``, ``rank_worse``, ``rank_diff``
+        (rank_worse − rank_better: positive when the measured order agrees), ``p_value``, ``cd_90``, ``cd_95``,
+        ``measured`` (the confidence at which the measured difference is significant in the stated direction:
+        95, 90, 0 when not significant at 90 %, −90 / −95 when significant in the opposite direction), and
+        ``holds``: for a stated pair, ``measured >= claimed``; for an unstated pair, ``measured == 0`` (hence
+        always False in the rows returned).
+
+    Raises
+    ------
+    ValueError
+        If a claim names a method the pairwise table lacks, lists a pair twice, or has a level other than 90/95.
+    """
+    need = ("method_a", "method_b", "rank_a", "rank_b", "rank_diff", "p_value", "cd_90", "cd_95", "significant_90",
+            "significant_95")
+    for c in need:
+        if c not in pairwise.columns:
+            raise ValueError(f"pairwise has no column {c!r}; pass the output of nemenyi_test with alphas (0.10, 0.05)")
+    index = {(str(r.method_a), str(r.method_b)): r for r in pairwise.itertuples(index=False)}
+    methods = set(pairwise["method_a"].astype(str))
+
+    def level(r) -> int:  # signed: positive when method_a is significantly better than method_b
+        sign = 1 if r.rank_diff > 0 else -1
+        return sign * (95 if r.significant_95 else 90 if r.significant_90 else 0)
+
+    def row(better: str, worse: str, claimed: int) -> dict:
+        r = index[(better, worse)]
+        measured = level(r)
+        return {"better": better, "worse": worse, "claimed": claimed, "rank_better": float(r.rank_a),
+                "rank_worse": float(r.rank_b), "rank_diff": float(r.rank_diff), "p_value": float(r.p_value),
+                "cd_90": float(r.cd_90), "cd_95": float(r.cd_95), "measured": measured,
+                "holds": bool(measured >= claimed) if claimed else measured == 0}
+
+    rows, stated = [], set()
+    for better, worse, claimed in claims:
+        better, worse = str(better), str(worse)
+        for m in (better, worse):
+            if m not in methods:
+                raise ValueError(f"claim ({better!r} better than {worse!r}): no method {m!r} in the pairwise table; "
+                                 f"methods: {sorted(methods)}")
+        if claimed not in (90, 95):
+            raise ValueError(f"claim ({better!r} better than {worse!r}): level must be 90 or 95, got {claimed!r}")
+        if frozenset((better, worse)) in stated or better == worse:
+            raise ValueError(f"claim ({better!r} better than {worse!r}): the pair is listed twice or is one method")
+        stated.add(frozenset((better, worse)))
+        rows.append(row(better, worse, int(claimed)))
+    extra = [row(a, b, 0) for (a, b), r in index.items()
+             if frozenset((a, b)) not in stated and r.rank_diff > 0 and r.significant_90]
+    extra.sort(key=lambda x: (x["p_value"], x["better"], x["worse"]))
+    columns = ["better", "worse", "claimed", "rank_better", "rank_worse", "rank_diff", "p_value", "cd_90", "cd_95",
+               "measured", "holds"]
+    return pd.DataFrame(rows + extra, columns=columns)
