@@ -586,7 +586,7 @@ def _auto_knn(X: Any, knn: Any, exact_max_objects: Any) -> tuple[Any, str | None
     except TypeError:  # not a matrix: _prepare says why
         return None, None
     chosen = resolve_knn(knn, n, exact_max_objects)
-    if chosen is None:
+    if chosen is None or chosen >= n - 1:  # a subset of every other object is the exact index
         return None, None
     return chosen, (f"N = {n} > {exact_max_objects}: kNN-subset approximation with knn = {chosen} (Marques et al. "
                     "2020, Sect. 3.5.3; the exact index costs O(N^3) per object and kernel width); knn=None forces "
