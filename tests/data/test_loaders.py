@@ -694,3 +694,29 @@ class TestLabelsOptional:
         assert res.exit_code == 0 and "unlabelled" in res.stdout
         res = CliRunner().invoke(main, ["datasets", "info", "--label", "nope", str(u)])
         assert res.exit_code == 1 and "no label column 'nope'" in res.output
+
+    @pytest.mark.parametrize(("text", "cause"), [
+        ("", "empty file: no header line"),
+        ("a,b\n", "no data rows after the header"),
+        ("a,b\n1,2\n", "at least"),
+        ("a,b\n1,2\ninf,3\n2,4\n5,5\n", "'inf' is not a number"),
+        ("a,b\n1,2\nx,3\n2,4\n5,5\n", "'x' is not a number"),
+        ("a,b\n1,2\n,3\n2,4\n5,5\n", "missing values"),
+    ])
+    def test_bad_unlabelled_tables_are_one_line_errors(self, tmp_path, text, cause):
+        """Every command that reads unlabelled tables refuses bad ones in one line naming the file and the cause."""
+        p = write(tmp_path, "bad.csv", text)
+        scores = tmp_path / "s.npz"
+        np.savez(scores, scores=np.arange(4.0)[None], columns=np.array(["x"]))
+        for args in (["score", str(p), "-m", "kNN", "--k", "1", "-o", str(tmp_path / "s.csv")],
+                     ["emmv", str(p), "-d", "kNN", "--setting", "unsupervised"],
+                     ["ireos", str(p), "--scores", str(scores), "--json"],
+                     ["datasets", "prepare", str(p), "--normalize", "-o", str(tmp_path / "o")]):
+            if args[0] == "datasets" and cause == "at least":  # one row is a table preparation can write
+                continue
+            res = CliRunner().invoke(main, args)
+            assert res.exit_code == 1, (args, res.output)
+            err = [line for line in res.output.splitlines() if line.strip() and not line.startswith("note:")]
+            assert len(err) == 1 and "Traceback" not in res.output, (args, res.output)
+            assert ("bad" in err[0]) and (cause in err[0] or "4 objects" in err[0]), (args, err[0])
+        assert not (tmp_path / "o").exists() and not (tmp_path / "s.csv").exists()

@@ -128,7 +128,10 @@ def ireos_of_scorings(dataset: str | Path, scores: str | Path, *, columns: Seque
             raise ValueError("--candidates needs labels (in the scores table, the store or DATASET)")
         keep = paper_candidates(aucs, candidates)
         names, matrix, aucs = [names[i] for i in keep], matrix[keep], aucs[keep]
-    res = ireos(X, list(matrix), adjust=adjust, p_values=p_values, seed=seed, workers=workers, progress=progress,
-                executor=executor, **settings.kwargs())
+    try:
+        res = ireos(X, list(matrix), adjust=adjust, p_values=p_values, seed=seed, workers=workers, progress=progress,
+                    executor=executor, **settings.kwargs())
+    except ValueError as exc:  # bad data (too few objects, constant): say which file
+        raise ValueError(f"{dataset}: {exc}") from None
     return IREOSOfScorings(str(dataset), int(X.shape[0]), names, aucs, res, adjust, p_values, skipped,
                            label_note(ds), settings.gamma_max is None)

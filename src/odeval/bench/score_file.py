@@ -97,6 +97,8 @@ def score_file(dataset: str | os.PathLike[str], methods: Sequence[str], output: 
     ds = load_dataset(dataset, require_labels=False, **dict(load_options or {}))
     X = ds.numeric_matrix()
     n = X.shape[0]
+    if n < 2:
+        raise ValueError(f"{dataset}: {n} object(s); scoring needs at least 2")
     k_graph = max(required_graph_k(det, k_range, n) for det in detectors.values())
     graph = None
     try:

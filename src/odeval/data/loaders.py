@@ -526,6 +526,12 @@ def _csv_numeric(col: tuple[str, ...], column: str, lines: list[int], path: Path
     return out
 
 
+def _label_like(col: tuple[str, ...], most: int = 10) -> bool:
+    """Whether a non-numeric column looks like labels or classes: at most ``most`` distinct values, not numbers."""
+    values = {t.strip() for t in col} - {""}
+    return len(values) <= most and all(_float_or_none(v) is None for v in values)
+
+
 def _csv_labels(col: tuple[str, ...], column: str, positive: Any, lines: list[int], path: Path) -> np.ndarray:
     vals = [t.strip() for t in col]
     for i, v in enumerate(vals):
@@ -670,14 +676,17 @@ def load_csv(
     feat = [j for j in range(len(header)) if j not in (label_idx, id_idx)]
     if not feat:
         raise DatasetFormatError(path, "no attribute columns besides the id and label columns", header_line)
-    try:
-        X = np.column_stack([_csv_numeric(cols[j], header[j], lines, path) for j in feat])
-    except DatasetFormatError as exc:
-        if label_note is None:
-            raise
-        # read without labels because the default label column is absent: the culprit may be the label column
-        raise DatasetFormatError(path, f"{exc.problem}; there is no label column {label_column!r}: if this is the "
-                                       "label column, name it (label_column=<name>)", exc.line) from None
+    parsed = []
+    for j in feat:
+        try:
+            parsed.append(_csv_numeric(cols[j], header[j], lines, path))
+        except DatasetFormatError as exc:
+            if label_note is None or not _label_like(cols[j]):
+                raise
+            # read without labels because the default label column is absent: a column of a few words may be it
+            raise DatasetFormatError(path, f"{exc.problem}; there is no label column {label_column!r}: if this is "
+                                           "the label column, name it (label_column=<name>)", exc.line) from None
+    X = np.column_stack(parsed)
     names = tuple(header[j] for j in feat)
     load = {
         "encoding": encoding,

@@ -197,8 +197,11 @@ def evaluate_dataset(path: str | Path, detector: str, *, k: int = 20, setting: s
     ds = load_dataset(path, require_labels=False)
     if setting is None:
         setting = "novelty" if ds.y is not None else "unsupervised"
-    sp = chapter_split(ds.numeric_matrix(), ds.y, setting=setting, seed=seed, max_outlier_ratio=max_outlier_ratio,
-                       min_distinct=min_distinct, split=split)
+    try:
+        sp = chapter_split(ds.numeric_matrix(), ds.y, setting=setting, seed=seed,
+                           max_outlier_ratio=max_outlier_ratio, min_distinct=min_distinct, split=split)
+    except ValueError as exc:  # the data cannot be prepared: say which file
+        raise ValueError(f"{path}: {exc}") from None
     d = sp.features.size
     if d > settings.max_dim and settings.features > d:
         raise ValueError(f"features (d') = {settings.features} exceeds the {d} attributes kept")
