@@ -506,7 +506,7 @@ def _check_score_options(output: str, unlabelled: bool, label_column: str | None
               help="Random ensembles of the same size (control group).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random ensembles.")
 @click.option("--methods", multiple=True, metavar="M1,M2,...",
-              help="Only these methods (comma-separated or repeated) [default: all stored].")
+              help="Only these methods (comma-separated or repeated; 'all': every stored one) [default: all stored].")
 @click.option("--k-range", default=None, metavar="A..B[:STEP]", help="Only these k [default: all stored].")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (one JSON object).")
 def ensemble_cmd(store: str, dataset: str, rate: float, measure: str, rule: str, n_random: int, seed: int,
@@ -519,6 +519,7 @@ def ensemble_cmd(store: str, dataset: str, rate: float, measure: str, rule: str,
     """
     from odeval._krange import parse_k_range
     from odeval.bench.ensembles import ensemble_from_store
+    from odeval.detectors.base import ALL_METHODS
     from odeval.render.ensembles import ensemble_json, format_ensemble
 
     try:
@@ -526,6 +527,8 @@ def ensemble_cmd(store: str, dataset: str, rate: float, measure: str, rule: str,
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--k-range") from None
     wanted = [m.strip() for item in methods for m in item.split(",") if m.strip()] or None
+    if wanted and ALL_METHODS in (m.lower() for m in wanted):
+        wanted = None
     try:
         result = ensemble_from_store(store, dataset, rate=rate, measure=measure, rule=rule, n_random=n_random,
                                      seed=seed, methods=wanted, ks=ks)
