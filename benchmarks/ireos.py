@@ -165,13 +165,13 @@ def _speed_one(name: str, max_exact: int, jobs: int, only_combined: bool) -> Non
     rows = []
     ref = None
     if exact:
-        r, t = timed(lambda: ireos(X, sols, quadrature="fixed", n_gamma=100, **kw))
+        r, t = timed(lambda: ireos(X, sols, quadrature="fixed", n_gamma=100, knn=None, **kw))
         ref = r
         rows.append(("fixed n_gamma=100 (exact)", r.n_fits, t, 0.0, np.argsort(-r.index, kind="stable"), r.index))
-        r, t = timed(lambda: ireos(X, sols, **kw))
+        r, t = timed(lambda: ireos(X, sols, knn=None, **kw))
         rows.append(("adaptive", r.n_fits, t, np.abs(r.index - ref.index).max(),
                      np.argsort(-r.index, kind="stable"), r.index))
-        s, t = timed(lambda: ireos_select(X, sols, **kw))
+        s, t = timed(lambda: ireos_select(X, sols, knn=None, **kw))
         rows.append(("adaptive + pruning", s.n_fits, t, math.nan, s.order, None))
     if exact and not only_combined:
         r, t = timed(lambda: ireos(X, sols, knn=knn, quadrature="fixed", n_gamma=100, **kw))
@@ -219,7 +219,7 @@ def target(name: str, jobs: int, max_exact: int, executor: str | None) -> None:
     rss = max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
     diff = "n/a (exact index not computed: N > --max-exact)"
     if N <= max_exact:
-        ref = ireos(X, sols, quadrature="fixed", n_gamma=100, workers=jobs)
+        ref = ireos(X, sols, quadrature="fixed", n_gamma=100, knn=None, workers=jobs)
         full = ireos(X, sols, knn=250, workers=jobs)
         same = list(sel.order) == list(np.argsort(-ref.index, kind="stable"))
         diff = f"{np.abs(full.index - ref.index).max():.4f} (ranking {'same' if same else 'differs'})"

@@ -97,7 +97,7 @@ def datasets_info(paths: tuple[str, ...], as_json: bool, label: str | None, posi
     from odeval.render.datasets import infos_json, render_info
 
     infos = dataset_infos(paths, label=label, positive=positive, unlabelled=unlabelled)
-    _echo_lines([f"error: {problem}" for problem in infos.problems], err=True)
+    _echo_lines([f"error: {problem}" for problem in infos.problems] + [f"note: {n}" for n in infos.notes], err=True)
     if as_json:
         click.echo(infos_json(infos))
     else:
@@ -151,7 +151,7 @@ def datasets_prepare(raw: str, out_dir: str, outlier_classes: str | None, class_
     duplicates, categorical attributes, downsampling (REPEATS draws), normalisation. Example:
     odeval datasets prepare Annthyroid_07.arff --dedup --normalize --downsample 0.05 --repeats 10 -o out/
     """
-    from odeval.data import DatasetFormatError, write_dataset
+    from odeval.data import DatasetFormatError, label_note, write_dataset
     from odeval.data.prepare import prepare_file
     from odeval.render.datasets import prepared_steps, prepared_variant
 
@@ -171,6 +171,7 @@ def datasets_prepare(raw: str, out_dir: str, outlier_classes: str | None, class_
             raise click.ClickException(_os_error(exc)) from None
         click.echo(prepared_variant(v, arff, side))
     _echo_lines(prepared_steps(variants[0]))
+    _echo_lines([f"note: {raw}: {note}"] if (note := label_note(variants[0])) else [], err=True)
 
 
 @datasets.command("list")
@@ -465,7 +466,7 @@ def _parse_params(items: tuple[str, ...], methods: list[str]) -> dict[str, dict]
 @click.argument("dataset", type=click.Path(exists=True, dir_okay=False))
 @click.option("--method", "-m", "methods", multiple=True, required=True,
               help="Detector name (repeatable, case-insensitive): KNN, KNNW, LOF, SimplifiedLOF, LoOP, LDOF, "
-                   "ODIN, FastABOD, KDEOS, LDF, INFLO, COF, ... (an unknown name lists all).")
+                   "ODIN, FastABOD, KDEOS, LDF, INFLO, COF, ... (an unknown name lists all); 'all': every one.")
 @click.option("--k", "k_spec", default="1:100", show_default=True,
               help="k values: K, A..B or A:B (inclusive), A..B:STEP, or a list 1,5,10; capped at N − 1.")
 @click.option("--metric", default="euclidean", show_default=True,
@@ -502,10 +503,11 @@ def score_cmd(dataset: str, methods: tuple[str, ...], k_spec: str, metric: str, 
     Example: odeval score Waveform.arff -m LOF -m KNN --k 1:100 -o s.parquet
     """
     from odeval.bench.score_file import score_file
+    from odeval.detectors import expand_methods
     from odeval.render.scores import graph_notes, scored_file_line, skipped_notes
 
     _check_score_options(output, unlabelled, label_column, k_spec, scheduler, backend, n_blocks)
-    method_list = list(dict.fromkeys(methods))
+    method_list = expand_methods(methods)
     params = _parse_params(param_items, method_list)
     try:
         scored = score_file(
@@ -516,6 +518,7 @@ def score_cmd(dataset: str, methods: tuple[str, ...], k_spec: str, metric: str, 
             on_skipped=lambda method, skipped: _echo_lines(skipped_notes(method, skipped), err=True))
     except (ValueError, ImportError) as exc:
         raise click.ClickException(str(exc)) from None
+    _echo_lines([f"note: {dataset}: {scored.label_note}"] if scored.label_note else [], err=True)
     click.echo(scored_file_line(scored))
 
 
@@ -552,7 +555,7 @@ def _check_score_options(output: str, unlabelled: bool, label_column: str | None
               help="Random ensembles of the same size (control group).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random ensembles.")
 @click.option("--methods", multiple=True, metavar="M1,M2,...",
-              help="Only these methods (comma-separated or repeated) [default: all stored].")
+              help="Only these methods (comma-separated or repeated; 'all': every stored one) [default: all stored].")
 @click.option("--k-range", default=None, metavar="A..B[:STEP]", help="Only these k [default: all stored].")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (one JSON object).")
 def ensemble_cmd(store: str, dataset: str, rate: float, measure: str, rule: str, n_random: int, seed: int,
@@ -565,6 +568,7 @@ def ensemble_cmd(store: str, dataset: str, rate: float, measure: str, rule: str,
     """
     from odeval._krange import parse_k_range
     from odeval.bench.ensembles import ensemble_from_store
+    from odeval.detectors.base import ALL_METHODS
     from odeval.render.ensembles import ensemble_json, format_ensemble
 
     try:
@@ -572,6 +576,8 @@ def ensemble_cmd(store: str, dataset: str, rate: float, measure: str, rule: str,
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--k-range") from None
     wanted = [m.strip() for item in methods for m in item.split(",") if m.strip()] or None
+    if wanted and ALL_METHODS in (m.lower() for m in wanted):
+        wanted = None
     try:
         result = ensemble_from_store(store, dataset, rate=rate, measure=measure, rule=rule, n_random=n_random,
                                      seed=seed, methods=wanted, ks=ks)
@@ -659,8 +665,9 @@ class _SettingDefault:
               help="Detector refitted on every feature draw: scikit-learn iforest / ocsvm / lof (novelty=True), or "
                    "an odeval method with a novelty form (kNN, kNNW, LOF, SimplifiedLOF, LoOP, LDOF).")
 @click.option("--k", type=click.IntRange(min=1), default=20, show_default=True, help="k of lof / odeval methods.")
-@click.option("--setting", type=click.Choice(["novelty", "unsupervised"]), default="novelty", show_default=True,
-              help="novelty: fit on normal training data, EM/MV on normal test data; unsupervised: polluted data.")
+@click.option("--setting", type=click.Choice(["novelty", "unsupervised"]), default=None,
+              help="novelty: fit on normal training data, EM/MV on normal test data (needs labels); unsupervised: "
+                   "polluted data [default: novelty if DATASET has labels, else unsupervised].")
 @click.option("--split/--no-split", default=True, show_default=True,
               help="50/50 train/test split; --no-split (unsupervised only): fit and evaluate on the same data.")
 @click.option("--draws", "-m", type=int, default=_SettingDefault("EMMVSettings", "draws"), show_default=True,
@@ -681,7 +688,7 @@ class _SettingDefault:
 @_workers_option(1, "Feature draws evaluated in parallel by local processes (-1: every core; same result for "
                     "any value).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (one JSON object).")
-def emmv_cmd(dataset: str, detector: str, k: int, setting: str, split: bool, draws: int, features: int,
+def emmv_cmd(dataset: str, detector: str, k: int, setting: str | None, split: bool, draws: int, features: int,
              max_dim: int, n_generated: int, integration: str, max_outlier_ratio: float, min_distinct: int,
              seed: int, workers: int, as_json: bool) -> None:
     """Label-free Excess-Mass / Mass-Volume criteria of a detector on DATASET (Goix 2016).
@@ -707,6 +714,7 @@ def emmv_cmd(dataset: str, detector: str, k: int, setting: str, split: bool, dra
                                   min_distinct=min_distinct, seed=seed, workers=workers, progress=bar.update)
     except (ValueError, ImportError, OSError) as exc:
         raise click.ClickException(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
+    _echo_lines([f"note: {dataset}: {ev.label_note} (setting {ev.setting})"] if ev.label_note else [], err=True)
     click.echo(render_emmv(ev, as_json=as_json))
 
 
@@ -747,7 +755,13 @@ class _DrawsBar:
 @click.option("--adjust", is_flag=True, help="Adjust for chance (Eq. 13); m_cl = 1 classifies every object.")
 @click.option("--pvalue", is_flag=True, help="One-sided p-values against random solutions.")
 @click.option("--knn", type=click.IntRange(min=1), default=None,
-              help="Train each classifier on the object's k nearest neighbours (the paper: 250) [default: exact].")
+              help="Train each classifier on the object's k nearest neighbours (the paper: 250) [default: exact up "
+                   "to --exact-max objects, else 250].")
+@click.option("--exact", is_flag=True, help="The exact index whatever N (each classifier costs O(N^3): hours at N = "
+                                            "5,000).")
+@click.option("--exact-max", type=click.IntRange(min=1),
+              default=_SettingDefault("IREOSSettings", "exact_max_objects"), show_default=True,
+              help="Largest N computed exactly by default; above it the kNN-subset approximation (knn = 250).")
 @click.option("--quadrature", type=click.Choice(["adaptive", "fixed"]),
               default=_SettingDefault("IREOSSettings", "quadrature"), show_default=True)
 @click.option("--n-gamma", type=click.IntRange(min=2), default=_SettingDefault("IREOSSettings", "n_gamma"),
@@ -769,13 +783,15 @@ class _DrawsBar:
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (one JSON object).")
 def ireos_cmd(dataset: str, scores_src: str, columns: tuple[str, ...], store_dataset: str | None,
-              candidates: int | None, mcl: str, adjust: bool, pvalue: bool, knn: int | None, quadrature: str,
+              candidates: int | None, mcl: str, adjust: bool, pvalue: bool, knn: int | None, exact: bool,
+              exact_max: int, quadrature: str,
               n_gamma: int, tol: float, gamma_max: float | None, gamma_max_quantile: float, cost: float, workers: int,
               processes: bool, scheduler: str | None, seed: int, as_json: bool) -> None:
     """IREOS of candidate outlier scorings of DATASET, without labels (Marques et al. 2020; docs/ireos.md).
 
-    Prints one row per scoring: the index, and with --adjust / --pvalue the chance-adjusted index and the
-    p-value; ROC AUC too when labels are known (for comparison only: IREOS never uses them).
+    Prints one row per scoring, sorted by the index, the pick marked: the index, and with --adjust / --pvalue the
+    chance-adjusted index and the p-value; ROC AUC too when labels are known (for comparison only: IREOS never uses
+    them; DATASET needs no label column). Then what the p-values can tell, and a warning when gamma_max ended high.
 
     Example: odeval ireos wbc.arff --scores scores.parquet --mcl sqrt5 --adjust --pvalue
     """
@@ -783,16 +799,19 @@ def ireos_cmd(dataset: str, scores_src: str, columns: tuple[str, ...], store_dat
     from odeval.labelfree import IREOSSettings
     from odeval.render.labelfree import render_ireos
 
+    if exact and knn is not None:
+        raise click.UsageError("give at most one of --exact and --knn")
     try:
         settings = IREOSSettings(m_cl=int(mcl) if mcl.isdigit() else mcl, C=cost, gamma_max=gamma_max,
                                  gamma_max_quantile=gamma_max_quantile, quadrature=quadrature, n_gamma=n_gamma,
-                                 tol=tol, knn=knn)
+                                 tol=tol, knn=knn or (None if exact else "auto"), exact_max_objects=exact_max)
         run = _with_progress(lambda progress: ireos_of_scorings(
             dataset, scores_src, columns=columns, store_dataset=store_dataset, candidates=candidates,
             settings=settings, adjust=adjust, p_values=pvalue, seed=seed, workers=workers, progress=progress,
             executor=scheduler or ("processes" if processes else None)), quiet=as_json)
     except (ValueError, OSError) as exc:
         raise click.ClickException(str(exc).splitlines()[0]) from None
+    _echo_lines([f"note: {dataset}: {note}" for note in (run.label_note, run.result.approximated) if note], err=True)
     if run.skipped:
         click.echo(f"warning: skipped {len(run.skipped)} scoring(s) with NaN/inf: " + ", ".join(run.skipped), err=True)
     click.echo(render_ireos(run, as_json=as_json))
@@ -1023,7 +1042,8 @@ def select_cmd(data: str, check_labels: str | None, out_dir: str | None, fmt: st
 
 @main.command("warmup")
 @click.option("--method", "-m", "methods", multiple=True,
-              help="Detector to compile (repeatable) [default: all]; the kNN graph kernels are always compiled.")
+              help="Detector to compile (repeatable; 'all': every one) [default: all]; the kNN graph kernels are "
+                   "always compiled.")
 @click.option("--no-novelty", is_flag=True, help="Skip the novelty-mode (query) kernels.")
 def warmup_cmd(methods: tuple[str, ...], no_novelty: bool) -> None:
     """Compile the numba kernels once and store them in numba's on-disk cache (run at install time).

@@ -165,6 +165,10 @@ def test_cli_ensemble(kept, not_kept):
     d = json.loads(res.output)
     assert d["n_scorings"] == 6 and d["rule"] == "max" and d["measure"] == "manhattan" and d["seed"] == 1
     assert all(m.split("-")[0] in ("kNN", "LOF") for m in d["greedy_members"])
+    every = runner.invoke(main, ["ensemble", str(kept), "--dataset", DATASET, "--random", "20", "--json"])
+    res = runner.invoke(main, ["ensemble", str(kept), "--dataset", DATASET, "--methods", "all", "--random", "20",
+                               "--json"])  # 'all': every stored method, as the default
+    assert res.exit_code == 0 and json.loads(res.output) == json.loads(every.output)
     res = runner.invoke(main, ["ensemble", str(not_kept), "--dataset", DATASET])
     assert res.exit_code == 1 and "keep_scores = true" in res.output
     res = runner.invoke(main, ["ensemble", str(kept), "--dataset", DATASET, "--k-range", "9..3"])

@@ -634,3 +634,89 @@ class TestCliInfo:
         write(tmp_path, "notes.txt", "x")
         res = CliRunner().invoke(main, ["datasets", "info", str(tmp_path)])
         assert res.exit_code == 1 and "no dataset files" in res.output
+
+
+# --- labels optional where they are not needed (load_dataset(require_labels=False)) -----------------------
+class TestLabelsOptional:
+    """One rule, in load_dataset: without the *default* label attribute a file is read unlabelled when labels are
+    not required, with a note; a label attribute named explicitly must exist; nothing changes with labels."""
+
+    def test_every_format(self, tmp_path):
+        import scipy.io
+
+        from odeval.data import label_note
+
+        X = np.arange(12, dtype=float).reshape(4, 3)
+        files = {
+            "csv": write(tmp_path, "u.csv", "a,b,c\n" + "".join(",".join(map(str, r)) + "\n" for r in X)),
+            "arff": write(tmp_path, "u.arff", "@RELATION u\n@ATTRIBUTE a real\n@ATTRIBUTE b real\n@ATTRIBUTE c real\n"
+                                              "@DATA\n" + "".join(",".join(map(str, r)) + "\n" for r in X)),
+            "npz": tmp_path / "u.npz", "mat": tmp_path / "u.mat"}
+        np.savez(files["npz"], X=X)
+        scipy.io.savemat(files["mat"], {"X": X})
+        for fmt, path in files.items():
+            with pytest.raises(DatasetFormatError):  # labels required (the default): unchanged
+                load_dataset(path)
+            ds = load_dataset(path, require_labels=False)
+            assert ds.y is None and ds.n_objects == 4 and ds.n_attributes == 3, fmt
+            np.testing.assert_array_equal(ds.X, X)
+            what = {"csv": "label column 'outlier'", "arff": "label attribute 'outlier'"}.get(fmt, "label")
+            assert what in label_note(ds) and label_note(ds).endswith(": read without labels"), (fmt, label_note(ds))
+            with pytest.raises(DatasetFormatError, match="nope"):  # named explicitly: must exist
+                load_dataset(path, require_labels=False, label="nope")
+
+    def test_labelled_file_unchanged(self, tmp_path):
+        from odeval.data import label_note
+
+        p = write(tmp_path, "l.csv", "a,outlier\n1,0\n2,1\n3,0\n")
+        ds, ref = load_dataset(p, require_labels=False), load_dataset(p)
+        np.testing.assert_array_equal(ds.y, ref.y)
+        assert label_note(ds) is None and ds.provenance == ref.provenance
+
+    def test_non_numeric_column_hints_at_the_label(self, tmp_path):
+        p = write(tmp_path, "c.csv", "a,class\n1,yes\n2,no\n")
+        err = format_error(load_dataset, p, require_labels=False)
+        assert "'class': 'yes' is not a number" in err.problem and "if this is the label column" in err.problem
+        err = format_error(load_dataset, p)  # labels required: the missing label column is the error
+        assert "no label column 'outlier'" in err.problem and "--unlabelled" not in err.problem
+
+    def test_bad_missing_label_value(self, tmp_path):
+        with pytest.raises(ValueError, match="missing_label"):
+            load_csv(write(tmp_path, "u.csv", "a\n1\n"), missing_label="maybe")
+
+    def test_cli_info_notes_unlabelled(self, tmp_path):
+        u = write(tmp_path, "u.csv", "a,b\n1,2\n3,5\n")
+        res = CliRunner().invoke(main, ["datasets", "info", "--json", str(u)])
+        assert res.exit_code == 0, res.output
+        assert json.loads(res.stdout)[0]["n_outliers"] is None
+        assert res.stderr.strip() == f"note: {u}: no label column 'outlier': read without labels"
+        res = CliRunner().invoke(main, ["datasets", "info", str(u)])
+        assert res.exit_code == 0 and "unlabelled" in res.stdout
+        res = CliRunner().invoke(main, ["datasets", "info", "--label", "nope", str(u)])
+        assert res.exit_code == 1 and "no label column 'nope'" in res.output
+
+    @pytest.mark.parametrize(("text", "cause"), [
+        ("", "empty file: no header line"),
+        ("a,b\n", "no data rows after the header"),
+        ("a,b\n1,2\n", "at least"),
+        ("a,b\n1,2\ninf,3\n2,4\n5,5\n", "'inf' is not a number"),
+        ("a,b\n1,2\nx,3\n2,4\n5,5\n", "'x' is not a number"),
+        ("a,b\n1,2\n,3\n2,4\n5,5\n", "missing values"),
+    ])
+    def test_bad_unlabelled_tables_are_one_line_errors(self, tmp_path, text, cause):
+        """Every command that reads unlabelled tables refuses bad ones in one line naming the file and the cause."""
+        p = write(tmp_path, "bad.csv", text)
+        scores = tmp_path / "s.npz"
+        np.savez(scores, scores=np.arange(4.0)[None], columns=np.array(["x"]))
+        for args in (["score", str(p), "-m", "kNN", "--k", "1", "-o", str(tmp_path / "s.csv")],
+                     ["emmv", str(p), "-d", "kNN", "--setting", "unsupervised"],
+                     ["ireos", str(p), "--scores", str(scores), "--json"],
+                     ["datasets", "prepare", str(p), "--normalize", "-o", str(tmp_path / "o")]):
+            if args[0] == "datasets" and cause == "at least":  # one row is a table preparation can write
+                continue
+            res = CliRunner().invoke(main, args)
+            assert res.exit_code == 1, (args, res.output)
+            err = [line for line in res.output.splitlines() if line.strip() and not line.startswith("note:")]
+            assert len(err) == 1 and "Traceback" not in res.output, (args, res.output)
+            assert ("bad" in err[0]) and (cause in err[0] or "4 objects" in err[0]), (args, err[0])
+        assert not (tmp_path / "o").exists() and not (tmp_path / "s.csv").exists()

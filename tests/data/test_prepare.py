@@ -406,3 +406,23 @@ def test_cli_prepare_missing_and_categorical(tmp_path):
     missing = doc["provenance"]["steps"][0]["result"]
     assert missing["dropped_attributes"] == [{"name": "a2", "missing_fraction": 0.25}]
     assert missing["dropped_objects"]["ids"] == [1]
+
+
+def test_cli_prepare_unlabelled(tmp_path):
+    """Preparation needs labels only to downsample: an unlabelled table is normalised and deduplicated (with a note),
+    and --downsample is refused with the reason, nothing written."""
+    raw = tmp_path / "Tab.csv"
+    raw.write_text("a,b\n0,10\n1,30\n1,30\n4,20\n", encoding="utf-8")
+    out = tmp_path / "o"
+    r = CliRunner().invoke(main, ["datasets", "prepare", str(raw), "--dedup", "--normalize", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    assert r.stderr.strip() == f"note: {raw}: no label column 'outlier': read without labels"
+    back = load_dataset(out / "Tab_withoutdupl_norm.arff", label=None)
+    assert back.y is None
+    np.testing.assert_array_equal(back.X, [[0, 0], [0.25, 1], [1, 0.5]])
+    for args in (["--downsample", "0.05"], ["--n-outliers", "1"]):
+        r = CliRunner().invoke(main, ["datasets", "prepare", str(raw), *args, "-o", str(tmp_path / "d")])
+        assert r.exit_code == 1 and "Traceback" not in r.output
+        assert r.output.strip().count("\n") == 0, r.output
+        assert "downsampling needs outlier labels and the file has no label column 'outlier'" in r.output
+        assert not (tmp_path / "d").exists()

@@ -75,7 +75,7 @@ def test_score_csv_npz_raw_params_and_min_k(dataset, tmp_path):
     (["-m", "LOF", "-m", "KNN", "--param", "x=1"], "METHOD.x"),
     (["-m", "LoOP", "--param", "lam=-1"], "LoOP: invalid parameter lam=-1: lam must be a finite number > 0"),
     (["-m", "LOF", "--param", "variant=cks"], "LOF: unknown variant 'cks'; choose one of paper"),
-    (["-m", "LOF", "--label-column", "nope"], "--label-column NAME"),
+    (["-m", "LOF", "--label-column", "nope"], "no label column 'nope'"),
 ])
 def test_score_errors(dataset, tmp_path, args, msg):
     path, _, _ = dataset
@@ -119,7 +119,9 @@ def test_score_label_column_and_unlabelled(dataset, tmp_path):
     frame.to_csv(renamed, index=False)
     out = tmp_path / "s.csv"
     res = CliRunner().invoke(main, ["score", str(renamed), "-m", "KNN", "--k", "2", "-o", str(out)])
-    assert res.exit_code == 1 and "--label-column NAME" in res.output and "--unlabelled" in res.output
+    # no 'outlier' column: read unlabelled, so the yes/no column is an attribute, and the error says what to do
+    assert res.exit_code == 1 and "'is_out': 'yes' is not a number" in res.output
+    assert "if this is the label column, name it" in res.output and "Traceback" not in res.output
     res = CliRunner().invoke(main, ["score", str(renamed), "-m", "KNN", "--k", "2", "--label-column", "is_out",
                                     "-o", str(out)])
     assert res.exit_code == 0, res.output
@@ -132,3 +134,35 @@ def test_score_label_column_and_unlabelled(dataset, tmp_path):
     res = CliRunner().invoke(main, ["score", str(renamed), "-m", "KNN", "--unlabelled", "--label-column", "x",
                                     "-o", str(out)])
     assert res.exit_code == 2 and "at most one of --label-column and --unlabelled" in res.output
+
+
+def test_score_unlabelled_file_is_read_as_it_is(dataset, tmp_path):
+    """Scoring needs no labels: a table without the label column is scored, with a one-line note on stderr."""
+    path, X, _ = dataset
+    plain = tmp_path / "plain.csv"
+    pd.read_csv(path).drop(columns="outlier").to_csv(plain, index=False)
+    out = tmp_path / "s.csv"
+    res = CliRunner().invoke(main, ["score", str(plain), "-m", "KNN", "--k", "2", "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    notes = [line for line in res.stderr.splitlines() if line.startswith("note:")]
+    assert notes == [f"note: {plain}: no label column 'outlier': read without labels"]
+    df = pd.read_csv(out)
+    assert "label" not in df
+    np.testing.assert_array_equal(df["kNN-002"].to_numpy(), get_detector("KNN").score_all_k(knn_graph(X, 2), [2])[0])
+    # a labelled file gets no note and keeps its labels
+    res = CliRunner().invoke(main, ["score", str(path), "-m", "KNN", "--k", "2", "-o", str(out)])
+    assert res.exit_code == 0 and "note:" not in res.stderr and pd.read_csv(out)["label"].sum() == 3
+
+
+def test_score_all_methods(dataset, tmp_path):
+    """`-m all` scores with every registered method (once, whatever else is named)."""
+    from odeval.detectors import available_methods, expand_methods
+
+    path, _, _ = dataset
+    out = tmp_path / "s.csv"
+    res = CliRunner().invoke(main, ["score", str(path), "-m", "all", "-m", "lof", "--k", "3", "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    cols = [c for c in pd.read_csv(out).columns if c.endswith("-003")]
+    assert sorted(c[:-4] for c in cols) == sorted(available_methods())
+    # 'all' in any case; repeats dropped case-insensitively, the first spelling kept
+    assert expand_methods(["LOF", "ALL", "knn"]) == ["LOF"] + [m for m in available_methods() if m != "LOF"]

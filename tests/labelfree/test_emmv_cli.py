@@ -82,3 +82,23 @@ def test_workers_option_and_the_hidden_former_jobs_option(files):
     assert both.exit_code == 2 and "not both" in both.output
     zero = run(*args, "--workers", 0)
     assert zero.exit_code == 2 and "-1 (every core)" in zero.output
+
+
+def test_unlabelled_file(files, tmp_path):
+    """EM/MV need no labels: a file without them is read as it is (a note on stderr), in the unsupervised setting;
+    the same data with labels give the same EM and MV in that setting (the outlier cap aside: --max-outlier-ratio
+    large enough to keep every outlier)."""
+    z = np.load(files["low"])
+    plain = tmp_path / "plain.npz"
+    np.savez(plain, X=z["X"])
+    args = ["-d", "kNN", "--k", 5, "--n-generated", 2000, "--max-outlier-ratio", 1, "--json"]
+    r = run(plain, *args)
+    assert r.exit_code == 0, r.output
+    assert r.stderr.strip().endswith(f"note: {plain}: no label array 'y': read without labels (setting unsupervised)")
+    out = json.loads(r.stdout)
+    assert out["setting"] == "unsupervised" and "roc_auc" not in out
+    ref = json.loads(run(files["low"], *args, "--setting", "unsupervised").stdout)
+    assert (out["em"], out["mv"]) == (ref["em"], ref["mv"]) and "roc_auc" in ref
+    r = run(plain, "-d", "kNN", "--setting", "novelty")
+    assert r.exit_code == 1 and "the novelty setting fits on the normal objects and needs them" in r.output
+    assert "Traceback" not in r.output

@@ -383,3 +383,37 @@ def test_permutation_null_of_scorings_has_the_exact_permutation_moments():
     np.testing.assert_allclose(null.std(1, ddof=1), exact_sd, rtol=0.03)
     again = _permutation_null(W, A, 20_000, np.random.default_rng(0))
     np.testing.assert_array_equal(null, again)  # seeded: bit-identical
+
+
+def test_default_is_exact_up_to_the_stated_size_then_knn_subsets():
+    """knn="auto" (the default): bit-identical to the exact index for N <= exact_max_objects; above, the kNN-subset
+    approximation with PAPER_KNN neighbours, said in the result."""
+    from odeval.labelfree.ireos import EXACT_MAX_OBJECTS, PAPER_KNN, IREOSSettings, resolve_knn
+
+    assert IREOSSettings().knn == "auto" and IREOSSettings().exact_max_objects == EXACT_MAX_OBJECTS
+    assert resolve_knn("auto", EXACT_MAX_OBJECTS) is None and resolve_knn("auto", EXACT_MAX_OBJECTS + 1) == PAPER_KNN
+    assert resolve_knn(None, 10**6) is None and resolve_knn(7, 10) == 7
+    rng = np.random.default_rng(3)
+    X = np.vstack([rng.normal(size=(57, 2)), [[5, 5], [-5, 4], [6, -4]]])
+    sols = [np.linalg.norm(X, axis=1), rng.random(60)]
+    default, exact = ireos(X, sols), ireos(X, sols, knn=None)
+    np.testing.assert_array_equal(default.index, exact.index)
+    assert default.gamma_max == exact.gamma_max and default.knn is None and default.approximated is None
+    X = np.vstack([rng.normal(size=(297, 2)), [[5, 5], [-5, 4], [6, -4]]])
+    sols = [np.linalg.norm(X, axis=1), rng.random(300)]
+    kw = {"gamma_max": 1.0, "quadrature": "fixed", "n_gamma": 3}
+    auto = ireos(X, sols, exact_max_objects=200, **kw)
+    np.testing.assert_array_equal(auto.index, ireos(X, sols, knn=PAPER_KNN, **kw).index)
+    assert auto.knn == PAPER_KNN and "N = 300 > 200" in auto.approximated
+    assert ireos_select(X, sols, exact_max_objects=200, **kw).best == int(np.argmax(auto.index))
+    with pytest.raises(ValueError, match="exact_max_objects"):
+        ireos(X, sols, exact_max_objects=0, **kw)
+
+
+def test_settings_auto_knn():
+    from odeval.labelfree.ireos import PAPER_KNN, IREOSSettings
+
+    assert IREOSSettings.problem("knn", "auto") is None and IREOSSettings.problem("knn", "many") is not None
+    assert IREOSSettings.problem("exact_max_objects", 0) is not None
+    assert IREOSSettings().for_objects(1000).knn is None and IREOSSettings().for_objects(1001).knn == PAPER_KNN
+    assert IREOSSettings(knn=PAPER_KNN).for_objects(100).knn is None

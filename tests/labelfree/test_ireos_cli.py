@@ -61,3 +61,75 @@ def test_cli_gamma_max_quantile(tmp_path):
     assert json.loads(part.output)["gamma_max"] <= full["gamma_max"]
     bad = runner.invoke(main, [*args, "--gamma-max-quantile", "0"])
     assert bad.exit_code != 0 and "Traceback" not in bad.output
+
+
+def _unlabelled(tmp_path, n=43):
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(0, 1, (n - 3, 2)), [[6, 6], [-6, 5], [7, -5]]])
+    data = tmp_path / "plain.csv"
+    data.write_text("a,b\n" + "".join(f"{a},{b}\n" for a, b in X), encoding="utf-8")
+    good = np.linalg.norm(X, axis=1)
+    scores = tmp_path / "plain_scores.npz"
+    np.savez(scores, scores=np.vstack([-good, rng.random(len(X)), good]), columns=np.array(["bad", "rand", "good"]))
+    return data, scores
+
+
+def test_cli_unlabelled_sorted_pick_and_p_values(tmp_path):
+    """A table without labels is read as it is (a note on stderr); rows sorted by the index, the pick marked; the
+    p-values explained; with labels the ROC AUC column stays."""
+    data, scores = _unlabelled(tmp_path)
+    args = ["--scores", str(scores), "--gamma-max", "1", "--quadrature", "fixed", "--n-gamma", "5"]
+    res = CliRunner().invoke(main, ["ireos", str(data), *args, "--adjust", "--pvalue"])
+    assert res.exit_code == 0, res.output
+    assert res.stderr.strip() == f"note: {data}: no label column 'outlier': read without labels"
+    lines = res.stdout.splitlines()
+    rows = [line for line in lines if line[2:].split(" ")[0] in ("good", "rand", "bad")]
+    assert [r[2:].split()[0] for r in rows] == ["good", "rand", "bad"] and rows[0].startswith("* ")
+    assert "roc_auc" not in res.stdout and "pick: good" in res.stdout
+    assert "1/1001" in res.stdout and "do not separate candidates" in res.stdout and "262 of 262" in res.stdout
+    out = json.loads(CliRunner().invoke(main, ["ireos", str(data), *args, "--json"]).stdout)
+    assert out["pick"] == "good" and [r["column"] for r in out["results"]] == ["good", "rand", "bad"]
+    assert out["knn"] is None and out["approximated"] is None
+    labelled, lscores = _files(tmp_path)
+    res = CliRunner().invoke(main, ["ireos", str(labelled), "--scores", str(lscores), *args[2:]])
+    assert res.exit_code == 0 and "roc_auc" in res.stdout and "note:" not in res.stderr
+    assert "p-values" not in res.stdout  # not computed: nothing to explain
+
+
+def test_cli_approximates_above_the_stated_size(tmp_path):
+    """Above --exact-max objects the default is the kNN-subset approximation (knn = 250), said on stderr; --exact
+    and --knn choose explicitly."""
+    data, scores = _unlabelled(tmp_path, n=300)
+    args = ["ireos", str(data), "--scores", str(scores), "--gamma-max", "1", "--quadrature", "fixed", "--n-gamma", "3",
+            "--json"]
+    res = CliRunner().invoke(main, [*args, "--exact-max", "200"])
+    assert res.exit_code == 0, res.output
+    assert "N = 300 > 200: kNN-subset approximation with knn = 250" in res.stderr
+    approx = json.loads(res.stdout)
+    assert approx["knn"] == 250 and approx["approximated"].startswith("N = 300 > 200")
+    same = json.loads(CliRunner().invoke(main, [*args, "--knn", "250"]).stdout)
+    assert [r["ireos"] for r in same["results"]] == [r["ireos"] for r in approx["results"]]
+    exact = CliRunner().invoke(main, [*args, "--exact-max", "200", "--exact"])
+    assert json.loads(exact.stdout)["knn"] is None and "approximation" not in exact.stderr
+    bad = CliRunner().invoke(main, [*args, "--exact", "--knn", "5"])
+    assert bad.exit_code == 2 and "at most one of --exact and --knn" in bad.output
+
+
+def test_gamma_max_high_is_explained(tmp_path):
+    """A searched γ_max above the guarded rule's threshold (100) gets a line saying what it means; a given one
+    does not."""
+    from dataclasses import replace
+
+    from odeval.analysis.labelfree import ireos_of_scorings
+    from odeval.labelfree import IREOSSettings
+    from odeval.render.labelfree import render_ireos
+
+    data, scores = _unlabelled(tmp_path)
+    run = ireos_of_scorings(data, scores, settings=IREOSSettings(quadrature="fixed", n_gamma=3))
+    assert run.gamma_max_searched and run.result.gamma_max < 100
+    assert "gamma_max =" not in render_ireos(run).split("\n", 1)[1]
+    high = replace(run, result=replace(run.result, gamma_max=523.0))
+    text = render_ireos(high)
+    assert "gamma_max = 523 > 100: the search ended high" in text and "near random" in text
+    assert "the search ended high" in json.loads(render_ireos(high, as_json=True))["notes"][0]
+    assert "ended high" not in render_ireos(replace(high, gamma_max_searched=False))

@@ -39,6 +39,10 @@ class IREOSOfScorings:
         Whether the adjusted index and the p-values were computed.
     skipped : tuple of str
         Scorings left out because they hold NaN or ±inf.
+    label_note : str or None
+        Why DATASET was read without labels (it has no label attribute; IREOS needs none).
+    gamma_max_searched : bool
+        Whether γ_max was searched (Sect. 3.4) rather than given.
     """
 
     dataset: str
@@ -49,6 +53,13 @@ class IREOSOfScorings:
     adjust: bool = False
     p_values: bool = False
     skipped: tuple[str, ...] = ()
+    label_note: str | None = None
+    gamma_max_searched: bool = True
+
+    @property
+    def best(self) -> int:
+        """Position (in ``names``) of the pick: the largest index (the first of equal ones)."""
+        return int(np.argmax(self.result.index))
 
 
 def ireos_of_scorings(dataset: str | Path, scores: str | Path, *, columns: Sequence[str] = (),
@@ -61,7 +72,8 @@ def ireos_of_scorings(dataset: str | Path, scores: str | Path, *, columns: Seque
     Parameters
     ----------
     dataset : path
-        The data file (any format of :func:`odeval.data.load_dataset`); its labels, if any, give ROC AUC.
+        The data file (any format of :func:`odeval.data.load_dataset`); its labels, if any, give ROC AUC; a file
+        without a label attribute is read as it is (``label_note``).
     scores : path
         A score table (``.parquet``/``.csv``/``.npz``, ``odeval score``) or a results store that kept score
         vectors (study option ``keep_scores``).
@@ -69,7 +81,8 @@ def ireos_of_scorings(dataset: str | Path, scores: str | Path, *, columns: Seque
     store_dataset : the variant name in the store (default: the data file's stem).
     candidates : keep this many scorings spread over ROC AUC (:func:`odeval.labelfree.selection.paper_candidates`;
         needs labels).
-    settings : :class:`~odeval.labelfree.ireos.IREOSSettings` (default: its defaults).
+    settings : :class:`~odeval.labelfree.ireos.IREOSSettings` (default: its defaults; above
+        ``settings.exact_max_objects`` objects the default ``knn="auto"`` approximates, ``result.approximated``).
     adjust, p_values, seed, workers, executor, progress : as :func:`odeval.labelfree.ireos`.
 
     Raises
@@ -78,14 +91,14 @@ def ireos_of_scorings(dataset: str | Path, scores: str | Path, *, columns: Seque
         Unknown columns, scorings of another size than the data, ``candidates`` without labels, bad settings
         or data (one line each).
     """
-    from odeval.data import load_dataset
+    from odeval.data import label_note, load_dataset
     from odeval.data.score_files import is_score_table, read_score_table
     from odeval.labelfree import ireos
     from odeval.labelfree.selection import paper_candidates
     from odeval.measures import roc_auc
 
     settings = IREOSSettings() if settings is None else settings
-    ds = load_dataset(dataset)
+    ds = load_dataset(dataset, require_labels=False)
     X = ds.numeric_matrix()
     if is_score_table(scores):
         table = read_score_table(scores)
@@ -115,6 +128,10 @@ def ireos_of_scorings(dataset: str | Path, scores: str | Path, *, columns: Seque
             raise ValueError("--candidates needs labels (in the scores table, the store or DATASET)")
         keep = paper_candidates(aucs, candidates)
         names, matrix, aucs = [names[i] for i in keep], matrix[keep], aucs[keep]
-    res = ireos(X, list(matrix), adjust=adjust, p_values=p_values, seed=seed, workers=workers, progress=progress,
-                executor=executor, **settings.kwargs())
-    return IREOSOfScorings(str(dataset), int(X.shape[0]), names, aucs, res, adjust, p_values, skipped)
+    try:
+        res = ireos(X, list(matrix), adjust=adjust, p_values=p_values, seed=seed, workers=workers, progress=progress,
+                    executor=executor, **settings.kwargs())
+    except ValueError as exc:  # bad data (too few objects, constant): say which file
+        raise ValueError(f"{dataset}: {exc}") from None
+    return IREOSOfScorings(str(dataset), int(X.shape[0]), names, aucs, res, adjust, p_values, skipped,
+                           label_note(ds), settings.gamma_max is None)

@@ -17,9 +17,9 @@ from typing import Any
 import numpy as np
 
 from odeval._krange import parse_k_range
-from odeval.data import load_dataset
+from odeval.data import label_note, load_dataset
 from odeval.data.score_files import score_column_name, write_score_table
-from odeval.detectors import get_detector
+from odeval.detectors import expand_methods, get_detector
 from odeval.detectors.scoring import ScoreColumns, required_graph_k, score_columns
 from odeval.neighbors import knn_graph
 
@@ -28,7 +28,8 @@ __all__ = ["ScoredFile", "score_file"]
 
 @dataclass
 class ScoredFile:
-    """What :func:`score_file` wrote: ``path`` holds ``n_objects`` rows and the ``columns`` of ``scored``."""
+    """What :func:`score_file` wrote: ``path`` holds ``n_objects`` rows and the ``columns`` of ``scored``;
+    ``label_note`` says that the dataset was read without labels because it has no label attribute."""
 
     path: Path
     n_objects: int
@@ -37,6 +38,7 @@ class ScoredFile:
     k_spec: str
     metric: str
     scored: ScoreColumns
+    label_note: str | None = None
 
 
 def _graph(X: np.ndarray, k_graph: int, detectors: dict[str, Any], *, metric: str, p: float | None, backend: str,
@@ -62,9 +64,11 @@ def score_file(dataset: str | os.PathLike[str], methods: Sequence[str], output: 
     Parameters
     ----------
     dataset : path
-        Any file :func:`odeval.data.load_dataset` reads (with ``load_options``, e.g. ``{"label": None}``).
+        Any file :func:`odeval.data.load_dataset` reads (with ``load_options``, e.g. ``{"label": None}``); scoring
+        needs no labels, so a file without the default label attribute is read unlabelled (``label_note``).
     methods : sequence of str
-        Detector names (repeats are dropped); ``params[method]`` are their parameters.
+        Detector names (repeats are dropped; ``"all"``: every registered method, :func:`odeval.detectors.
+        expand_methods`); ``params[method]`` are their parameters.
     output : path
         ``.parquet``, ``.csv`` or ``.npz`` (:func:`odeval.data.score_files.write_score_table`).
     k : str
@@ -87,12 +91,14 @@ def score_file(dataset: str | os.PathLike[str], methods: Sequence[str], output: 
     ImportError
         An optional backend (faiss, dask) is missing.
     """
-    method_list = list(dict.fromkeys(methods))
+    method_list = expand_methods(methods)
     k_range = parse_k_range(k)
     detectors = {m: get_detector(m, **dict((params or {}).get(m, {}))) for m in method_list}
-    ds = load_dataset(dataset, **dict(load_options or {}))
+    ds = load_dataset(dataset, require_labels=False, **dict(load_options or {}))
     X = ds.numeric_matrix()
     n = X.shape[0]
+    if n < 2:
+        raise ValueError(f"{dataset}: {n} object(s); scoring needs at least 2")
     k_graph = max(required_graph_k(det, k_range, n) for det in detectors.values())
     graph = None
     try:
@@ -111,4 +117,4 @@ def score_file(dataset: str | os.PathLike[str], methods: Sequence[str], output: 
     labels = None if ds.y is None else np.asarray(ds.y, dtype=bool)
     path = write_score_table(output, columns, scored.scores, ks=scored.ks, labels=labels,
                              ids=getattr(ds, "ids", None))
-    return ScoredFile(path, n, columns, method_list, str(k), graph.metric, scored)
+    return ScoredFile(path, n, columns, method_list, str(k), graph.metric, scored, label_note(ds))

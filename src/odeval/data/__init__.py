@@ -5,6 +5,7 @@ from odeval.data.catalogue import CatalogueError, Variant
 from odeval.data.dataset import Dataset
 from odeval.data.loaders import (
     DatasetFormatError,
+    label_note,
     load_arff,
     load_csv,
     load_dataset,
@@ -21,6 +22,7 @@ __all__ = [
     "Variant",
     "dataset_info",
     "dataset_infos",
+    "label_note",
     "load_arff",
     "load_csv",
     "load_dataset",

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from odeval.data.dataset import NOMINAL, Dataset
-from odeval.data.loaders import SUPPORTED_FORMATS, DatasetFormatError, dataset_format, load_dataset
+from odeval.data.loaders import SUPPORTED_FORMATS, DatasetFormatError, dataset_format, label_note, load_dataset
 
 __all__ = ["DatasetInfos", "dataset_info", "dataset_infos"]
 
@@ -87,11 +87,14 @@ class DatasetInfos:
     """The facts of every dataset file found, for ``odeval datasets info``.
 
     ``entries`` holds, per file in order, the :func:`dataset_info` dict or ``{"path": ..., "error": ...}`` for
-    a file that could not be loaded; ``problems`` names the folders without any dataset file.
+    a file that could not be loaded; ``problems`` names the folders without any dataset file; ``notes`` the files
+    read without labels because they have no label attribute (``"<file>: no label column 'outlier': read without
+    labels"``).
     """
 
     entries: list[dict[str, Any]] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def failed(self) -> bool:
@@ -124,7 +127,9 @@ def dataset_infos(paths: Iterable[str | os.PathLike[str]], *, label: str | None 
     """:func:`dataset_info` of every dataset file in ``paths`` (files, or folders searched recursively).
 
     ``label`` / ``unlabelled`` choose the label attribute (or none); ``positive`` the outlier value of ARFF and
-    CSV labels. A file that cannot be loaded is an error entry; the others are still summarised.
+    CSV labels. A file without the default label attribute is summarised unlabelled (a line in ``notes``); a label
+    attribute named by ``label`` must exist. A file that cannot be loaded is an error entry; the others are still
+    summarised.
     """
     out = DatasetInfos()
     for f in _dataset_files(paths, out.problems):
@@ -137,7 +142,10 @@ def dataset_infos(paths: Iterable[str | os.PathLike[str]], *, label: str | None 
                 options["label"] = label
             if positive is not None and fmt in ("arff", "csv"):
                 options["positive"] = positive
-            out.entries.append(dataset_info(load_dataset(f, **options)))
+            ds = load_dataset(f, require_labels=False, **options)
+            if (note := label_note(ds)) is not None:
+                out.notes.append(f"{f}: {note}")
+            out.entries.append(dataset_info(ds))
         except (ValueError, ImportError, OSError) as exc:  # DatasetFormatError is a ValueError
             out.entries.append({"path": str(f), "error": str(exc)})
     return out

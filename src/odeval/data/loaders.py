@@ -43,6 +43,7 @@ __all__ = [
     "DatasetFormatError",
     "SUPPORTED_FORMATS",
     "dataset_format",
+    "label_note",
     "load_arff",
     "load_csv",
     "load_dataset",
@@ -162,6 +163,7 @@ def load_arff(
     positive: str = "yes",
     id_attribute: str | None = "id",
     name: str | None = None,
+    missing_label: str = "error",
 ) -> Dataset:
     """Load an ARFF file, e.g. one of the Campos et al. (2016) benchmark collection.
 
@@ -184,6 +186,9 @@ def load_arff(
         (``ids`` is None when absent); any other name must exist. None keeps an ``id`` attribute as a feature.
     name : str, optional
         Dataset name; default: the file name without extension.
+    missing_label : {"error", "unlabelled"}, default="error"
+        When ``label_attribute`` is absent: an error, or the data without labels (the note in
+        ``provenance["load"]["label_note"]``).
 
     Returns
     -------
@@ -220,12 +225,10 @@ def load_arff(
     label_info: dict[str, Any] = {"label_attribute": None}
     if label_attribute is not None:
         label_idx = _find_name(names, label_attribute)
-        if label_idx is None:
-            raise DatasetFormatError(
-                path, f"no label attribute {label_attribute!r} (attributes: {_short_list(names)}); "
-                "name it (label_attribute=<name>; odeval CLI: --label-column NAME) or load without labels "
-                "(label_attribute=None; CLI: --unlabelled)"
-            )
+    if label_attribute is not None and label_idx is None:
+        label_info["label_note"] = _absent_label(path, "label attribute", label_attribute, names, missing_label,
+                                                 "label_attribute")
+    elif label_attribute is not None:
         la, col = attrs[label_idx], content.columns[label_idx]
         if np.isnan(col).any():
             raise DatasetFormatError(path, f"label attribute {la.name!r}: missing value", first_missing_line(col))
@@ -333,6 +336,31 @@ def _from_arrays(
                    provenance=_provenance(path, fmt, digest, load))
 
 
+#: Values of the loaders' ``missing_label``: an absent label attribute is an error, or the data are read unlabelled.
+MISSING_LABEL = ("error", "unlabelled")
+
+
+def _absent_label(path: Path, what: str, wanted: str, present: list[str], missing_label: str, option: str,
+                  line: int | None = None) -> str:
+    """The label attribute ``wanted`` is not in the file: raise (``missing_label="error"``) or return the note
+    recorded in ``provenance["load"]["label_note"]`` when the data are read without labels."""
+    if missing_label == "unlabelled":
+        return f"no {what} {wanted!r}: read without labels"
+    if missing_label != "error":
+        raise ValueError(f"missing_label must be one of {MISSING_LABEL}, got {missing_label!r}")
+    raise DatasetFormatError(path, f"no {what} {wanted!r} ({what.split()[-1]}s: {_short_list(present)}); name it "
+                                   f"({option}=<name>) or load without labels ({option}=None)", line)
+
+
+def _label_key(path: Path, present: list[str], y_key: str | None, missing_label: str, kind: str,
+               container: str) -> tuple[str | None, str | None]:
+    """The label array's key of a MAT / npz file and the note when it is absent and ``missing_label`` allows it
+    (otherwise :func:`_require_keys` names what is missing)."""
+    if y_key is None or y_key in present or missing_label == "error":
+        return y_key, None
+    return None, _absent_label(path, f"label {kind}", y_key, present, missing_label, "y_key")
+
+
 def _require_keys(path: Path, present: list[str], x_key: str, y_key: str | None, kind: str, container: str) -> None:
     """The data and label arrays must be among ``present`` (e.g. kind "variable", container "the MAT file")."""
     for key in (x_key, y_key):
@@ -340,7 +368,8 @@ def _require_keys(path: Path, present: list[str], x_key: str, y_key: str | None,
             raise DatasetFormatError(path, f"no {kind} {key!r} in {container} ({kind}s: {present})")
 
 
-def load_mat(path: PathLike, *, x_key: str = "X", y_key: str | None = "y", name: str | None = None) -> Dataset:
+def load_mat(path: PathLike, *, x_key: str = "X", y_key: str | None = "y", name: str | None = None,
+             missing_label: str = "error") -> Dataset:
     """Load a MATLAB ``.mat`` file of the ODDS library (Rayana, 2016): a matrix ``X`` and labels ``y``.
 
     MATLAB v4–v7.2 files are read with :func:`scipy.io.loadmat`; v7.3 files (HDF5, e.g. ODDS
@@ -355,6 +384,9 @@ def load_mat(path: PathLike, *, x_key: str = "X", y_key: str | None = "y", name:
         Variable holding the labels, 0/1 or logical (1 = outlier); None loads without labels.
     name : str, optional
         Dataset name; default: the file name without extension.
+    missing_label : {"error", "unlabelled"}, default="error"
+        When ``y_key`` is absent: an error, or the data without labels (the note in
+        ``provenance["load"]["label_note"]``).
 
     Returns
     -------
@@ -371,7 +403,7 @@ def load_mat(path: PathLike, *, x_key: str = "X", y_key: str | None = "y", name:
     path = Path(path)
     raw, digest = _read(path)
     if raw[:128].startswith(b"MATLAB 7.3"):
-        X, y = _read_mat_v73(path, x_key, y_key)
+        X, y, y_key, note = _read_mat_v73(path, x_key, y_key, missing_label)
         extra = {"mat_version": "7.3 (HDF5)"}
     else:
         import scipy.io
@@ -381,7 +413,9 @@ def load_mat(path: PathLike, *, x_key: str = "X", y_key: str | None = "y", name:
             m = scipy.io.loadmat(io.BytesIO(raw))
         except Exception as exc:  # scipy raises ValueError, TypeError, MatReadError, ... on bad input
             raise DatasetFormatError(path, f"not a readable MATLAB file ({type(exc).__name__}: {exc})") from None
-        _require_keys(path, [k for k in m if not k.startswith("__")], x_key, y_key, "variable", "the MAT file")
+        present = [k for k in m if not k.startswith("__")]
+        y_key, note = _label_key(path, present, y_key, missing_label, "variable", "the MAT file")
+        _require_keys(path, present, x_key, y_key, "variable", "the MAT file")
         X = m[x_key]
         if scipy.sparse.issparse(X):
             X = X.toarray()
@@ -389,11 +423,14 @@ def load_mat(path: PathLike, *, x_key: str = "X", y_key: str | None = "y", name:
         if y is not None and scipy.sparse.issparse(y):
             y = y.toarray()
         extra = {"mat_version": "5 (scipy.io.loadmat)"}
+    if note:
+        extra["label_note"] = note
     return _from_arrays(X, y, path=path, fmt="mat", digest=digest, x_key=x_key, y_key=y_key, name=name,
                         extra=extra)
 
 
-def _read_mat_v73(path: Path, x_key: str, y_key: str | None) -> tuple[np.ndarray, np.ndarray | None]:
+def _read_mat_v73(path: Path, x_key: str, y_key: str | None,
+                  missing_label: str) -> tuple[np.ndarray, np.ndarray | None, str | None, str | None]:
     try:
         import h5py
     except ImportError:
@@ -402,21 +439,23 @@ def _read_mat_v73(path: Path, x_key: str, y_key: str | None) -> tuple[np.ndarray
         ) from None
     try:
         with h5py.File(path, "r") as f:
-            _require_keys(path, sorted(k for k in f if isinstance(f[k], h5py.Dataset)), x_key, y_key,
-                          "variable", "the MAT file")
+            present = sorted(k for k in f if isinstance(f[k], h5py.Dataset))
+            y_key, note = _label_key(path, present, y_key, missing_label, "variable", "the MAT file")
+            _require_keys(path, present, x_key, y_key, "variable", "the MAT file")
             # MATLAB stores column-major: HDF5 sees the transpose
             X = np.asarray(f[x_key][()]).T
             y = None if y_key is None else np.asarray(f[y_key][()]).T
     except OSError as exc:
         raise DatasetFormatError(path, f"not a readable MATLAB v7.3 (HDF5) file ({exc})") from None
-    return X, y
+    return X, y, y_key, note
 
 
-def load_npz(path: PathLike, *, x_key: str = "X", y_key: str | None = "y", name: str | None = None) -> Dataset:
+def load_npz(path: PathLike, *, x_key: str = "X", y_key: str | None = "y", name: str | None = None,
+             missing_label: str = "error") -> Dataset:
     """Load a NumPy ``.npz`` archive as distributed by ADBench (Han et al., 2022): arrays ``X`` and ``y``.
 
-    Parameters and result as in :func:`load_mat`, ``x_key`` and ``y_key`` naming arrays of the archive (labels
-    0/1 or bool).
+    Parameters (``missing_label`` included) and result as in :func:`load_mat`, ``x_key`` and ``y_key`` naming
+    arrays of the archive (labels 0/1 or bool).
 
     Raises
     ------
@@ -429,6 +468,7 @@ def load_npz(path: PathLike, *, x_key: str = "X", y_key: str | None = "y", name:
         raise DatasetFormatError(path, "not a valid .npz archive (not a zip file)")
     try:
         with np.load(io.BytesIO(raw), allow_pickle=False) as npz:
+            y_key, note = _label_key(path, list(npz.files), y_key, missing_label, "array", "the npz archive")
             _require_keys(path, list(npz.files), x_key, y_key, "array", "the npz archive")
             X = npz[x_key]
             y = None if y_key is None else npz[y_key]
@@ -438,7 +478,8 @@ def load_npz(path: PathLike, *, x_key: str = "X", y_key: str | None = "y", name:
         if isinstance(exc, DatasetFormatError):
             raise
         raise DatasetFormatError(path, f"cannot read arrays ({exc})") from None
-    return _from_arrays(X, y, path=path, fmt="npz", digest=digest, x_key=x_key, y_key=y_key, name=name)
+    return _from_arrays(X, y, path=path, fmt="npz", digest=digest, x_key=x_key, y_key=y_key, name=name,
+                        extra={"label_note": note} if note else None)
 
 
 # --- CSV ----------------------------------------------------------------------------------------------
@@ -468,6 +509,12 @@ def _csv_numeric(col: tuple[str, ...], column: str, lines: list[int], path: Path
         if np.isinf(out[i]):
             raise DatasetFormatError(path, f"column {column!r}: {t!r} is out of the float64 range", lines[i])
     return out
+
+
+def _label_like(col: tuple[str, ...], most: int = 10) -> bool:
+    """Whether a non-numeric column looks like labels or classes: at most ``most`` distinct values, not numbers."""
+    values = {t.strip() for t in col} - {""}
+    return len(values) <= most and all(_float_or_none(v) is None for v in values)
 
 
 def _csv_labels(col: tuple[str, ...], column: str, positive: Any, lines: list[int], path: Path) -> np.ndarray:
@@ -518,6 +565,7 @@ def load_csv(
     id_column: str | None = "id",
     delimiter: str = ",",
     name: str | None = None,
+    missing_label: str = "error",
 ) -> Dataset:
     """Load a CSV table with a header line, numeric attribute columns and a named label column.
 
@@ -536,6 +584,9 @@ def load_csv(
     delimiter : str, default=","
     name : str, optional
         Dataset name; default: the file name without extension.
+    missing_label : {"error", "unlabelled"}, default="error"
+        When ``label_column`` is absent: an error, or the data without labels (the note in
+        ``provenance["load"]["label_note"]``).
 
     Returns
     -------
@@ -582,13 +633,13 @@ def load_csv(
 
     label_idx = None
     y = None
+    label_note = None
     if label_column is not None:
         label_idx = _find_name(header, label_column)
-        if label_idx is None:
-            raise DatasetFormatError(path, f"no label column {label_column!r} (columns: {_short_list(header)}); "
-                                           "name it (label_column=<name>; odeval CLI: --label-column NAME) or load "
-                                           "without labels (label_column=None; CLI: --unlabelled)",
-                                     header_line)
+    if label_column is not None and label_idx is None:
+        label_note = _absent_label(path, "label column", label_column, header, missing_label, "label_column",
+                                   header_line)
+    elif label_column is not None:
         y = _csv_labels(cols[label_idx], header[label_idx], positive, lines, path)
     id_idx = None
     ids = None
@@ -610,7 +661,17 @@ def load_csv(
     feat = [j for j in range(len(header)) if j not in (label_idx, id_idx)]
     if not feat:
         raise DatasetFormatError(path, "no attribute columns besides the id and label columns", header_line)
-    X = np.column_stack([_csv_numeric(cols[j], header[j], lines, path) for j in feat])
+    parsed = []
+    for j in feat:
+        try:
+            parsed.append(_csv_numeric(cols[j], header[j], lines, path))
+        except DatasetFormatError as exc:
+            if label_note is None or not _label_like(cols[j]):
+                raise
+            # read without labels because the default label column is absent: a column of a few words may be it
+            raise DatasetFormatError(path, f"{exc.problem}; there is no label column {label_column!r}: if this is "
+                                           "the label column, name it (label_column=<name>)", exc.line) from None
+    X = np.column_stack(parsed)
     names = tuple(header[j] for j in feat)
     load = {
         "encoding": encoding,
@@ -618,6 +679,7 @@ def load_csv(
         "id_attribute": None if id_idx is None else header[id_idx],
         "label_attribute": None if label_idx is None else header[label_idx],
         "positive": None if positive is None else str(positive),
+        **({"label_note": label_note} if label_note else {}),
         **_missing_report(names, X),
     }
     return Dataset(X=X, y=y, name=name or _file_stem(path), attribute_names=names, ids=ids,
@@ -629,7 +691,8 @@ _LOADERS = {"arff": load_arff, "mat": load_mat, "npz": load_npz, "csv": load_csv
 _LABEL_OPTION = {"arff": "label_attribute", "mat": "y_key", "npz": "y_key", "csv": "label_column"}
 
 
-def load_dataset(path: PathLike, *, format: str | None = None, **options: Any) -> Dataset:
+def load_dataset(path: PathLike, *, format: str | None = None, require_labels: bool = True,
+                 **options: Any) -> Dataset:
     """Load a dataset file, choosing the loader by extension (``.arff``, ``.mat``, ``.npz``, ``.csv``).
 
     Parameters
@@ -637,6 +700,12 @@ def load_dataset(path: PathLike, *, format: str | None = None, **options: Any) -
     path : str or path-like
     format : {"arff", "mat", "npz", "csv"}, optional
         Override the extension.
+    require_labels : bool, default=True
+        False for work that does not need labels (IREOS, EM/MV, scoring, inspection, preparation without
+        downsampling): a file without the loader's *default* label attribute (``outlier``; ``y`` in MAT/NPZ) is
+        read as it is, unlabelled, and ``provenance["load"]["label_note"]`` says so (:func:`label_note`). A
+        label attribute named explicitly must still exist. This is the one place that decides whether a
+        missing label attribute is an error.
     **options
         Passed to the format's loader (:func:`load_arff`, :func:`load_mat`, :func:`load_npz`,
         :func:`load_csv`). ``label=`` is accepted as a format-independent alias of ``label_attribute``
@@ -667,4 +736,13 @@ def load_dataset(path: PathLike, *, format: str | None = None, **options: Any) -
         raise ValueError(f"format must be one of {SUPPORTED_FORMATS}, got {format!r}")
     if "label" in options:
         options[_LABEL_OPTION[fmt]] = options.pop("label")
+    if not require_labels and _LABEL_OPTION[fmt] not in options:
+        options["missing_label"] = "unlabelled"
     return _LOADERS[fmt](path, **options)
+
+
+def label_note(dataset: Dataset) -> str | None:
+    """The note of a dataset read without labels because its file has no label attribute (``load_dataset(...,
+    require_labels=False)``), e.g. ``"no label column 'outlier': read without labels"``; None otherwise."""
+    note = dataset.provenance.get("load", {}).get("label_note") if isinstance(dataset.provenance, dict) else None
+    return None if note is None else str(note)

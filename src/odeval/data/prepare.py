@@ -693,8 +693,12 @@ def prepare_file(path: str | os.PathLike[str], *, label: str | None = None,
     ``label`` is the loader's label attribute (None: the loader's default). With ``outlier_classes`` (a
     comma-separated string or a sequence) the file is loaded unlabelled unless ``label`` is given, since the
     class attribute defines the outliers. ``steps`` are :func:`prepare`'s other keyword arguments.
+
+    Labels are needed only by downsampling: a file without the default label attribute is prepared unlabelled
+    (normalisation, encoding, missing values, deduplication; ``provenance["load"]["label_note"]`` says so), and
+    downsampling it is refused with the reason (ValueError).
     """
-    from odeval.data.loaders import load_dataset
+    from odeval.data.loaders import label_note, load_dataset
 
     options: dict[str, Any] = {}
     if outlier_classes:
@@ -703,4 +707,10 @@ def prepare_file(path: str | os.PathLike[str], *, label: str | None = None,
         options["label"] = label
     if isinstance(outlier_classes, str):
         outlier_classes = [c.strip() for c in outlier_classes.split(",")]
-    return prepare(load_dataset(path, **options), outlier_classes=outlier_classes or None, **steps)
+    ds = load_dataset(path, require_labels=False, **options)
+    downsampling = steps.get("rate") is not None or steps.get("n_outliers") is not None
+    if downsampling and ds.y is None and not outlier_classes:
+        why = (label_note(ds) or "no labels").split(":")[0]
+        raise ValueError(f"{path}: downsampling needs outlier labels and the file has {why}; name the label "
+                         "attribute (--label NAME) or define the outliers (--outlier-classes A,B)")
+    return prepare(ds, outlier_classes=outlier_classes or None, **steps)

@@ -5,11 +5,13 @@
 from odeval.detectors import abod, cof, glosh, inflo, kdeos, knn, ldf, ldof, lof, loop, odin  # noqa: F401
 from odeval.detectors.adapters import EstimatorDetector, wrap_estimator
 from odeval.detectors.base import (
+    ALL_METHODS,
     Detector,
     MethodInfo,
     MethodVariant,
     available_methods,
     check_ks,
+    expand_methods,
     get_detector,
     novelty_methods,
     orient,
@@ -17,5 +19,6 @@ from odeval.detectors.base import (
 )
 from odeval.detectors.novelty import NoveltyDetector
 
-__all__ = ["Detector", "MethodInfo", "MethodVariant", "available_methods", "check_ks", "get_detector", "orient",
+__all__ = ["ALL_METHODS", "Detector", "MethodInfo", "MethodVariant", "available_methods", "check_ks",
+           "expand_methods", "get_detector", "orient",
            "register", "EstimatorDetector", "wrap_estimator", "NoveltyDetector", "novelty_methods"]

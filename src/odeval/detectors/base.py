@@ -18,7 +18,8 @@ import numpy as np
 
 from odeval._method_variant import MethodVariant
 
-__all__ = ["MethodInfo", "Detector", "Number", "Options", "register", "get_detector", "available_methods", "orient",
+__all__ = ["MethodInfo", "Detector", "Number", "Options", "register", "get_detector", "available_methods",
+           "expand_methods", "ALL_METHODS", "orient",
            "check_ks", "check_params", "check_variant", "novelty_methods", "partitioned_methods", "MethodVariant",
            "VARIANT", "VARIANTS"]
 
@@ -318,6 +319,21 @@ def get_detector(name: str, **params: Any) -> Detector:
 
 def available_methods() -> list[str]:
     return sorted(cls.info.name for cls in _REGISTRY.values())  # type: ignore[attr-defined]
+
+
+#: The method name that stands for every registered method (``-m all`` of the command line).
+ALL_METHODS = "all"
+
+
+def expand_methods(names: Sequence[str]) -> list[str]:
+    """``names`` with :data:`ALL_METHODS` (``"all"``, any case) replaced by :func:`available_methods`, repeats
+    dropped (first occurrence kept, compared case-insensitively); other names are left for :func:`get_detector`
+    to check."""
+    out: dict[str, str] = {}
+    for name in names:
+        for one in available_methods() if str(name).lower() == ALL_METHODS else [name]:
+            out.setdefault(str(one).lower(), one)
+    return list(out.values())
 
 
 def novelty_methods() -> list[str]:

@@ -37,10 +37,10 @@ def warmup(methods: Sequence[str] | None = None, *, novelty: bool = True,
     dict
         Seconds (wall) per step: ``"graph"``, then one entry per method.
     """
-    from odeval.detectors import available_methods, get_detector
+    from odeval.detectors import available_methods, expand_methods, get_detector
     from odeval.neighbors import knn_graph, query_knn
 
-    names = list(available_methods()) if methods is None else list(methods)
+    names = list(available_methods()) if methods is None else expand_methods(methods)
     rng = np.random.default_rng(0)
     X = rng.normal(size=(48, 3))
     X[5] = X[4]  # a duplicate: the tie paths are compiled too

@@ -40,13 +40,21 @@ from odeval._validation import check_data_matrix, check_scores
 from odeval.executor import Executor, get_executor, workers_renamed_from
 from odeval.labelfree import _klr
 
-__all__ = ["IREOSResult", "IREOSSettings", "PAPER_KNN", "SelectResult", "gamma_max_exceeds", "ireos", "ireos_select",
-           "resolve_mcl", "solution_weights"]
+__all__ = ["EXACT_MAX_OBJECTS", "IREOSResult", "IREOSSettings", "PAPER_KNN", "SelectResult", "gamma_max_exceeds",
+           "ireos", "ireos_select", "resolve_knn", "resolve_mcl", "solution_weights"]
 
 Progress = Callable[[str, int], None]
 MIN_DEPTH = 1
 #: The kNN-subset size of the paper's experiments (Sect. 3.5.3): the default of a study's IREOS and the selectors.
 PAPER_KNN = 250
+#: Largest N for which ``knn="auto"`` (the default) computes the exact index; above it, the kNN-subset
+#: approximation with :data:`PAPER_KNN` neighbours. Each exact classifier solves an N x N system (O(N^3) per
+#: object and kernel width) for up to N objects; measured (m_cl = 1, two candidates, one thread, docs/ireos.md
+#: "Exact or kNN subsets by default"): 3.3 s CPU at N = 400, 40 s at 800, 99 s at 1000 (kNN subsets: 3 s), growing
+#: as ~N^3.6 beyond, hours at N = 5000; so a default stays within minutes.
+EXACT_MAX_OBJECTS = 1000
+#: The value of ``knn`` that chooses between the exact index and the kNN-subset approximation by N.
+AUTO_KNN = "auto"
 
 
 def _positive_int(value: Any, minimum: int = 1) -> bool:
@@ -77,9 +85,12 @@ class IREOSSettings:
     n_gamma : int >= 2, default 100
     tol : float > 0, default 0.001
     max_depth : int >= 1, default 8
-    knn : int or None, default None
+    knn : int, None or "auto", default "auto"
         Train each classifier on the object and its ``knn`` nearest neighbours (Sect. 3.5.3; the paper:
-        :data:`PAPER_KNN`); None: the exact index.
+        :data:`PAPER_KNN`); None: the exact index; "auto": the exact index up to ``exact_max_objects`` objects,
+        the approximation with :data:`PAPER_KNN` neighbours above (:func:`resolve_knn`).
+    exact_max_objects : int >= 1, default :data:`EXACT_MAX_OBJECTS`
+        The size above which ``knn="auto"`` approximates.
     n_permutations : int >= 1, default 1000
         Permutations of the weights behind the p-values of scorings with m_cl = 1.
     ci_width : float > 0, default 0.02
@@ -101,7 +112,8 @@ class IREOSSettings:
     n_gamma: int = 100
     tol: float = 0.001
     max_depth: int = 8
-    knn: int | None = None
+    knn: int | str | None = AUTO_KNN
+    exact_max_objects: int = EXACT_MAX_OBJECTS
     n_permutations: int = 1000
     ci_width: float = 0.02
     max_draws: int = 100
@@ -135,17 +147,19 @@ class IREOSSettings:
         if name == "n_gamma":
             return None if _positive_int(value, 2) else "must be an integer ≥ 2"
         if name == "knn":
-            return None if value is None or _positive_int(value) else "must be a positive integer or None"
-        if name in ("max_depth", "n_permutations", "max_draws"):
+            return (None if value is None or value == AUTO_KNN or _positive_int(value)
+                    else f"must be a positive integer, None or {AUTO_KNN!r}")
+        if name in ("max_depth", "n_permutations", "max_draws", "exact_max_objects"):
             return None if _positive_int(value) else "must be a positive integer"
         return "is unknown"
 
     def for_objects(self, n_objects: int) -> IREOSSettings:
-        """These settings for a data set of ``n_objects``: the exact index (``knn = None``) when the kNN subset
-        would hold every object anyway (N <= knn + 1)."""
-        if self.knn is not None and n_objects <= int(self.knn) + 1:
-            return replace(self, knn=None)
-        return self
+        """These settings for a data set of ``n_objects``: ``knn="auto"`` resolved (:func:`resolve_knn`), and the
+        exact index (``knn = None``) when the kNN subset would hold every object anyway (N <= knn + 1)."""
+        knn = resolve_knn(self.knn, n_objects, self.exact_max_objects)
+        if knn is not None and n_objects <= int(knn) + 1:
+            knn = None
+        return self if knn == self.knn else replace(self, knn=knn)
 
     def kwargs(self) -> dict[str, Any]:
         """The settings as keyword arguments of :func:`ireos`."""
@@ -153,6 +167,14 @@ class IREOSSettings:
 
 
 # ------------------------------------------------------------------------------------------------ inputs
+def resolve_knn(knn: Any, n_objects: int, exact_max_objects: int = EXACT_MAX_OBJECTS) -> Any:
+    """The kNN-subset size IREOS uses on ``n_objects``: ``knn`` as given, except ``"auto"``: None (the exact
+    index) for N <= ``exact_max_objects``, :data:`PAPER_KNN` above (Sect. 3.5.3)."""
+    if isinstance(knn, str) and knn == AUTO_KNN:
+        return None if n_objects <= exact_max_objects else PAPER_KNN
+    return knn
+
+
 def resolve_mcl(m_cl: Any, n_objects: int) -> float:
     """The maximum clump size: ``1`` (no clumps), ``"sqrt5"`` = sqrt(5 % * N) (Sect. 4.2.2), or a number >= 1."""
     if isinstance(m_cl, str):
@@ -460,6 +482,8 @@ class IREOSResult:
     gamma_max, m_cl, C, kinds, weights (S, N).
     areas : (N,) normalised areas A_j of the separability curves (m_cl = 1; NaN where not computed).
     n_fits : classifiers trained (all stages); fits : per stage {"gamma_max", "curves", "null"}.
+    knn : the kNN-subset size the classifiers were trained with (None: the exact index).
+    approximated : why the kNN-subset approximation was chosen by ``knn="auto"`` (None when it was not).
     unseparated : objects that never reached p >= 0.5 in the gamma_max search (gamma_max then stopped at its cap).
     gamma_max_duplicates : candidate outliers left out of the gamma_max search because they have an exact
         duplicate in X (they can never reach p >= 0.5 with m_cl = 1; see :func:`_gmax_tasks`).
@@ -481,6 +505,8 @@ class IREOSResult:
     n_draws: np.ndarray | None = None
     unseparated: list[int] = field(default_factory=list)
     gamma_max_duplicates: list[int] = field(default_factory=list)
+    knn: int | None = None
+    approximated: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         def clean(a):
@@ -548,6 +574,25 @@ def _gmax_tasks(W: np.ndarray, shared: bool, X: np.ndarray) -> tuple[list[tuple[
 _D = IREOSSettings  # the defaults of ireos() / ireos_select() are the settings' field defaults
 
 
+def _auto_knn(X: Any, knn: Any, exact_max_objects: Any) -> tuple[Any, str | None]:
+    """``knn`` resolved for the rows of ``X`` (:func:`resolve_knn`) and, when ``"auto"`` chose the approximation,
+    the one line that says so."""
+    if not (isinstance(knn, str) and knn == AUTO_KNN):
+        return knn, None
+    if not _positive_int(exact_max_objects):
+        raise ValueError(f"exact_max_objects must be a positive integer, got {exact_max_objects!r}")
+    try:
+        n = len(X)
+    except TypeError:  # not a matrix: _prepare says why
+        return None, None
+    chosen = resolve_knn(knn, n, exact_max_objects)
+    if chosen is None or chosen >= n - 1:  # a subset of every other object is the exact index
+        return None, None
+    return chosen, (f"N = {n} > {exact_max_objects}: kNN-subset approximation with knn = {chosen} (Marques et al. "
+                    "2020, Sect. 3.5.3; the exact index costs O(N^3) per object and kernel width); knn=None forces "
+                    "the exact index")
+
+
 def _check_options(quadrature: str, n_gamma: int, tol: float, gamma_max_quantile: float = 1.0) -> None:
     if not (isinstance(gamma_max_quantile, int | float) and 0 < gamma_max_quantile <= 1):
         raise ValueError(f"gamma_max_quantile must be in (0, 1], got {gamma_max_quantile!r}")
@@ -564,7 +609,8 @@ def ireos(X: Any, solutions: Sequence[Any], *, m_cl: Any = _D.m_cl, C: float = _
           gamma_max: float | None = _D.gamma_max, gamma_max_quantile: float = _D.gamma_max_quantile,
           quadrature: str = _D.quadrature, n_gamma: int = _D.n_gamma, tol: float = _D.tol,
           max_depth: int = _D.max_depth,
-          knn: int | None = _D.knn, weights: Any = "gaussian", top_n: int | None = None, adjust: bool = False,
+          knn: int | str | None = _D.knn, exact_max_objects: int = _D.exact_max_objects, weights: Any = "gaussian",
+          top_n: int | None = None, adjust: bool = False,
           p_values: bool = False, n_permutations: int = _D.n_permutations, ci_width: float = _D.ci_width,
           max_draws: int = _D.max_draws,
           seed: int = 0, workers: int = 1, progress: Progress | None = None, executor: Any = None) -> IREOSResult:
@@ -587,7 +633,10 @@ def ireos(X: Any, solutions: Sequence[Any], *, m_cl: Any = _D.m_cl, C: float = _
     quadrature : "adaptive" (Simpson, estimate Eq. 14, per-curve tolerance ``tol``, depth limit ``max_depth``)
         or "fixed" (``n_gamma`` equally spaced gammas in [0, gamma_max], trapezoidal rule).
     knn : None for the exact index; k to train each classifier on the object and its k nearest neighbours
-        (Sect. 3.5.3; the paper uses 250).
+        (Sect. 3.5.3; the paper uses 250); "auto" (default): the exact index for N <= ``exact_max_objects``
+        (:data:`EXACT_MAX_OBJECTS`, 1000), else k = 250 — above that size the default approximates, and the
+        result says so (``result.knn``, ``result.approximated``); pass ``knn=None`` for the exact index anyway.
+    exact_max_objects : the size above which ``knn="auto"`` approximates.
     weights : scaling of score vectors ("gaussian" default, "linear", "gamma", "sigmoid", "mixture", "none",
         a :class:`odeval.scaling.ScoreScaling` or a callable).
     top_n : make score vectors non-binary top-n solutions.
@@ -619,6 +668,7 @@ def ireos(X: Any, solutions: Sequence[Any], *, m_cl: Any = _D.m_cl, C: float = _
         gamma_max <= 0; an unknown m_cl).
     """
     _check_options(quadrature, n_gamma, tol, gamma_max_quantile)
+    knn, approximated = _auto_knn(X, knn, exact_max_objects)
     Xc, mcl, W, kinds = _prepare(X, solutions, m_cl=m_cl, C=C, weights=weights, top_n=top_n, gamma_max=gamma_max,
                                  knn=knn)
     N, d = Xc.shape
@@ -695,7 +745,8 @@ def ireos(X: Any, solutions: Sequence[Any], *, m_cl: Any = _D.m_cl, C: float = _
         return IREOSResult(index=index, adjusted=adjusted, p_value=p_value, expected=expected_out, std_null=std_null,
                            gamma_max=gamma_max, m_cl=mcl, C=float(C), kinds=kinds, weights=W, areas=A_all,
                            n_fits=engine.n_fits, fits=fits, n_draws=n_draws, unseparated=unseparated,
-                           gamma_max_duplicates=duplicated)
+                           gamma_max_duplicates=duplicated, knn=None if knn is None or knn >= N - 1 else int(knn),
+                           approximated=approximated)
     finally:
         engine.close()
 
@@ -791,8 +842,8 @@ class SelectResult:
 def ireos_select(X: Any, solutions: Sequence[Any], *, m_cl: Any = _D.m_cl, C: float = _D.C,
                  gamma_max: float | None = _D.gamma_max, gamma_max_quantile: float = _D.gamma_max_quantile,
                  quadrature: str = _D.quadrature, n_gamma: int = _D.n_gamma,
-                 tol: float = _D.tol, max_depth: int = _D.max_depth, knn: int | None = _D.knn,
-                 weights: Any = "gaussian",
+                 tol: float = _D.tol, max_depth: int = _D.max_depth, knn: int | str | None = _D.knn,
+                 exact_max_objects: int = _D.exact_max_objects, weights: Any = "gaussian",
                  top_n: int | None = None, batch: int = 16, workers: int = 1,
                  progress: Progress | None = None, executor: Any = None) -> SelectResult:
     """Rank candidate solutions by IREOS, computing separabilities in decreasing order of weight and stopping a
@@ -801,8 +852,10 @@ def ireos_select(X: Any, solutions: Sequence[Any], *, m_cl: Any = _D.m_cl, C: fl
     ``batch`` objects per candidate are processed per round. Parameters as :func:`ireos`.
 
     The ranking equals the ranking by the full index (ties aside), computed with the same quadrature.
+    ``knn="auto"`` (default) as in :func:`ireos`: the kNN-subset approximation above ``exact_max_objects``.
     """
     _check_options(quadrature, n_gamma, tol, gamma_max_quantile)
+    knn, _ = _auto_knn(X, knn, exact_max_objects)
     Xc, mcl, W, _kinds = _prepare(X, solutions, m_cl=m_cl, C=C, weights=weights, top_n=top_n, gamma_max=gamma_max,
                                  knn=knn)
     S, _N = W.shape

@@ -42,13 +42,13 @@ class ChapterSplit:
 
     ``X_train``: what the detector is fitted on; ``X_eval``: the objects of the EM/MV criteria (novelty: the
     normal test objects; unsupervised: the whole test half); ``X_test`` / ``y_test``: the labelled test half
-    for ROC / PR; ``features``: the kept attribute indices of the input.
+    for ROC / PR (``y_test`` None for unlabelled data); ``features``: the kept attribute indices of the input.
     """
 
     X_train: np.ndarray
     X_eval: np.ndarray
     X_test: np.ndarray
-    y_test: np.ndarray
+    y_test: np.ndarray | None
     features: np.ndarray
     n_outliers_dropped: int
 
@@ -65,19 +65,24 @@ def chapter_split(X: Any, y: Any, *, setting: str = "novelty", seed: int = 0, ma
     Novelty: fit on the normal training objects, EM/MV on the normal test objects. Unsupervised: fit on the
     polluted training half, EM/MV on the polluted test half (the chapter: "the same test data used for ROC and
     PR"); with ``split=False``, fit and evaluate on the same polluted data.
+
+    ``y`` None (unlabelled data): only the unsupervised setting, which needs no labels; the outlier cap (step 1)
+    is skipped and ``y_test`` is None.
     """
     if setting not in ("novelty", "unsupervised"):
         raise ValueError(f"setting must be 'novelty' or 'unsupervised', got {setting!r}")
     X = check_data_matrix(X, name="X")
-    if y is None:
-        raise ValueError("the data set has no labels: the novelty setting (and the outlier cap) need them")
-    y = np.asarray(y).astype(bool).reshape(-1)
+    labelled = y is not None
+    if not labelled and setting == "novelty":
+        raise ValueError("the data set has no labels: the novelty setting fits on the normal objects and needs them "
+                         "(the unsupervised setting does not)")
+    y = np.asarray(y).astype(bool).reshape(-1) if labelled else np.zeros(X.shape[0], dtype=bool)
     if y.shape[0] != X.shape[0]:
         raise ValueError(f"labels ({y.shape[0]}) and objects ({X.shape[0]}) differ in number")
     rng = np.random.default_rng(seed)
     keep = np.ones(X.shape[0], dtype=bool)
     dropped = 0
-    if max_outlier_ratio is not None:
+    if max_outlier_ratio is not None and labelled:
         out = np.flatnonzero(y)
         cap = int(np.floor(max_outlier_ratio * int((~y).sum())))
         if out.size > cap:
@@ -109,8 +114,8 @@ def chapter_split(X: Any, y: Any, *, setting: str = "novelty", seed: int = 0, ma
         X_eval = X_test
     if X_eval.shape[0] == 0:
         raise ValueError("empty test split: no (normal) test objects to evaluate")
-    return ChapterSplit(X_train=X_train, X_eval=X_eval, X_test=X_test, y_test=y_test, features=feats,
-                        n_outliers_dropped=dropped)
+    return ChapterSplit(X_train=X_train, X_eval=X_eval, X_test=X_test, y_test=y_test if labelled else None,
+                        features=feats, n_outliers_dropped=dropped)
 
 
 @workers_renamed_from("n_jobs")
@@ -142,7 +147,7 @@ def evaluate_split(name: str, split: ChapterSplit, *, k: int = 20, seed: int = 0
                executor=executor)
     labelled: dict[str, float] = {}
     y = split.y_test
-    if y.any() and not y.all():
+    if y is not None and y.any() and not y.all():
         det.fit(X_train)
         s = det.score_fitted() if same and hasattr(det, "score_fitted") else det.score(split.X_test)
         labelled = {"roc_auc": float(roc_auc(y, s)), "average_precision": float(average_precision(y, s))}
@@ -155,7 +160,7 @@ class ChapterEvaluation:
 
     ``dataset``: the file name; ``setting``: "novelty" or "unsupervised"; ``split``: the prepared data;
     ``result``: EM and MV; ``labelled``: ROC / PR AUC of the test half (empty without both classes there);
-    ``integration``: the integration of the criteria.
+    ``integration``: the integration of the criteria; ``label_note``: why the file was read without labels.
     """
 
     dataset: str
@@ -164,6 +169,7 @@ class ChapterEvaluation:
     result: EMMVResult = field(repr=False)
     labelled: dict[str, float]
     integration: str
+    label_note: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable summary: :meth:`EMMVResult.to_dict`, the labelled measures and the setting."""
@@ -173,22 +179,32 @@ class ChapterEvaluation:
 
 
 @workers_renamed_from("n_jobs")
-def evaluate_dataset(path: str | Path, detector: str, *, k: int = 20, setting: str = "novelty", split: bool = True,
+def evaluate_dataset(path: str | Path, detector: str, *, k: int = 20, setting: str | None = None, split: bool = True,
                      settings: EMMVSettings | None = None, integration: str = "grid",
                      max_outlier_ratio: float | None = 0.1, min_distinct: int = 10, seed: int = 0, workers: int = 1,
                      executor: Any = None, progress: Callable[[int, int], None] | None = None) -> ChapterEvaluation:
-    """Load a labelled data file, prepare it (:func:`chapter_split`) and evaluate one detector on it
+    """Load a data file, prepare it (:func:`chapter_split`) and evaluate one detector on it
     (:func:`evaluate_split`) with the EM/MV ``settings`` (:class:`~odeval.labelfree.emmv_algorithm.EMMVSettings`;
-    default: its defaults). ``progress(done, total)`` is called after each feature draw."""
-    from odeval.data import load_dataset
+    default: its defaults). ``progress(done, total)`` is called after each feature draw.
+
+    EM/MV need no labels: a file without the default label attribute is read unlabelled (``label_note``), and
+    ``setting`` None chooses "novelty" for labelled data (the chapter's first setting) and "unsupervised" for
+    unlabelled data (novelty needs the labels to fit on the normal objects; asking for it is an error).
+    """
+    from odeval.data import label_note, load_dataset
 
     settings = EMMVSettings() if settings is None else settings
-    ds = load_dataset(path)
-    sp = chapter_split(ds.numeric_matrix(), ds.y, setting=setting, seed=seed, max_outlier_ratio=max_outlier_ratio,
-                       min_distinct=min_distinct, split=split)
+    ds = load_dataset(path, require_labels=False)
+    if setting is None:
+        setting = "novelty" if ds.y is not None else "unsupervised"
+    try:
+        sp = chapter_split(ds.numeric_matrix(), ds.y, setting=setting, seed=seed,
+                           max_outlier_ratio=max_outlier_ratio, min_distinct=min_distinct, split=split)
+    except ValueError as exc:  # the data cannot be prepared: say which file
+        raise ValueError(f"{path}: {exc}") from None
     d = sp.features.size
     if d > settings.max_dim and settings.features > d:
         raise ValueError(f"features (d') = {settings.features} exceeds the {d} attributes kept")
     res, labelled = evaluate_split(detector, sp, k=k, seed=seed, integration=integration, workers=workers,
                                    executor=executor, progress=progress, **settings.kwargs())
-    return ChapterEvaluation(Path(path).name, setting, sp, res, labelled, integration)
+    return ChapterEvaluation(Path(path).name, setting, sp, res, labelled, integration, label_note(ds))
