@@ -77,6 +77,8 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from odeval._key import ScoringKey
+
 __all__ = [
     "SCHEMA_VERSION",
     "TABLES",
@@ -90,6 +92,7 @@ __all__ = [
     "VariantTaskResult",
     "is_interrupt",
     "measure_columns",
+    "run_key",
     "schema_ddl",
 ]
 
@@ -1038,6 +1041,22 @@ def _arrow_table(columns: dict[str, tuple[Any, str]]) -> pa.Table:
             return pa.array([None if v is None else str(v) for v in values], type=pa.string())
 
     return pa.table({c: column(v, t) for c, (v, t) in columns.items()})
+
+
+def _missing(value: Any) -> bool:
+    return value is None or value is pd.NA or (isinstance(value, float) and np.isnan(value))
+
+
+def run_key(row: Any) -> ScoringKey:
+    """The :class:`~odeval._key.ScoringKey` of a ``runs`` row (a mapping, a pandas row or a namedtuple with the
+    columns ``method``, ``params``, ``metric``, ``k``, ``setting``, ``seed``): the one name of its scoring."""
+    get = row.get if hasattr(row, "get") else lambda c, d=None: getattr(row, c, d)
+    setting = get("setting", "")
+    k, seed = get("k"), get("seed")
+    return ScoringKey.from_params_json(
+        str(get("method")), get("params") or None, metric=get("metric") or "",
+        setting=None if _missing(setting) or not setting else json.loads(setting),
+        k=None if _missing(k) else int(k), seed=None if _missing(seed) else int(seed))
 
 
 def _k_column(ks: list[int | None], size: list[int]) -> pa.Array:
