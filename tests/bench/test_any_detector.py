@@ -193,6 +193,17 @@ def test_a_study_of_imported_and_registered_detectors_runs_and_stores_one_row_pe
     # the seeds differ, the scores are deterministic for a seed: rerunning computes nothing
     again = run_study(study, store, workers=1, progress="none")
     assert again.already_done == 20 and again.computed == 0
+    # downstream: best setting per curve, and the report builds with the non-k axis
+    from odeval.analysis import per_variant_summary
+    from odeval.report.from_store import report_from_store
+
+    summary = per_variant_summary(runs, measures=["roc_auc"]).set_index(["dataset", "config"])
+    first = summary.loc[runs["dataset"].iloc[0]]
+    assert first.loc["HBOS", "best_setting"] in ("n_bins=5", "n_bins=10")
+    assert first.loc["IsolationForest", "n_seeds"] == 2
+    assert first.loc["LOF", "best_setting"] == f"k={first.loc['LOF', 'best_k']}"
+    index, _ = report_from_store(store, tmp_path / "report", simulations=5, permutations=0)
+    assert "HBOS" in index.read_text()
 
 
 def test_a_pyod_detector_scores_its_training_data_as_pyod_does(tmp_path):

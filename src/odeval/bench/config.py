@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import glob as _glob
 import hashlib
+import inspect
 import json
 import tomllib
 from collections.abc import Iterator, Sequence
@@ -370,6 +371,7 @@ def study_from_dict(raw: dict[str, Any], *, base_dir: str | Path = ".", source: 
 
     problems: list[str] = []
     base_dir = Path(base_dir)
+    raw = _classes_as_paths(raw)
     unknown_top = set(raw) - {"study", "datasets", "methods", "internal", "internal_options", "selection", "plugins"}
     if unknown_top:
         problems.append(f"unknown top-level key(s) {sorted(unknown_top)}; expected [study], [[datasets]], [[methods]]")
@@ -483,6 +485,18 @@ def study_from_dict(raw: dict[str, Any], *, base_dir: str | Path = ".", source: 
 
 METHOD_KEYS = ("name", "params", "k", "grid", "seeds", "estimator", "higher_is_outlier")
 """The keys of a ``[[methods]]`` entry."""
+
+
+def _classes_as_paths(raw: dict[str, Any]) -> dict[str, Any]:
+    """From Python, ``estimator`` may be the class itself: it stands for its import path ``module:QualName`` (also
+    in the study's stored definition and hash)."""
+    methods = raw.get("methods")
+    if not isinstance(methods, list) or not any(isinstance(e, dict) and inspect.isclass(e.get("estimator"))
+                                                 for e in methods):
+        return raw
+    converted = [{**e, "estimator": f"{e['estimator'].__module__}:{e['estimator'].__qualname__}"}
+                 if isinstance(e, dict) and inspect.isclass(e.get("estimator")) else e for e in methods]
+    return {**raw, "methods": converted}
 
 
 def _load_plugins(raw: dict[str, Any], meta: dict[str, Any], problems: list[str]) -> tuple[str, ...]:
@@ -601,7 +615,9 @@ def _parse_method(i: int, entry: Any, study_ks: KRange | None, plugins: tuple[st
                             "leave name out")
             return []
         name = cls.info.name
-        source = None if cls.__module__ in ("__main__", "__mp_main__") else entry["estimator"].strip()
+        # resolved (and registered) again wherever the spec is used: in a spawned worker "__main__:Class" is the
+        # script imported again, which is why a script needs its `if __name__ == "__main__":` guard
+        source = entry["estimator"].strip()
     if "higher_is_outlier" in entry:
         problems.append(f"{where}: higher_is_outlier is for imported estimators; an odeval detector declares its "
                         "orientation in MethodInfo.inverted")
