@@ -420,6 +420,9 @@ def study_from_dict(raw: dict[str, Any], *, base_dir: str | Path = ".", source: 
     variant_step = _parse_variant_step(raw, meta, seed, ireos_options, problems)
 
     # --- methods ------------------------------------------------------------------------------
+    if any(isinstance(e, dict) and "estimator" in e for e in raw.get("methods") or []) or "plugins" in raw \
+            or "plugins" in meta:
+        _study_folder_importable(base_dir)
     plugins = _load_plugins(raw, meta, problems)
     methods: list[MethodSpec] = []
     raw_methods = raw.get("methods")
@@ -497,6 +500,16 @@ def _classes_as_paths(raw: dict[str, Any]) -> dict[str, Any]:
     converted = [{**e, "estimator": f"{e['estimator'].__module__}:{e['estimator'].__qualname__}"}
                  if isinstance(e, dict) and inspect.isclass(e.get("estimator")) else e for e in methods]
     return {**raw, "methods": converted}
+
+
+def _study_folder_importable(base_dir: Path) -> None:
+    """Put the study file's folder on ``sys.path`` (after what is there) so ``estimator = "mymodule:Class"`` and
+    ``plugins = ["mymodule"]`` find a module next to the study file; spawned worker processes inherit the path."""
+    import sys
+
+    folder = str(base_dir.resolve())
+    if folder not in sys.path:
+        sys.path.append(folder)
 
 
 def _load_plugins(raw: dict[str, Any], meta: dict[str, Any], problems: list[str]) -> tuple[str, ...]:
