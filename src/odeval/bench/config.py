@@ -202,6 +202,11 @@ class MethodSpec:
         return ScoringKey.make(self.name, self.params, metric=metric if self.is_knn else "",
                                setting=self.setting, k=k, seed=self.seed)
 
+    def configuration_key(self) -> str:
+        """The name of this spec's configuration without its seed (specs differing only by seed share it)."""
+        return ScoringKey.make(self.name, self.params, setting=self.setting).name + (
+            f" [{self.estimator}]" if self.estimator else "")
+
     def identity(self) -> list[Any]:
         """What, beyond name, parameters and k, tells this spec apart in unit ids and the study hash; empty for a
         :attr:`plain` spec (their ids are those odeval always gave)."""
