@@ -259,3 +259,25 @@ def test_imported_detectors_run_in_worker_processes(tmp_path, plugin):
                    plugins=[plugin])
     summary = run_study(study, tmp_path / "r.duckdb", workers=2, progress="none")
     assert summary.failed == [] and summary.ok == 6
+
+
+@pytest.mark.slow
+def test_a_script_without_the_main_guard_says_so(tmp_path):
+    """Every unit fails with the dead-worker text, and each worker says why on the terminal."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "noguard.py"
+    script.write_text(textwrap.dedent(f'''
+        from odeval.bench import run_study, study_from_dict
+
+        study = study_from_dict({{"study": {{"name": "noguard", "k": "2..5"}}, "datasets": [{{"path": {SMALL[0]!r}}}],
+                                 "methods": [{{"name": "LOF"}}]}})
+        summary = run_study(study, "noguard.duckdb", workers=2, progress="none")
+        print("ERRORS", [f["error"] for f in summary.failed])
+    '''))
+    env = {**__import__("os").environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
+    res = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert "ERRORS" in res.stdout and WORKER_DIED_HINT in res.stdout
+    assert "run_study was called while a worker process imported the script" in res.stderr
