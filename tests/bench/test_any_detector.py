@@ -281,3 +281,37 @@ def test_a_script_without_the_main_guard_says_so(tmp_path):
                          timeout=300)
     assert "ERRORS" in res.stdout and WORKER_DIED_HINT in res.stdout
     assert "run_study was called while a worker process imported the script" in res.stderr
+
+
+def test_entry_point_plugins_register_detectors(monkeypatch, plugin):
+    """An installed package's `odeval.detectors` entry point is imported when a name is not registered."""
+    import importlib
+    import importlib.metadata
+
+    import odeval.detectors.imported as imported
+    from odeval.detectors import get_detector
+
+    class EntryPoint:
+        name, value = "testplugin", "anydet_entry_plugin"
+
+        def load(self):
+            return importlib.import_module(self.value)
+
+    folder = Path(importlib.import_module(plugin).__file__).parent
+    (folder / "anydet_entry_plugin.py").write_text(textwrap.dedent('''
+        import numpy as np
+        from odeval.detectors import Detector, MethodInfo, register
+
+
+        @register
+        class EntryKNN(Detector):
+            info = MethodInfo.distance("TestEntryKNN", "a test detector")
+
+            def raw_scores_all_k(self, graph, ks):
+                return np.array([graph.distances[:, k - 1] for k in ks])
+    '''))
+    monkeypatch.setattr(imported, "_entry_points_loaded", False)
+    monkeypatch.setattr(importlib.metadata, "entry_points",
+                        lambda group=None: [EntryPoint()] if group == imported.ENTRY_POINT_GROUP else [])
+    assert type(get_detector("TestEntryKNN")).__name__ == "EntryKNN"
+    assert [m.name for m in _study([{"name": "TestEntryKNN"}]).methods] == ["TestEntryKNN"]

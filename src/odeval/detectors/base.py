@@ -308,6 +308,10 @@ def get_detector(name: str, **params: Any) -> Detector:
     Parameters are checked against the method's declared ``_parameter_constraints`` first: an unknown name or
     an invalid value raises a one-line ``ValueError`` naming the method, the parameter and what is accepted.
     """
+    if str(name).lower() not in _REGISTRY:  # perhaps an installed plugin's (the odeval.detectors entry points)
+        from odeval.detectors.imported import load_entry_points
+
+        load_entry_points()
     try:
         factory = _REGISTRY[str(name).lower()]
     except KeyError:
