@@ -283,12 +283,12 @@ def test_a_script_without_the_main_guard_says_so(tmp_path):
     assert "run_study was called while a worker process imported the script" in res.stderr
 
 
-def test_entry_point_plugins_register_detectors(monkeypatch, plugin):
+def test_entry_point_plugins_register_detectors(monkeypatch, plugin, tmp_path):
     """An installed package's `odeval.detectors` entry point is imported when a name is not registered."""
     import importlib
     import importlib.metadata
 
-    import odeval.detectors.imported as imported
+    import odeval.detectors.base as base
     from odeval.detectors import get_detector
 
     class EntryPoint:
@@ -297,8 +297,7 @@ def test_entry_point_plugins_register_detectors(monkeypatch, plugin):
         def load(self):
             return importlib.import_module(self.value)
 
-    folder = Path(importlib.import_module(plugin).__file__).parent
-    (folder / "anydet_entry_plugin.py").write_text(textwrap.dedent('''
+    (tmp_path / "plugin" / "anydet_entry_plugin.py").write_text(textwrap.dedent('''
         import numpy as np
         from odeval.detectors import Detector, MethodInfo, register
 
@@ -310,8 +309,9 @@ def test_entry_point_plugins_register_detectors(monkeypatch, plugin):
             def raw_scores_all_k(self, graph, ks):
                 return np.array([graph.distances[:, k - 1] for k in ks])
     '''))
-    monkeypatch.setattr(imported, "_entry_points_loaded", False)
+    importlib.invalidate_caches()
+    monkeypatch.setattr(base, "_entry_points_loaded", False)
     monkeypatch.setattr(importlib.metadata, "entry_points",
-                        lambda group=None: [EntryPoint()] if group == imported.ENTRY_POINT_GROUP else [])
+                        lambda group=None: [EntryPoint()] if group == base.ENTRY_POINT_GROUP else [])
     assert type(get_detector("TestEntryKNN")).__name__ == "EntryKNN"
     assert [m.name for m in _study([{"name": "TestEntryKNN"}]).methods] == ["TestEntryKNN"]

@@ -33,15 +33,13 @@ from typing import Any
 
 import numpy as np
 
+from odeval.detectors.base import ENTRY_POINT_GROUP, load_entry_points
+
 __all__ = ["ENTRY_POINT_GROUP", "ESTIMATOR_KINDS", "check_estimator_params", "check_scores_usable", "classify",
            "fit_score", "import_plugins", "load_entry_points", "resolve_class"]
 
-#: The entry point group whose modules register detectors (``[project.entry-points."odeval.detectors"]``).
-ENTRY_POINT_GROUP = "odeval.detectors"
 #: What :func:`classify` returns.
 ESTIMATOR_KINDS = ("detector", "pyod", "sklearn")
-
-_entry_points_loaded = False
 
 
 def resolve_class(path: str) -> type:
@@ -199,22 +197,3 @@ def import_plugins(modules: Iterable[str]) -> None:
             importlib.import_module(module)
         except Exception as exc:
             raise ValueError(f"plugin module {module!r} does not import ({type(exc).__name__}: {exc})") from None
-
-
-def load_entry_points() -> list[str]:
-    """Import the modules of the :data:`ENTRY_POINT_GROUP` entry points of the installed packages (once per
-    process); returns their names. A plugin that fails to import raises ``ValueError`` naming it."""
-    global _entry_points_loaded
-    from importlib.metadata import entry_points
-
-    found = list(entry_points(group=ENTRY_POINT_GROUP))
-    if _entry_points_loaded:
-        return [ep.name for ep in found]
-    _entry_points_loaded = True
-    for ep in found:
-        try:
-            ep.load()
-        except Exception as exc:
-            raise ValueError(f"odeval.detectors entry point {ep.name!r} ({ep.value}) does not load "
-                             f"({type(exc).__name__}: {exc})") from None
-    return [ep.name for ep in found]
