@@ -315,3 +315,10 @@ def test_entry_point_plugins_register_detectors(monkeypatch, plugin, tmp_path):
                         lambda group=None: [EntryPoint()] if group == base.ENTRY_POINT_GROUP else [])
     assert type(get_detector("TestEntryKNN")).__name__ == "EntryKNN"
     assert [m.name for m in _study([{"name": "TestEntryKNN"}]).methods] == ["TestEntryKNN"]
+
+
+def test_one_name_for_two_estimators_is_refused():
+    problems = _problems([{"estimator": "sklearn.ensemble:IsolationForest", "name": "Forest"},
+                          {"estimator": "pyod.models.iforest:IForest", "name": "Forest"}])
+    assert problems == ["[[methods]]: the name 'Forest' stands for 2 methods (pyod.models.iforest:IForest, "
+                        "sklearn.ensemble:IsolationForest); give each its own name"]

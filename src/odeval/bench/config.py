@@ -436,6 +436,13 @@ def study_from_dict(raw: dict[str, Any], *, base_dir: str | Path = ".", source: 
         raw_methods = []
     for i, entry in enumerate(raw_methods, start=1):
         methods.extend(_parse_method(i, entry, study_ks, plugins, problems))
+    sources: dict[str, set[str | None]] = {}
+    for m in methods:
+        sources.setdefault(m.name, set()).add(m.estimator)
+    for name, paths in sources.items():
+        if len(paths) > 1:  # one name, one method: the store and the analysis tell methods apart by name
+            problems.append(f"[[methods]]: the name {name!r} stands for {len(paths)} methods "
+                            f"({', '.join(sorted(p or 'registered' for p in paths))}); give each its own name")
     seen = set()
     for m in methods:
         key = (m.name, m.params_json, m.setting_json, m.seed, m.estimator)
