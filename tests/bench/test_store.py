@@ -112,6 +112,7 @@ def test_schema_version_is_recorded_and_checked(two_studies, tmp_path):
 #: SCHEMA_VERSION and pin the new hash under the new version (never replace a pinned one).
 SCHEMA_HASHES = {
     3: "451c1dac14bcc608114cfc44e14bdf52144882632a41af66c3124e7eaa174fc4",
+    4: "a009ecdeffeb7852ba69340435b9d1525936c2326d4bcebedf09e6fd4ae2690d",  # runs/units: setting, seed (issue 25)
 }
 
 
@@ -137,8 +138,8 @@ def test_a_store_whose_tables_differ_from_its_version_is_refused(tmp_path, monke
     newer = (*store_module.measure_columns(), "new_measure")  # an odeval that knows one more measure
     monkeypatch.setattr(store_module, "measure_columns", lambda: newer)
     for read_only in (True, False):
-        with pytest.raises(StoreVersionError, match=r"has schema version 3 but other tables \(runs lacks "
-                                                     r"new_measure\); this odeval reads schema version 3"):
+        with pytest.raises(StoreVersionError, match=r"has schema version 4 but other tables \(runs lacks "
+                                                     r"new_measure\); this odeval reads schema version 4"):
             ResultStore(store, read_only=read_only)
     monkeypatch.undo()
     with ResultStore(store, read_only=True) as rs:  # nothing was added on the way
@@ -151,8 +152,8 @@ def test_a_store_whose_tables_differ_from_its_version_is_refused(tmp_path, monke
     with pytest.raises(StoreVersionError) as info:
         ResultStore(store, read_only=True)
     assert str(info.value) == (
-        f"results store {store} has schema version 3 but other tables (labels has unknown note; runs lacks "
-        "adjusted_max_f1; scores k is BIGINT, not INTEGER); this odeval reads schema version 3: write to a new "
+        f"results store {store} has schema version 4 but other tables (labels has unknown note; runs lacks "
+        "adjusted_max_f1; scores k is BIGINT, not INTEGER); this odeval reads schema version 4: write to a new "
         "store (or delete this one) and run the study again")
     _one_line_error(CliRunner().invoke(main, ["results", "export", str(store)]), str(store), "other tables")
 

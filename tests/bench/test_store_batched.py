@@ -28,6 +28,7 @@ def _reference_write_unit(rs: ResultStore, result: UnitResult, *, study_hash: st
             "version": ds.get("version"), "provenance": ds.get("provenance", "{}"),
             "n_objects": ds["n_objects"], "n_outliers": ds["n_outliers"], "n_attributes": ds["n_attributes"],
             "method": result.method, "params": result.params, "metric": result.metric, "k": k,
+            "setting": result.setting, "seed": result.seed,  # schema version 4 (issue 25)
         }
         row.update({m: meas.get(m) for m in rs._measures})
         row.update({"runtime_s": result.runtime_s / max(len(result.ks), 1), "status": "ok", "error": None,
@@ -53,10 +54,10 @@ def _reference_write_unit(rs: ResultStore, result: UnitResult, *, study_hash: st
         for table in _UNIT_TABLES:
             con.execute(f"DELETE FROM {table} WHERE unit_id = ?", [result.unit_id])
         con.execute(
-            "INSERT INTO units (unit_id, study_hash, dataset, file_sha256, method, params, metric, status, "
-            "error, skipped, n_k, runtime_s) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO units (unit_id, study_hash, dataset, file_sha256, method, params, metric, setting, seed, "
+            "status, error, skipped, n_k, runtime_s) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [result.unit_id, study_hash, ds["name"], file_sha256, result.method, result.params, result.metric,
-             result.status, result.error,
+             result.setting, result.seed, result.status, result.error,
              json.dumps({str(k): v for k, v in result.skipped.items()}, ensure_ascii=False),
              len(result.ks), result.runtime_s])
         con.execute("INSERT INTO study_units VALUES (?, ?) ON CONFLICT DO NOTHING", [study_hash, result.unit_id])
@@ -183,8 +184,9 @@ def test_runner_batches_leave_the_store_of_per_unit_writes(tmp_path, npz_dataset
     monkeypatch.setattr(ResultStore, "write_units", original)
     assert calls == [3, 3]  # one batch per variant
     a, b = _contents(tmp_path / "batched.duckdb"), _contents(tmp_path / "single.duckdb")
-    for table in ("units", "runs"):  # runtime_s is a measured time: compare everything else
-        drop = {"units": [11], "runs": [len(a["runs"][0]) - 4]}[table]
+    for table in ("units", "runs"):  # runtime_s is a measured time: compare everything else (units: column 13
+        # since schema version 4 added setting, seed)
+        drop = {"units": [13], "runs": [len(a["runs"][0]) - 4]}[table]
         a[table] = sorted(tuple(v for i, v in enumerate(row) if i not in drop) for row in a[table])
         b[table] = sorted(tuple(v for i, v in enumerate(row) if i not in drop) for row in b[table])
     assert a == b

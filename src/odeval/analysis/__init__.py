@@ -19,6 +19,7 @@ from odeval.analysis.aggregate import (
     aggregate_variants,
     filter_variants,
     per_variant_summary,
+    seed_spread,
     study_summary,
 )
 from odeval.analysis.characterize import (
@@ -90,5 +91,6 @@ __all__ = [
     "random_ranker_baselines",
     "rank_matrix",
     "rank_objects",
+    "seed_spread",
     "study_summary",
 ]

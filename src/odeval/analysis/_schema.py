@@ -131,8 +131,11 @@ def _add_config(frame: pd.DataFrame) -> pd.DataFrame:
         ),
         index=out.index,
     )
-    if "metric" in out.columns and out["metric"].nunique(dropna=True) > 1:
-        config = config + " [" + out["metric"].astype(str) + "]"
+    if "metric" in out.columns:
+        # '' is no metric (an imported estimator reads the data matrix): never a label of its own
+        metric = out["metric"].fillna("").astype(str)
+        if metric[metric != ""].nunique() > 1:
+            config = config.where(metric == "", config + " [" + metric + "]")
     out["config"] = config
     return out
 
@@ -160,13 +163,18 @@ def check_runs_frame(runs: pd.DataFrame, *, name: str = "runs") -> pd.DataFrame:
     if frame.empty:
         raise ValueError(f"{name} holds no successful run (status 'ok')")
     k = pd.to_numeric(frame["k"], errors="coerce")
-    bad = k.isna() | (k != np.floor(k))
+    # a scoring without k (an imported estimator's, schema version 4: runs.setting exists) has k NULL
+    no_k_allowed = "setting" in frame.columns
+    bad = (k.isna() & ~pd.Series(no_k_allowed, index=k.index)) | (k.notna() & (k != np.floor(k)))
     if bad.any():
         where = frame.index[bad.to_numpy()][:5].tolist()
         raise ValueError(f"{name}: column k must hold integers; bad value(s) at row label(s) {where}")
     frame = _add_config(frame)
-    frame["k"] = k.astype(np.int64).to_numpy()
-    dup = frame.duplicated(["dataset", "config", "k"], keep=False)
+    frame["k"] = k.astype(np.int64).to_numpy() if not k.isna().any() else k.astype("Int64").to_numpy()
+    if "setting" in frame.columns:
+        frame["setting"] = frame["setting"].fillna("").astype(str)
+    axes = ["dataset", "config", "k"] + [c for c in ("setting", "seed") if c in frame.columns]
+    dup = frame.duplicated(axes, keep=False)
     if dup.any():
         first = frame.loc[dup, ["dataset", "config", "k"]].iloc[0].to_dict()
         hint = " (several studies? filter on study_hash first)" if "study_hash" in frame.columns else ""

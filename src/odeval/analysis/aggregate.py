@@ -21,6 +21,7 @@ __all__ = [
     "aggregate_variants",
     "filter_variants",
     "per_variant_summary",
+    "seed_spread",
     "store_ranking",
     "study_summary",
 ]
@@ -37,6 +38,14 @@ def per_variant_summary(
     """Best k, best value, mean over k and mean over a window around the best k, per curve.
 
     One row per (dataset variant, method configuration, measure), from the successful rows of ``runs``.
+
+    Curves whose axis is not k alone (an imported estimator over its grid, a registered method over a non-k
+    grid axis; issue 25) get the best *setting* instead: column ``best_setting`` (``n_bins=10``,
+    ``h=0.5,k=10``; ``k=10`` on the k curves of the same frame), ``best``, ``mean_over_k`` holding the mean over
+    the curve's settings, and NaN ``window_mean`` (settings have no order to take a window in); ``best_k`` is
+    the k of the best setting where it has one. Seeded scorings (``seeds = N``) are first averaged over their
+    seeds (``n_seeds``; the spread at the best setting in ``best_seed_sd``, all of it in :func:`seed_spread`).
+    Frames of the kNN family over k alone give exactly the columns below.
 
     Parameters
     ----------
@@ -73,6 +82,23 @@ def per_variant_summary(
         raise ValueError(f"half_window must be a non-negative integer, got {half_window!r}")
     frame = check_runs_frame(runs)
     cols = measure_columns(frame, measures)
+    frame, spread = _average_over_seeds(frame, cols)
+    axis_rows = _non_k_rows(frame)
+    if not axis_rows.any():  # the kNN family over k: Campos et al.'s statistics, as odeval always computed them
+        return _k_summary(frame, cols, half_window)
+    parts = [_setting_summary(frame[axis_rows], cols, spread)]
+    if not axis_rows.all():
+        plain = _k_summary(frame[~axis_rows].reset_index(drop=True), cols, half_window)
+        plain["best_setting"] = ("k=" + plain["best_k"].astype("string")).fillna("")
+        parts.insert(0, plain)
+    out = pd.concat(parts, ignore_index=True)
+    return out.sort_values(["dataset", "config", "measure"], kind="stable").reset_index(drop=True)
+
+
+def _k_summary(frame: pd.DataFrame, cols: Sequence[str], half_window: int) -> pd.DataFrame:
+    """:func:`per_variant_summary` of curves over k alone (``frame``: checked, k integer)."""
+    if frame["k"].dtype != np.int64:  # the k rows of a frame that also holds scorings without k
+        frame = frame.assign(k=frame["k"].astype(np.int64))
     # one integer id per curve, rows sorted by (curve, k): every statistic is a segment reduction
     gid = frame.groupby(_KEY, sort=False, dropna=False).ngroup().to_numpy()
     k_all = frame["k"].to_numpy(dtype=np.int64)
@@ -128,6 +154,119 @@ def per_variant_summary(
     ]
     rest = [c for c in out.columns if c not in first]
     return out[first + rest].sort_values(["dataset", "config", "measure"], kind="stable").reset_index(drop=True)
+
+
+def _non_k_rows(frame: pd.DataFrame) -> np.ndarray:
+    """Rows whose curve has an axis other than k: no k (an imported estimator) or a non-k grid point."""
+    mask = frame["k"].isna().to_numpy(dtype=bool, copy=True)
+    if "setting" in frame.columns:
+        mask |= (frame["setting"].astype(str) != "").to_numpy()
+    return mask
+
+
+def _average_over_seeds(frame: pd.DataFrame, cols: Sequence[str]) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """The mean over the seeds of each scoring (same dataset, configuration, k and setting), and the spread.
+
+    Returns the frame unchanged and None when no row has a seed; else one row per seeded group (the measures
+    averaged, ``n_seeds`` added, ``seed`` dropped) and the spread frame of :func:`seed_spread`.
+    """
+    if "seed" not in frame.columns or frame["seed"].isna().all():
+        return frame, None
+    spread = seed_spread(frame, cols, checked=True)
+    keys = [c for c in ("dataset", "method", "params", "config", "metric", "k", "setting") if c in frame.columns]
+    grouped = frame.groupby(keys, sort=False, dropna=False)
+    means = grouped[list(cols)].mean()
+    firsts = grouped[[c for c in frame.columns if c not in (*keys, *cols, "seed")]].first()
+    out = means.join(firsts)
+    n_seeds = grouped["seed"].count()
+    out["n_seeds"] = n_seeds.where(n_seeds > 0).astype("Int64")  # <NA>: a deterministic scoring
+    return out.reset_index(), spread
+
+
+def seed_spread(runs: pd.DataFrame, measures: str | Iterable[str] | None = None, *,
+                checked: bool = False) -> pd.DataFrame:
+    """Mean, sample standard deviation, min, max and number of seeds of every measure, per scoring.
+
+    One row per (dataset, configuration, k, setting, measure) of the seeded rows of ``runs`` (a randomised
+    detector run with ``seeds = N``): how much the measure moves with the seed alone. Rows without a seed are
+    left out; a frame without seeds gives an empty result.
+    """
+    frame = runs if checked else check_runs_frame(runs)
+    cols = measure_columns(frame, measures) if not checked else list(measures or [])
+    if "seed" not in frame.columns:
+        return pd.DataFrame(columns=["dataset", "config", "k", "setting", "measure", "mean", "sd", "min", "max",
+                                     "n_seeds"])
+    seeded = frame[frame["seed"].notna()]
+    keys = [c for c in ("dataset", "method", "params", "config", "k", "setting") if c in seeded.columns]
+    long = seeded.melt(id_vars=[*keys, "seed"], value_vars=list(cols), var_name="measure", value_name="value")
+    g = long.groupby([*keys, "measure"], sort=True, dropna=False)["value"]
+    out = pd.DataFrame({"mean": g.mean(), "sd": g.std(ddof=1), "min": g.min(), "max": g.max(),
+                        "n_seeds": g.count()})
+    return out.reset_index()
+
+
+def _setting_text(k: object, setting: str) -> str:
+    """``a=v,b=w`` of a grid point (k included when the point has one), as :class:`odeval._key.ScoringKey` writes
+    a setting; '' for a detector run at one configuration."""
+    import json
+
+    from odeval._key import ScoringKey
+
+    values = json.loads(setting) if setting else {}
+    if k is not None and not pd.isna(k):
+        values["k"] = int(k)
+    if not values:
+        return ""
+    key = ScoringKey.make("m", setting=values)
+    return key.label().partition("-")[2] if set(values) != {"k"} else f"k={int(k)}"  # type: ignore[arg-type]
+
+
+def _setting_summary(frame: pd.DataFrame, cols: Sequence[str], spread: pd.DataFrame | None) -> pd.DataFrame:
+    """:func:`per_variant_summary` of curves whose axis is not k alone: best setting, best value, mean over the
+    settings (``mean_over_k`` holds it, so tables read one column), no window (NaN: the settings have no order)."""
+    frame = frame.copy()
+    settings = frame["setting"] if "setting" in frame.columns else pd.Series("", index=frame.index)
+    frame["_point"] = [_setting_text(k, st) for k, st in zip(frame["k"], settings, strict=True)]
+    frame = frame.sort_values([*_KEY, "_point"], kind="stable")
+    rows = []
+    meta_cols = [c for c in frame.columns if c in ("unit_id",)]
+    for key, grp in frame.groupby(_KEY, sort=False, dropna=False):
+        for measure in cols:
+            v = pd.to_numeric(grp[measure], errors="coerce").to_numpy(dtype=np.float64)
+            finite = ~np.isnan(v)
+            n = int(finite.sum())
+            row = dict(zip(_KEY, key, strict=True))
+            row["measure"] = measure
+            ks = pd.to_numeric(grp["k"], errors="coerce")
+            row.update(k_min=ks.min(), k_max=ks.max(), n_k=n, window_mean=np.nan, window_lo=pd.NA, window_hi=pd.NA)
+            if n == 0:
+                row.update(best=np.nan, best_k=pd.NA, best_setting=pd.NA, mean_over_k=np.nan)
+            else:
+                i = int(np.flatnonzero(v == np.nanmax(v))[0])
+                best = grp.iloc[i]
+                row.update(best=float(v[i]), best_k=best["k"] if not pd.isna(best["k"]) else pd.NA,
+                           best_setting=best["_point"], mean_over_k=float(v[finite].mean()))
+                for c in meta_cols:
+                    row[c] = best[c]
+                if spread is not None and "n_seeds" in grp.columns:
+                    row["n_seeds"] = best["n_seeds"]
+            rows.append(row)
+    out = pd.DataFrame(rows)
+    for c in ("best_k", "window_lo", "window_hi"):
+        out[c] = pd.array(out[c], dtype="Int64")
+    if spread is not None and len(spread):
+        sd = spread.rename(columns={"sd": "best_seed_sd"})
+        out["_point"] = out["best_setting"]
+        sd["_point"] = [_setting_text(k, st) for k, st in zip(sd["k"], sd["setting"], strict=True)]
+        out = out.merge(sd[["dataset", "config", "measure", "_point", "best_seed_sd"]],
+                        on=["dataset", "config", "measure", "_point"], how="left").drop(columns="_point")
+    meta = dataset_table(frame)
+    out = out.merge(meta, on="dataset", how="left")
+    first = [
+        "dataset", "method", "params", "config", "measure", "best_k", "best", "mean_over_k", "window_mean",
+        "window_lo", "window_hi", "k_min", "k_max", "n_k",
+    ]
+    return out[first + [c for c in out.columns if c not in first]]
 
 
 def filter_variants(
@@ -287,8 +426,8 @@ def study_summary(runs: pd.DataFrame) -> pd.DataFrame:
         "n_base_datasets": ok["base_dataset"].nunique(),
         "n_variants": ok["dataset"].nunique(),
         "n_methods": ok["config"].nunique(),
-        "k_min": int(ok["k"].min()),
-        "k_max": int(ok["k"].max()),
+        "k_min": int(ok["k"].min()) if ok["k"].notna().any() else None,  # None: no method of the study has k
+        "k_max": int(ok["k"].max()) if ok["k"].notna().any() else None,
         "n_runs_ok": n_ok,
         "n_runs_error": n_err,
         "measures": ", ".join(measure_columns(ok)),

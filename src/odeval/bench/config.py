@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import glob as _glob
 import hashlib
+import inspect
 import json
 import tomllib
 from collections.abc import Iterator, Sequence
@@ -59,6 +60,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from odeval._key import ScoringKey
 from odeval._krange import KRange, parse_k_range
 from odeval.data.catalogue import Variant
 from odeval.labelfree.emmv_algorithm import EMMVSettings
@@ -128,16 +130,113 @@ class StudyError(ValueError):
 
 @dataclass(frozen=True)
 class MethodSpec:
-    """A method with its parameters and the k values it is run at (a :class:`~odeval._krange.KRange`, never
-    expanded here: each dataset variant caps it at N − 1)."""
+    """One configuration of a study's method: what one unit (per dataset variant) computes.
+
+    A ``[[methods]]`` entry gives one spec per point of its non-k grid axes and per seed; ``ks`` (a
+    :class:`~odeval._krange.KRange`, never expanded here: each dataset variant caps it at N − 1) stays inside the
+    unit, scored from one kNN graph. Imported estimators (``estimator``) have no k: ``ks`` is None and the unit is
+    one scoring.
+
+    Attributes
+    ----------
+    name : str
+        The method's name in the store (``runs.method``, the :class:`~odeval._key.ScoringKey` method).
+    params : dict
+        The fixed parameters (for registered methods every declared parameter with its value, the grid's axes
+        excepted).
+    ks : KRange or None
+        The k the unit runs at; None for an imported estimator.
+    setting : dict
+        This spec's point on the entry's non-k grid axes (empty when the entry has none).
+    seed : int or None
+        The seed of a randomised detector (``seeds = N``), passed as ``random_state`` (estimators) or ``seed``.
+    estimator : str or None
+        The import path of a fit/score estimator (scikit-learn style or PyOD); None for kNN-graph detectors.
+    imports : tuple of str
+        Modules to import before the method is looked up (plugins that register detectors), also in worker
+        processes.
+    source : str or None
+        The import path of an odeval Detector subclass given as ``estimator = ...``: resolved and registered
+        wherever the spec is used (worker processes included).
+    higher_is_outlier : bool or None
+        The declared orientation of an estimator's scores (None: the adapter's default, see
+        :class:`odeval.detectors.adapters.EstimatorDetector`).
+    entry : str
+        Where the spec comes from in the study file (``[[methods]] #3 (IForest)``), for error messages.
+    """
 
     name: str
     params: dict[str, Any]
     ks: KRange | Any
+    setting: dict[str, Any] = field(default_factory=dict)
+    seed: int | None = None
+    estimator: str | None = None
+    imports: tuple[str, ...] = ()
+    higher_is_outlier: bool | None = None
+    entry: str = ""
+    source: str | None = None
 
     @property
     def params_json(self) -> str:
         return json.dumps(self.params, sort_keys=True)
+
+    @property
+    def setting_json(self) -> str:
+        """The non-k setting as the store keeps it (``runs.setting``): '' when there is none."""
+        return json.dumps(self.setting, sort_keys=True) if self.setting else ""
+
+    @property
+    def is_knn(self) -> bool:
+        """True for detectors scored from the kNN graph over k; False for imported fit/score estimators."""
+        return self.estimator is None
+
+    @property
+    def plain(self) -> bool:
+        """A kNN-family spec with no other axis and no seed (what every study was before issue 25: its unit id,
+        study hash and every downstream reader are unchanged)."""
+        return self.is_knn and not self.setting and self.seed is None
+
+    @property
+    def detector_params(self) -> dict[str, Any]:
+        """The keyword arguments of the detector: fixed parameters, the grid point and (registered detectors
+        with a ``seed`` parameter) the seed."""
+        out = {**self.params, **self.setting}
+        if self.seed is not None and self.is_knn:
+            out["seed"] = self.seed
+        return out
+
+    def key(self, k: int | None = None, metric: str = "") -> ScoringKey:
+        """The :class:`~odeval._key.ScoringKey` of this spec's scoring at ``k`` (None for estimators)."""
+        return ScoringKey.make(self.name, self.params, metric=metric if self.is_knn else "",
+                               setting=self.setting, k=k, seed=self.seed)
+
+    def configuration_key(self) -> str:
+        """The name of this spec's configuration without its seed (specs differing only by seed share it)."""
+        return ScoringKey.make(self.name, self.params, setting=self.setting).name + (
+            f" [{self.estimator}]" if self.estimator else "")
+
+    def identity(self) -> list[Any]:
+        """What, beyond name, parameters and k, tells this spec apart in unit ids and the study hash; empty for a
+        :attr:`plain` spec (their ids are those odeval always gave)."""
+        if self.plain:
+            return []
+        extra: dict[str, Any] = {"setting": self.setting, "seed": self.seed}
+        if self.estimator is not None:
+            extra["estimator"] = self.estimator
+            extra["higher_is_outlier"] = self.higher_is_outlier
+        return [extra]
+
+
+def method_detector(method: MethodSpec) -> Any:
+    """The odeval detector of a kNN-family spec (its plugin modules imported first)."""
+    from odeval.detectors import get_detector, register
+    from odeval.detectors.base import _REGISTRY
+    from odeval.detectors.imported import import_plugins, resolve_class
+
+    import_plugins(method.imports)
+    if method.source is not None and method.name.lower() not in _REGISTRY:
+        register(resolve_class(method.source))  # e.g. in a worker process: the class is registered where it is used
+    return get_detector(method.name, **method.detector_params)
 
 
 @dataclass(frozen=True)
@@ -175,7 +274,8 @@ class Study:
             {
                 **extra,
                 "datasets": [(d.name, d.path) for d in self.datasets],
-                "methods": [(m.name, m.params, parse_k_range(m.ks).canonical()) for m in self.methods],
+                "methods": [(m.name, m.params, parse_k_range(m.ks).canonical() if m.is_knn else None,
+                             *m.identity()) for m in self.methods],
                 "metric": self.metric,
                 "measures": self.measures,
                 "keep_scores": self.keep_scores,
@@ -188,32 +288,39 @@ class Study:
 
     @property
     def k_max(self) -> int:
-        return max(parse_k_range(m.ks).max for m in self.methods)
+        """The largest k of the kNN-family methods (0 when the study has none)."""
+        return max((parse_k_range(m.ks).max for m in self.methods if m.is_knn), default=0)
 
 
-def method_k_plans(study: Study) -> list[tuple[MethodSpec, KRange, dict[str, str]]]:
-    """Per method: the k that will run (before the per-variant cap at N − 1) and the skipped k with reasons."""
-    from odeval.detectors import get_detector
+def method_k_plans(study: Study) -> list[tuple[MethodSpec, KRange | None, dict[str, str]]]:
+    """Per method: the k that will run (before the per-variant cap at N − 1) and the skipped k with reasons
+    (None and no skipped k for an imported estimator, which has no k)."""
     from odeval.detectors.scoring import plan_ks
 
-    out = []
+    out: list[tuple[MethodSpec, KRange | None, dict[str, str]]] = []
     for m in study.methods:
+        if not m.is_knn:
+            out.append((m, None, {}))
+            continue
         rng = parse_k_range(m.ks)
-        det = get_detector(m.name, **m.params)
+        det = method_detector(m)
         skipped = plan_ks(det, rng.capped(det.info.min_k) or rng, rng.max + 1).skipped
         out.append((m, rng.above(det.info.min_k), skipped))
     return out
 
 
-def variant_k_plans(methods: Sequence[MethodSpec], n_objects: int) -> tuple[int, list[tuple[MethodSpec, KPlan]]]:
+def variant_k_plans(methods: Sequence[MethodSpec], n_objects: int
+                    ) -> tuple[int | None, list[tuple[MethodSpec, KPlan]]]:
     """What the runner does on a dataset variant of ``n_objects`` objects: the k of the kNN graph it builds and,
-    per method, the :class:`~odeval.detectors.scoring.KPlan` (k that will run; skipped k with the reason the
-    runner records in ``units.skipped``) — :func:`odeval.detectors.scoring.plan_ks`, the one owner of these rules.
-    (Only k whose scores turn out NaN can still be skipped at run time.)"""
-    from odeval.detectors import get_detector
+    per kNN-family method, the :class:`~odeval.detectors.scoring.KPlan` (k that will run; skipped k with the
+    reason the runner records in ``units.skipped``) — :func:`odeval.detectors.scoring.plan_ks`, the one owner of
+    these rules. (Only k whose scores turn out NaN can still be skipped at run time.) Imported estimators need no
+    graph: the graph's k is None when every method is one."""
     from odeval.detectors.scoring import plan_ks, required_graph_k
 
-    dets = [(m, get_detector(m.name, **m.params)) for m in methods]
+    dets = [(m, method_detector(m)) for m in methods if m.is_knn]
+    if not dets:
+        return None, []
     graph_k = max(required_graph_k(det, m.ks, n_objects) for m, det in dets)
     return graph_k, [(m, plan_ks(det, m.ks, n_objects, graph_k)) for m, det in dets]
 
@@ -248,6 +355,8 @@ def emmv_not_applicable(method: MethodSpec) -> str | None:
     emmv_all_k` needs a novelty form and scores with the method's default parameters."""
     from odeval.detectors import get_detector, novelty_methods
 
+    if not method.plain:
+        return "EM/MV not applicable: computed for the kNN family over k only (no grid axis, no seeds)"
     if method.name not in novelty_methods():
         return (f"EM/MV not applicable: {method.name} has no novelty form "
                 f"(methods with one: {', '.join(novelty_methods())})")
@@ -271,12 +380,12 @@ def load_study(path: str | Path) -> Study:
 
 def study_from_dict(raw: dict[str, Any], *, base_dir: str | Path = ".", source: str = "<study>") -> Study:
     """Validate a study given as a dict (the parsed TOML); see the module docstring for the keys."""
-    from odeval.detectors import available_methods, get_detector
     from odeval.measures import MEASURES
 
     problems: list[str] = []
     base_dir = Path(base_dir)
-    unknown_top = set(raw) - {"study", "datasets", "methods", "internal", "internal_options", "selection"}
+    raw = _classes_as_paths(raw)
+    unknown_top = set(raw) - {"study", "datasets", "methods", "internal", "internal_options", "selection", "plugins"}
     if unknown_top:
         problems.append(f"unknown top-level key(s) {sorted(unknown_top)}; expected [study], [[datasets]], [[methods]]")
     meta = raw.get("study", {})
@@ -284,7 +393,7 @@ def study_from_dict(raw: dict[str, Any], *, base_dir: str | Path = ".", source: 
         problems.append("[study] must be a table")
         meta = {}
     known_meta = {"name", "k", "metric", "measures", "keep_scores", "seed", "data_dir", "internal",
-                  "internal_options", "selection"}
+                  "internal_options", "selection", "plugins"}
     if set(meta) - known_meta:
         problems.append(f"[study]: unknown key(s) {sorted(set(meta) - known_meta)}; known: {sorted(known_meta)}")
 
@@ -324,54 +433,37 @@ def study_from_dict(raw: dict[str, Any], *, base_dir: str | Path = ".", source: 
     variant_step = _parse_variant_step(raw, meta, seed, ireos_options, problems)
 
     # --- methods ------------------------------------------------------------------------------
+    if any(isinstance(e, dict) and "estimator" in e for e in raw.get("methods") or []) or "plugins" in raw \
+            or "plugins" in meta:
+        _study_folder_importable(base_dir)
+    plugins = _load_plugins(raw, meta, problems)
     methods: list[MethodSpec] = []
     raw_methods = raw.get("methods")
     if not raw_methods:
         problems.append("no [[methods]] given")
         raw_methods = []
-    known = {m.lower(): m for m in available_methods()}
     for i, entry in enumerate(raw_methods, start=1):
-        where = f"[[methods]] #{i}"
-        if not isinstance(entry, dict) or "name" not in entry:
-            problems.append(f"{where}: needs a name")
-            continue
-        name = entry["name"]
-        where = f"[[methods]] #{i} ({name})"
-        extra = set(entry) - {"name", "params", "k"}
-        if extra:
-            problems.append(f"{where}: unknown key(s) {sorted(extra)}")
-        if not isinstance(name, str) or name.lower() not in known:
-            problems.append(f"{where}: unknown method; available: {', '.join(available_methods())}")
-            continue
-        name = known[name.lower()]
-        params = entry.get("params", {})
-        if not isinstance(params, dict):
-            problems.append(f"{where}: params must be a table")
-            continue
-        try:
-            detector = get_detector(name, **params)
-        except (TypeError, ValueError) as exc:
-            problems.append(f"{where}: bad parameters {params}: {exc}")
-            continue
-        ks = study_ks
-        if "k" in entry:
-            try:
-                ks = parse_k_range(entry["k"])
-            except ValueError as exc:
-                problems.append(f"{where}.k: {exc}")
-                continue
-        if ks is None:
-            continue
-        if ks.max < detector.info.min_k:
-            problems.append(f"{where}: every requested k is below the method's minimum k={detector.info.min_k}")
-            continue
-        methods.append(MethodSpec(name=name, params=dict(detector.params()), ks=ks))
+        methods.extend(_parse_method(i, entry, study_ks, plugins, problems))
+    sources: dict[str, set[str | None]] = {}
+    for m in methods:
+        sources.setdefault(m.name, set()).add(m.estimator)
+    for name, paths in sources.items():
+        if len(paths) > 1:  # one name, one method: the store and the analysis tell methods apart by name
+            problems.append(f"[[methods]]: the name {name!r} stands for {len(paths)} methods "
+                            f"({', '.join(sorted(p or 'registered' for p in paths))}); give each its own name")
     seen = set()
     for m in methods:
-        key = (m.name, m.params_json)
+        key = (m.name, m.params_json, m.setting_json, m.seed, m.estimator)
         if key in seen:
-            problems.append(f"[[methods]]: {m.name} with params {m.params} is listed twice")
+            what = f" at {m.setting}" if m.setting else ""
+            problems.append(f"[[methods]]: {m.name} with params {m.params}{what} is listed twice")
         seen.add(key)
+    if variant_step is not None and not all(m.plain for m in methods):
+        problems.append("IREOS and [selection] take the kNN family over k only for now (no estimator, grid axis "
+                        "other than k, or seeds in [[methods]])")
+    if internal and not all(m.plain for m in methods):
+        problems.append("internal = ['em', 'mv'] takes the kNN family over k only for now (no estimator, grid "
+                        "axis other than k, or seeds in [[methods]])")
 
     # --- datasets -----------------------------------------------------------------------------
     datasets: list[Variant] = []
@@ -412,6 +504,258 @@ def study_from_dict(raw: dict[str, Any], *, base_dir: str | Path = ".", source: 
         internal_options=internal_options,
         variant_step=variant_step,
     )
+
+
+METHOD_KEYS = ("name", "params", "k", "grid", "seeds", "estimator", "higher_is_outlier")
+"""The keys of a ``[[methods]]`` entry."""
+
+
+def _classes_as_paths(raw: dict[str, Any]) -> dict[str, Any]:
+    """From Python, ``estimator`` may be the class itself: it stands for its import path ``module:QualName`` (also
+    in the study's stored definition and hash)."""
+    methods = raw.get("methods")
+    if not isinstance(methods, list) or not any(isinstance(e, dict) and inspect.isclass(e.get("estimator"))
+                                                 for e in methods):
+        return raw
+    converted = [{**e, "estimator": f"{e['estimator'].__module__}:{e['estimator'].__qualname__}"}
+                 if isinstance(e, dict) and inspect.isclass(e.get("estimator")) else e for e in methods]
+    return {**raw, "methods": converted}
+
+
+def _study_folder_importable(base_dir: Path) -> None:
+    """Put the study file's folder on ``sys.path`` (after what is there) so ``estimator = "mymodule:Class"`` and
+    ``plugins = ["mymodule"]`` find a module next to the study file; spawned worker processes inherit the path."""
+    import sys
+
+    folder = str(base_dir.resolve())
+    if folder not in sys.path:
+        sys.path.append(folder)
+
+
+def _load_plugins(raw: dict[str, Any], meta: dict[str, Any], problems: list[str]) -> tuple[str, ...]:
+    """Import the ``plugins`` modules and the ``odeval.detectors`` entry points (they register detectors)."""
+    from odeval.detectors.imported import import_plugins, load_entry_points
+
+    if "plugins" in raw and "plugins" in meta:
+        problems.append("plugins is given both at the top level and in [study]; give it once")
+    names = raw.get("plugins", meta.get("plugins", []))
+    if not isinstance(names, list) or not all(isinstance(n, str) and n for n in names):
+        problems.append(f"plugins must be a list of module names, got {names!r}")
+        names = []
+    try:
+        load_entry_points()
+    except ValueError as exc:
+        problems.append(str(exc))
+    good = []
+    for module in names:
+        try:
+            import_plugins([module])
+            good.append(module)
+        except ValueError as exc:
+            problems.append(f"plugins: {exc}")
+    return tuple(good)
+
+
+def _grid_points(grid: dict[str, list[Any]]) -> list[dict[str, Any]]:
+    """The product of the grid's axes, in the order the file gives them (the last axis varies fastest)."""
+    import itertools
+
+    names = list(grid)
+    return [dict(zip(names, values, strict=True)) for values in itertools.product(*(grid[n] for n in names))]
+
+
+def _parse_seeds(entry: dict[str, Any], where: str, problems: list[str]) -> list[int | None]:
+    """``seeds = N`` (seeds 0 … N−1) or a list of integers; [None] when absent."""
+    if "seeds" not in entry:
+        return [None]
+    seeds = entry["seeds"]
+    if isinstance(seeds, int) and not isinstance(seeds, bool) and seeds >= 1:
+        return list(range(seeds))
+    if (isinstance(seeds, list) and seeds and all(isinstance(x, int) and not isinstance(x, bool) for x in seeds)
+            and len(set(seeds)) == len(seeds)):
+        return list(seeds)
+    problems.append(f"{where}.seeds must be a positive integer N (seeds 0..N-1) or a list of distinct integers, "
+                    f"got {seeds!r}")
+    return []
+
+
+def _parse_grid(entry: dict[str, Any], where: str, problems: list[str]) -> dict[str, list[Any]] | None:
+    grid = entry.get("grid", {})
+    if not isinstance(grid, dict):
+        problems.append(f"{where}.grid must be a table {{name = [values]}}, got {grid!r}")
+        return None
+    out: dict[str, list[Any]] = {}
+    for name, values in grid.items():
+        if name == "k" and not isinstance(values, list):
+            out[name] = values  # a k range text ("1..50")
+            continue
+        if not isinstance(values, list) or not values:
+            problems.append(f"{where}.grid.{name} must be a non-empty list of values, got {values!r}")
+            return None
+        if len({json.dumps(v, sort_keys=True) for v in values}) != len(values):
+            problems.append(f"{where}.grid.{name} lists a value twice: {values!r}")
+            return None
+        out[name] = values
+    return out
+
+
+def _parse_method(i: int, entry: Any, study_ks: KRange | None, plugins: tuple[str, ...],
+                  problems: list[str]) -> list[MethodSpec]:
+    """The specs of one ``[[methods]]`` entry (one per non-k grid point and seed); problems are appended."""
+    from odeval.detectors import available_methods
+
+    where = f"[[methods]] #{i}"
+    if not isinstance(entry, dict) or not ("name" in entry or "estimator" in entry):
+        problems.append(f"{where}: needs a name (a registered method) or an estimator (an import path "
+                        "'package.module:Class')")
+        return []
+    label = entry.get("name", entry.get("estimator"))
+    where = f"[[methods]] #{i} ({label})"
+    extra = set(entry) - set(METHOD_KEYS)
+    if extra:
+        problems.append(f"{where}: unknown key(s) {sorted(extra)}; known: {list(METHOD_KEYS)}")
+    params = entry.get("params", {})
+    if not isinstance(params, dict):
+        problems.append(f"{where}: params must be a table")
+        return []
+    grid = _parse_grid(entry, where, problems)
+    seeds = _parse_seeds(entry, where, problems)
+    if grid is None or not seeds:
+        return []
+    imports: tuple[str, ...] = ()
+    source = None
+    name = entry.get("name")
+    if "estimator" in entry:
+        from odeval.detectors.imported import classify, resolve_class
+
+        try:
+            cls = resolve_class(entry["estimator"])
+            kind = classify(cls)
+        except ValueError as exc:
+            problems.append(f"{where}: {exc}")
+            return []
+        if kind != "detector":
+            return _estimator_specs(where, entry, cls, params, grid, seeds, problems)
+        from odeval.detectors import register
+
+        try:
+            register(cls)
+        except ValueError as exc:
+            problems.append(f"{where}: {exc}")
+            return []
+        if name is not None and str(name).lower() != cls.info.name.lower():
+            problems.append(f"{where}: an odeval Detector is named by its info.name ({cls.info.name!r}); "
+                            "leave name out")
+            return []
+        name = cls.info.name
+        # resolved (and registered) again wherever the spec is used: in a spawned worker "__main__:Class" is the
+        # script imported again, which is why a script needs its `if __name__ == "__main__":` guard
+        source = entry["estimator"].strip()
+    if "higher_is_outlier" in entry:
+        problems.append(f"{where}: higher_is_outlier is for imported estimators; an odeval detector declares its "
+                        "orientation in MethodInfo.inverted")
+    known = {m.lower(): m for m in available_methods()}
+    if not isinstance(name, str) or name.lower() not in known:
+        problems.append(f"{where}: unknown method; available: {', '.join(available_methods())} (or give "
+                        "estimator = 'package.module:Class')")
+        return []
+    name = known[name.lower()]
+    if source is None:
+        from odeval.detectors.base import _REGISTRY
+
+        module = _REGISTRY[name.lower()].__module__
+        if not module.startswith("odeval.") and module not in ("__main__", "__mp_main__"):
+            imports = tuple(dict.fromkeys((*plugins, module)))  # registered by a plugin: the workers import it too
+    ks = study_ks
+    if "k" in entry and "k" in grid:
+        problems.append(f"{where}: give k either as k = ... or in grid, not both")
+        return []
+    k_text = entry.get("k", grid.pop("k", None))
+    if k_text is not None:
+        try:
+            ks = parse_k_range(k_text)
+        except ValueError as exc:
+            problems.append(f"{where}.k: {exc}")
+            return []
+    specs = []
+    probe = MethodSpec(name=name, params=dict(params), ks=ks, imports=imports, entry=where, source=source)
+    try:
+        detector = method_detector(probe)
+    except (TypeError, ValueError) as exc:
+        problems.append(f"{where}: bad parameters {params}: {exc}")
+        return []
+    if ks is None:
+        return []
+    if ks.max < detector.info.min_k:
+        problems.append(f"{where}: every requested k is below the method's minimum k={detector.info.min_k}")
+        return []
+    declared = dict(detector.params())
+    for axis in grid:
+        if axis not in declared:
+            problems.append(f"{where}.grid: {name} has no parameter {axis!r}; its parameters: "
+                            f"{', '.join(declared) or 'none'} (and k)")
+            return []
+        if axis in params:
+            problems.append(f"{where}: {axis} is both a fixed parameter and a grid axis")
+            return []
+    if seeds != [None] and "seed" not in declared:
+        problems.append(f"{where}: seeds given but {name} is deterministic (it has no seed parameter)")
+        return []
+    for point in _grid_points(grid):
+        for seed in seeds:
+            try:
+                det = method_detector(MethodSpec(name=name, params=dict(params), ks=ks, setting=point, seed=seed,
+                                                 imports=imports, source=source))
+            except (TypeError, ValueError) as exc:
+                problems.append(f"{where}.grid {point}: {exc}")
+                return []
+            fixed = {p: v for p, v in det.params().items() if p not in point and (seed is None or p != "seed")}
+            specs.append(MethodSpec(name=name, params=fixed, ks=ks, setting=point, seed=seed, imports=imports,
+                                    entry=where, source=source))
+    return specs
+
+
+def _estimator_specs(where: str, entry: dict[str, Any], cls: type, params: dict[str, Any],
+                     grid: dict[str, list[Any]], seeds: list[int | None], problems: list[str]) -> list[MethodSpec]:
+    """The specs of an entry naming a fit/score estimator (scikit-learn style or PyOD): no k, no kNN graph."""
+    from odeval.detectors import available_methods
+    from odeval.detectors.imported import check_estimator_params
+
+    path = entry["estimator"].strip()
+    name = entry.get("name", cls.__name__)
+    if not isinstance(name, str) or not name or any(c in name for c in "-([@ "):
+        problems.append(f"{where}: name {name!r} must be non-empty without '-', '(', '[', '@' or spaces")
+        return []
+    if name.lower() in {m.lower() for m in available_methods()}:
+        problems.append(f"{where}: {name!r} is the name of odeval's registered method; give this estimator "
+                        f"another name (name = \"{cls.__module__.split('.')[0]}_{name}\")")
+        return []
+    if "k" in entry or "k" in grid:
+        problems.append(f"{where}: k is the axis of the kNN-graph family; grid the class's own parameter instead "
+                        "(e.g. grid = {n_neighbors = [5, 10, 20]})")
+        return []
+    hio = entry.get("higher_is_outlier")
+    if hio is not None and not isinstance(hio, bool):
+        problems.append(f"{where}.higher_is_outlier must be true or false, got {hio!r}")
+        return []
+    found = check_estimator_params(cls, params, grid, seeded=seeds != [None])
+    if found:
+        problems.extend(f"{where}: {p}" for p in found)
+        return []
+    for axis in grid:
+        if axis in params:
+            problems.append(f"{where}: {axis} is both a fixed parameter and a grid axis")
+            return []
+    specs = []
+    for point in _grid_points(grid):
+        try:
+            cls(**params, **point)  # constructors that validate (PyOD's) refuse bad values now, not at run time
+        except Exception as exc:
+            problems.append(f"{where}: {cls.__name__}(**{ {**params, **point} }) fails: {type(exc).__name__}: {exc}")
+            return []
+        specs += [MethodSpec(name=name, params=dict(params), ks=None, setting=point, seed=seed, estimator=path,
+                             higher_is_outlier=hio, entry=where) for seed in seeds]
+    return specs
 
 
 def _parse_internal(raw: dict[str, Any], meta: dict[str, Any], seed: int, problems: list[str]

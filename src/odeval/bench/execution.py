@@ -36,7 +36,8 @@ from odeval.data.catalogue import Variant
 from odeval.executor import Executor
 
 __all__ = ["FLUSH_SECONDS", "FLUSH_UNITS", "MAX_RANK_ROWS", "PrepareTask", "RunSummary", "UnitTask",
-           "VariantJobTask", "best_ks", "drive", "evaluate_unit", "internal_rows", "run_unit", "worker_init"]
+           "VariantJobTask", "WORKER_DIED_HINT", "best_ks", "drive", "evaluate_estimator_unit", "evaluate_unit",
+           "internal_rows", "run_unit", "worker_failure", "worker_init"]
 
 
 @dataclass
@@ -71,12 +72,16 @@ def run_unit(prepared: Prepared, uid: str, method: MethodSpec, metric: str, meas
     (:func:`odeval.detectors.scoring.stream_ks`, :func:`odeval.measures.evaluate_scoring`), streamed: see
     :func:`evaluate_unit` for what is held in memory and what reaches the store.
     """
-    from odeval.detectors import get_detector
+    from odeval.bench.config import method_detector
 
     result = UnitResult(unit_id=uid, dataset=prepared.facts, method=method.name, params=method.params_json,
-                        metric=metric, status="ok")
+                        metric=metric if method.is_knn else "", status="ok", setting=method.setting_json,
+                        seed=method.seed)
     try:
-        det = get_detector(method.name, **method.params)
+        if not method.is_knn:
+            evaluate_estimator_unit(result, method, prepared, measures, keep_scores)
+            return result
+        det = method_detector(method)
         evaluate_unit(result, det, prepared, method.ks, measures, keep_scores)
         if internal:
             result.internal = internal_rows(prepared, method, result.ks, internal, internal_options or {})
@@ -146,6 +151,37 @@ def evaluate_unit(result: UnitResult, det: Any, prepared: Prepared, ks: Any, mea
         result.ranks = [row for row in result.ranks if row[0] in keep]
 
 
+def evaluate_estimator_unit(result: UnitResult, method: MethodSpec, prepared: Prepared, measures: tuple[str, ...],
+                            keep_scores: bool) -> None:
+    """Fit the imported estimator of ``method`` on the variant's data, score the same data (the unsupervised
+    setting) and evaluate the one scoring into ``result`` (k None; ``runtime_s`` = fit and score time).
+
+    The class is imported here, in the worker (:func:`odeval.detectors.imported.resolve_class`); scores that
+    are NaN/inf, of the wrong length or constant raise ``ValueError`` naming the method entry, so the unit is
+    recorded as failed with that reason.
+    """
+    from odeval.detectors.imported import fit_score, resolve_class
+    from odeval.measures import ScoringEvaluator
+
+    cls = resolve_class(method.estimator)  # type: ignore[arg-type]
+    X = prepared.data
+    t0 = time.perf_counter()
+    try:
+        s = fit_score(cls, {**method.params, **method.setting}, X, seed=method.seed,
+                      higher_is_outlier=method.higher_is_outlier, name=method.name)
+    except ValueError as exc:
+        raise ValueError(f"{method.entry or method.name}: {exc}") from None
+    spent = time.perf_counter() - t0
+    evaluator = ScoringEvaluator(prepared.labels)
+    full, ranks = evaluator(s)
+    result.ks.append(None)  # type: ignore[arg-type]  # one scoring, no k
+    result.measures.append({m: full[m] for m in measures if m in full})
+    result.ranks.append((None, evaluator.objects, ranks))  # type: ignore[arg-type]
+    if keep_scores:
+        result.scores.append((None, s.astype(np.float64)))  # type: ignore[arg-type]
+    result.runtime_s = spent
+
+
 def best_ks(ks: list[int], measures: list[dict[str, float]]) -> set[int]:
     """The best k of every measure: the smallest k reaching the largest non-NaN value (the rule of
     :func:`odeval.analysis.per_variant_summary`'s ``best_k``)."""
@@ -194,12 +230,28 @@ def internal_rows(prepared: Prepared, method: MethodSpec, ks: list[int], interna
     return rows
 
 
+#: Appended to the error of a unit whose worker process died: what usually causes it.
+WORKER_DIED_HINT = ("the worker process running this unit died (usual causes: out of memory — fewer workers or "
+                    "smaller datasets help —, a crash inside compiled code, or, when the study runs from a Python "
+                    "script, a script without the `if __name__ == \"__main__\":` guard around run_study: each "
+                    "worker process imports the script again, see docs/custom-detectors.md)")
+
+
+def worker_failure(exc: BaseException) -> str:
+    """The error text of a unit whose task did not come back from its worker."""
+    text = f"worker failed: {type(exc).__name__}: {exc}"
+    died = type(exc).__name__ in ("BrokenProcessPool", "BrokenExecutor", "KilledWorker", "CancelledError",
+                                  "EOFError", "ConnectionResetError")
+    return f"{text} — {WORKER_DIED_HINT}" if died else text
+
+
 def _failed_unit(uid: str, ref: Variant, method: MethodSpec, metric: str, error: str) -> UnitResult:
     facts = {"name": ref.name, "base_dataset": ref.base_dataset, "normalized": ref.normalized,
              "deduplicated": ref.deduplicated, "outlier_pct": ref.outlier_pct, "version": ref.version,
              "n_objects": None, "n_outliers": None, "n_attributes": None}
-    return UnitResult(unit_id=uid, dataset=facts, method=method.name, params=method.params_json, metric=metric,
-                      status="error", error=error)
+    return UnitResult(unit_id=uid, dataset=facts, method=method.name, params=method.params_json,
+                      metric=metric if method.is_knn else "", status="error", error=error,
+                      setting=method.setting_json, seed=method.seed)
 
 
 
@@ -326,16 +378,14 @@ class _Driver:
                 try:
                     res = self.ex.result(fut)
                 except Exception as exc:  # a worker died (e.g. out of memory)
-                    res = _failed_unit(uid, plan.ref, method, self.study.metric,
-                                       f"worker failed: {type(exc).__name__}: {exc}")
+                    res = _failed_unit(uid, plan.ref, method, self.study.metric, worker_failure(exc))
                 self.record(res, plan)
                 self.one_less(plan)
             case VariantJobTask(plan):
                 try:
                     results = self.ex.result(fut)
                 except Exception as exc:  # a worker died (e.g. out of memory)
-                    results = failed_variant_tasks(plan, self.study.metric,
-                                                   f"worker failed: {type(exc).__name__}: {exc}")
+                    results = failed_variant_tasks(plan, self.study.metric, worker_failure(exc))
                 self.record_variant(results)
                 self.one_less(plan)
 
@@ -346,7 +396,7 @@ class _Driver:
             prepared = self.ex.argument(fut)  # with Dask the graph stays on the cluster
         except Exception as exc:  # the whole variant failed to load: every unit records the error
             self.active -= 1
-            msg = f"preparing {plan.ref.path} failed: {type(exc).__name__}: {exc}"
+            msg = f"preparing {plan.ref.path} failed: {worker_failure(exc).removeprefix('worker failed: ')}"
             for uid, m in plan.units:
                 self.record(_failed_unit(uid, plan.ref, m, study.metric, msg), plan)
             self.record_variant(failed_variant_tasks(plan, study.metric, msg))

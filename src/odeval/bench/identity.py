@@ -1,4 +1,5 @@
-"""The identity of a study unit: a content hash of the dataset file, the method, its k and the study's settings.
+"""The identity of a study unit: a content hash of the dataset file, the method, its k (its grid point and seed) and
+the study's settings.
 
 Same inputs ⇒ same id, in any study that contains them, so a unit computed once is found by every study that
 needs it (:func:`unit_id`); the method's scoring version is part of the id from version 2 on
@@ -28,9 +29,11 @@ def file_sha256(path: str) -> str:
 
 def scoring_version(method: MethodSpec) -> int:
     """The method's :attr:`~odeval.detectors.MethodInfo.scoring_version` (1 unless its definition changed)."""
-    from odeval.detectors import get_detector
+    from odeval.bench.config import method_detector
 
-    return int(get_detector(method.name, **method.params).info.scoring_version)
+    if not method.is_knn:
+        return 1  # an imported estimator's definition is its package's: its version is not odeval's to track
+    return int(method_detector(method).info.scoring_version)
 
 
 def unit_id(file_sha256: str, ref: Variant, method: MethodSpec, study: Study, version: int | None = None) -> str:
@@ -41,9 +44,13 @@ def unit_id(file_sha256: str, ref: Variant, method: MethodSpec, study: Study, ve
     leaves the id as it was before versions existed.
     """
     version = scoring_version(method) if version is None else version
-    payload = json.dumps([file_sha256, ref.name, method.name, method.params_json,
-                          parse_k_range(method.ks).canonical(), study.metric,
+    ks = parse_k_range(method.ks).canonical() if method.is_knn else None
+    metric = study.metric if method.is_knn else ""  # an estimator reads the data matrix, not a kNN graph
+    payload = json.dumps([file_sha256, ref.name, method.name, method.params_json, ks, metric,
                           list(study.measures), study.keep_scores]
                          + ([study.internal_key] if study.internal else [])
-                         + ([{"scoring_version": version}] if version > 1 else []), sort_keys=True)
+                         + ([{"scoring_version": version}] if version > 1 else [])
+                         # the non-k setting, the seed, the estimator's import path: absent for the kNN family
+                         # over k alone, whose ids stay those of every earlier store (tests/bench pin them)
+                         + method.identity(), sort_keys=True, default=str)
     return hashlib.sha256(payload.encode()).hexdigest()[:24]

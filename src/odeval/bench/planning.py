@@ -24,8 +24,17 @@ class Prepared:
 
     facts: dict[str, Any]
     labels: np.ndarray
-    graph: Any
-    X: np.ndarray | None = None  # the data matrix, kept only when the study asks for internal measures
+    graph: Any  # None when no method of the variant scores from a kNN graph (imported estimators only)
+    X: np.ndarray | None = None  # the data matrix, kept when the study asks for internal measures
+
+    @property
+    def data(self) -> np.ndarray:
+        """The data matrix (the graph's, else the one kept)."""
+        if self.X is not None:
+            return self.X
+        if self.graph is not None:
+            return self.graph.X
+        raise ValueError("the prepared variant kept no data matrix")
 
 
 @dataclass
@@ -87,7 +96,8 @@ def plan_study(study: Study, store: ResultStore, *, retry_failed: bool = False,
 
 # module level: pickled to worker processes
 def prepare_variant(ref: Variant, methods: list[MethodSpec], metric: str, keep_data: bool = False) -> Prepared:
-    """Load a dataset variant and build its kNN graph for the largest k its methods need."""
+    """Load a dataset variant and build its kNN graph for the largest k its methods need (no graph when every
+    method is an imported estimator; the data matrix is then kept instead)."""
     from odeval.bench.config import variant_k_plans
     from odeval.data import load_dataset
     from odeval.neighbors import knn_graph
@@ -98,7 +108,8 @@ def prepare_variant(ref: Variant, methods: list[MethodSpec], metric: str, keep_d
     X = ds.numeric_matrix()
     n = X.shape[0]
     need, _ = variant_k_plans(methods, n)
-    graph = knn_graph(X, need, metric=metric)
+    graph = None if need is None else knn_graph(X, need, metric=metric)
+    keep_data = keep_data or graph is None
     facts = {
         "name": ref.name, "base_dataset": ref.base_dataset, "normalized": ref.normalized,
         "deduplicated": ref.deduplicated, "outlier_pct": ref.outlier_pct, "version": ref.version,

@@ -107,6 +107,7 @@ def run_study(study: Study, store_path: str | Path, *, workers: int | None = Non
     """
     if scheduler and executor is not None:
         raise ValueError("give the Dask scheduler either as scheduler= or as executor=, not both")
+    _refuse_in_spawned_import()
     workers = check_workers(workers) if workers else (os.cpu_count() or 1)
     t0 = time.perf_counter()
     summary = RunSummary(total_units=len(study.datasets) * len(study.methods), already_done=0)
@@ -140,6 +141,21 @@ def run_study(study: Study, store_path: str | Path, *, workers: int | None = Non
             raise StudyInterrupted(summary) from None
     summary.wall_s = time.perf_counter() - t0
     return summary
+
+
+def _refuse_in_spawned_import() -> None:
+    """Stop a worker process that runs the study again because it imported a script without the
+    ``if __name__ == "__main__":`` guard: the message lands on the terminal, and the parent records the dead
+    worker for every unit with the usual causes."""
+    import multiprocessing
+
+    # a spawned child imports the parent's script while it is "inheriting" (multiprocessing's own test, in
+    # spawn._check_not_importing_main): run_study called then is the script's top level run again
+    if getattr(multiprocessing.current_process(), "_inheriting", False):
+        raise RuntimeError(
+            "run_study was called while a worker process imported the script that started the study: put "
+            "the study's code under `if __name__ == \"__main__\":` (worker processes import the script again; see "
+            "docs/custom-detectors.md)")
 
 
 @contextmanager

@@ -17,9 +17,13 @@ Tables (schema version :data:`SCHEMA_VERSION`; the contract with :mod:`odeval.an
     One row per finished unit of work (dataset variant × method × all its k): ``unit_id`` (content hash of
     dataset file, method, parameters, k values and metric — independent of the study file, so adding a method
     to a study only computes the new units), ``file_sha256`` of the dataset file, ``status`` ('ok' | 'error'),
-    ``error``, ``skipped`` (JSON: k → reason), ``runtime_s``, ``study_hash`` (the study that computed it).
+    ``error``, ``skipped`` (JSON: k → reason), ``runtime_s``, ``study_hash`` (the study that computed it),
+    ``setting`` and ``seed`` as in ``runs``.
 ``runs``
-    One row per (unit, k): dataset facts, ``method``, ``params`` (JSON), ``k``, one DOUBLE column per measure of
+    One row per scoring key (:class:`odeval._key.ScoringKey`), i.e. per (unit, k): dataset facts, ``method``,
+    ``params`` (JSON, the fixed parameters), ``k`` (NULL for a detector without k: an imported estimator),
+    ``setting`` (JSON of the unit's grid point on its non-k axes, '' when none), ``seed`` (the seed of a
+    randomised detector, NULL otherwise; schema version 4), one DOUBLE column per measure of
     :data:`odeval.measures.MEASURES`, ``runtime_s`` (the unit's scoring time shared over its k), ``status``,
     ``error``, ``odeval_version``, ``study_hash`` (the study that computed the row; reading a study through
     :meth:`ResultStore.runs` reports the requested study).
@@ -91,6 +95,7 @@ __all__ = [
     "VariantTaskResult",
     "is_interrupt",
     "measure_columns",
+    "run_key",
     "schema_ddl",
 ]
 
@@ -98,7 +103,7 @@ __all__ = [
 #: the declared ones, is refused with :class:`StoreVersionError`. Every change of the declared tables (a column, a
 #: type, a key, a new measure of :data:`odeval.measures.MEASURES`) raises it; ``tests/bench/test_store.py`` pins the
 #: hash of the declaration of each version.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 #: Tables a user may export (``odeval results export --table``).
 TABLES = ("runs", "units", "outlier_ranks", "scores", "studies", "study_units", "labels", "internal_measures",
@@ -124,6 +129,8 @@ _RUN_FACT_COLUMNS: dict[str, str] = {
     "params": "VARCHAR",
     "metric": "VARCHAR",
     "k": "INTEGER",
+    "setting": "VARCHAR",
+    "seed": "INTEGER",
 }
 _RUN_TAIL_COLUMNS: dict[str, str] = {
     "runtime_s": "DOUBLE",
@@ -133,7 +140,7 @@ _RUN_TAIL_COLUMNS: dict[str, str] = {
 }
 _ARROW_TYPES = {"VARCHAR": pa.string(), "BOOLEAN": pa.bool_(), "DOUBLE": pa.float64(), "INTEGER": pa.int64()}
 _ORDER = {
-    "runs": "dataset, method, params, metric, k, unit_id",
+    "runs": "dataset, method, params, metric, k, setting, seed, unit_id",
     "units": "dataset, method, params, metric, unit_id",
     "outlier_ranks": "dataset, method, params, k, unit_id, object",
     "scores": "dataset, method, params, k, unit_id",
@@ -193,7 +200,8 @@ def schema_ddl(measures: tuple[str, ...] | None = None) -> tuple[str, ...]:
         "definition VARCHAR, odeval_version VARCHAR, created TIMESTAMP DEFAULT current_timestamp)",
         "CREATE TABLE study_units (study_hash VARCHAR, unit_id VARCHAR, PRIMARY KEY (study_hash, unit_id))",
         "CREATE TABLE units (unit_id VARCHAR PRIMARY KEY, study_hash VARCHAR, dataset VARCHAR, "
-        "file_sha256 VARCHAR, method VARCHAR, params VARCHAR, metric VARCHAR, status VARCHAR, "
+        "file_sha256 VARCHAR, method VARCHAR, params VARCHAR, metric VARCHAR, setting VARCHAR, seed INTEGER, "
+        "status VARCHAR, "
         "error VARCHAR, skipped VARCHAR, n_k INTEGER, runtime_s DOUBLE, "
         "finished TIMESTAMP DEFAULT current_timestamp)",
         "CREATE TABLE runs (" + ", ".join(f'"{c}" {t}' for c, t in runs_columns.items()) + ")",
@@ -365,6 +373,8 @@ class UnitResult:
     ranks: list[tuple[int, np.ndarray, np.ndarray]] = field(default_factory=list)  # (k, objects, ranks)
     scores: list[tuple[int, np.ndarray]] = field(default_factory=list)
     internal: list[tuple[int, str, float, dict[str, Any]]] = field(default_factory=list)
+    setting: str = ""  # JSON of the unit's non-k grid point ('' when none): runs.setting, units.setting
+    seed: int | None = None  # the seed of a randomised detector's unit
 
 
 @dataclass(frozen=True)
@@ -686,7 +696,9 @@ class ResultStore:
             "unit_id": (ids, "VARCHAR"), "study_hash": ([study_hash] * len(ids), "VARCHAR"),
             "dataset": ([r.dataset["name"] for r in results], "VARCHAR"), "file_sha256": (shas, "VARCHAR"),
             "method": ([r.method for r in results], "VARCHAR"), "params": ([r.params for r in results], "VARCHAR"),
-            "metric": ([r.metric for r in results], "VARCHAR"), "status": ([r.status for r in results], "VARCHAR"),
+            "metric": ([r.metric for r in results], "VARCHAR"),
+            "setting": ([r.setting for r in results], "VARCHAR"), "seed": ([r.seed for r in results], "INTEGER"),
+            "status": ([r.status for r in results], "VARCHAR"),
             "error": ([r.error for r in results], "VARCHAR"),
             "skipped": ([json.dumps({str(k): v for k, v in r.skipped.items()}, ensure_ascii=False) for r in results],
                         "VARCHAR"),
@@ -706,9 +718,10 @@ class ResultStore:
             con.register("_units_tab", units_tab)
             for table in _UNIT_TABLES:
                 con.execute(f"DELETE FROM {table} WHERE unit_id IN (SELECT unit_id FROM _units_tab)")
-            con.execute("INSERT INTO units (unit_id, study_hash, dataset, file_sha256, method, params, metric, status, "
-                        "error, skipped, n_k, runtime_s) SELECT unit_id, study_hash, dataset, file_sha256, method, "
-                        "params, metric, status, error, skipped, n_k, runtime_s FROM _units_tab")
+            con.execute("INSERT INTO units (unit_id, study_hash, dataset, file_sha256, method, params, metric, "
+                        "setting, seed, status, error, skipped, n_k, runtime_s) SELECT unit_id, study_hash, dataset, "
+                        "file_sha256, method, params, metric, setting, seed, status, error, skipped, n_k, runtime_s "
+                        "FROM _units_tab")
             con.execute("INSERT INTO study_units SELECT study_hash, unit_id FROM _units_tab ON CONFLICT DO NOTHING")
             con.unregister("_units_tab")
             for row in labels.values():
@@ -736,7 +749,7 @@ class ResultStore:
                 "deduplicated": ds.get("deduplicated"), "outlier_pct": ds.get("outlier_pct"),
                 "version": ds.get("version"), "provenance": ds.get("provenance", "{}"),
                 "n_objects": ds["n_objects"], "n_outliers": ds["n_outliers"], "n_attributes": ds["n_attributes"],
-                "method": r.method, "params": r.params, "metric": r.metric,
+                "method": r.method, "params": r.params, "metric": r.metric, "setting": r.setting, "seed": r.seed,
                 "runtime_s": r.runtime_s / max(n, 1), "status": "ok", "error": None, "odeval_version": version}
             for c, v in facts.items():
                 cols[c].extend([v] * n)
@@ -985,11 +998,13 @@ class ResultStore:
             where, args = self._where(study_hash, dataset=dataset)
             return self.con.execute(f"SELECT * FROM {table}{where} ORDER BY {_ORDER[table]}", args).df()
         where, args = self._where(study_hash, "t.", dataset=dataset)
-        want = at[["unit_id", "k"]].drop_duplicates().astype({"unit_id": str, "k": np.int64})
+        # k is NULL for a scoring without k (an imported estimator's): matched null-safely
+        want = at[["unit_id", "k"]].drop_duplicates().astype({"unit_id": str, "k": "Int64"})
         self.con.register("_at", want)
         try:
             return self.con.execute(
-                f"SELECT t.* FROM {table} t JOIN _at w ON t.unit_id = w.unit_id AND t.k = w.k{where} "
+                f"SELECT t.* FROM {table} t JOIN _at w ON t.unit_id = w.unit_id AND t.k IS NOT DISTINCT FROM w.k"
+                f"{where} "
                 f"ORDER BY {', '.join('t.' + c.strip() for c in _ORDER[table].split(','))}", args).df()
         finally:
             self.con.unregister("_at")
@@ -1081,12 +1096,13 @@ class ResultStore:
         StoreError
             If a requested vector is missing or the vectors differ in length.
         """
-        want = at[["unit_id", "k"]].reset_index(drop=True).astype({"unit_id": str, "k": np.int64})
+        want = at[["unit_id", "k"]].reset_index(drop=True).astype({"unit_id": str, "k": "Int64"})
         want = want.assign(_row=np.arange(len(want)))
         self.con.register("_want", want)
         try:
             got = self.con.execute(
-                "SELECT w._row, s.scores FROM scores s JOIN _want w ON s.unit_id = w.unit_id AND s.k = w.k "
+                "SELECT w._row, s.scores FROM scores s JOIN _want w ON s.unit_id = w.unit_id "
+                "AND s.k IS NOT DISTINCT FROM w.k "
                 "WHERE s.dataset = ? ORDER BY w._row", [dataset]).fetchall()
         finally:
             self.con.unregister("_want")
@@ -1158,6 +1174,29 @@ def _arrow_table(columns: dict[str, tuple[Any, str]]) -> pa.Table:
     return pa.table({c: column(v, t) for c, (v, t) in columns.items()})
 
 
+def _missing(value: Any) -> bool:
+    return value is None or value is pd.NA or (isinstance(value, float) and np.isnan(value))
+
+
+def run_key(row: Any) -> ScoringKey:
+    """The :class:`~odeval._key.ScoringKey` of a ``runs`` row (a mapping, a pandas row or a namedtuple with the
+    columns ``method``, ``params``, ``metric``, ``k``, ``setting``, ``seed``): the one name of its scoring."""
+    get = row.get if hasattr(row, "get") else lambda c, d=None: getattr(row, c, d)
+    setting = get("setting", "")
+    k, seed = get("k"), get("seed")
+    return ScoringKey.from_params_json(
+        str(get("method")), get("params") or None, metric=get("metric") or "",
+        setting=None if _missing(setting) or not setting else json.loads(setting),
+        k=None if _missing(k) else int(k), seed=None if _missing(seed) else int(seed))
+
+
+def _k_column(ks: list[int | None], size: list[int]) -> pa.Array:
+    """The k of each rank row; a scoring without k (an imported estimator's, k None) is stored as NULL."""
+    if any(k is None for k in ks):
+        return pa.array(np.repeat(np.array(ks, dtype=object), size).tolist(), type=pa.int64())
+    return pa.array(np.repeat(np.array(ks, dtype=np.int64), size))
+
+
 def _ranks_table(results: Sequence[UnitResult]) -> pa.Table:
     """The ``outlier_ranks`` rows of ``results``: |O| per stored k (see :data:`odeval.bench.runner.MAX_RANK_ROWS`)."""
     rows = [(r, k, objs, rk) for r in results for k, objs, rk in r.ranks]
@@ -1174,6 +1213,6 @@ def _ranks_table(results: Sequence[UnitResult]) -> pa.Table:
         "unit_id": text([r.unit_id for r, _, _, _ in rows]),
         "dataset": text([r.dataset["name"] for r, _, _, _ in rows]),
         "method": text([r.method for r, _, _, _ in rows]), "params": text([r.params for r, _, _, _ in rows]),
-        "k": pa.array(np.repeat(np.array([k for _, k, _, _ in rows], dtype=np.int64), size)),
+        "k": _k_column([k for _, k, _, _ in rows], size),
         "object": pa.array(np.concatenate([np.asarray(o).astype(np.int64) for _, _, o, _ in rows])),
         "rank": pa.array(np.concatenate([np.asarray(x, dtype=np.float64) for _, _, _, x in rows]), from_pandas=True)})

@@ -26,7 +26,9 @@ _METHODS = ("auto", "score_samples", "decision_function")
 
 
 def _is_pyod(estimator: Any) -> bool:
-    return type(estimator).__module__.split(".")[0] == "pyod"
+    """A PyOD detector: from the pyod package, or a subclass of its ``BaseDetector`` (a user's own PyOD model)."""
+    # by the modules of its classes: never imports pyod for a scikit-learn estimator
+    return any(c.__module__.split(".")[0] == "pyod" for c in type(estimator).__mro__)
 
 
 class EstimatorDetector:
@@ -48,6 +50,9 @@ class EstimatorDetector:
         (scikit-learn's convention), in which case the output is negated.
     name : str, optional
         Display name; default the estimator's class name.
+    clone : bool, default True
+        Fit a clone of ``estimator`` (the object passed in is never modified). False fits ``estimator`` itself
+        (a study unit builds a fresh one per scoring, so a clone would only cost time).
 
     Attributes
     ----------
@@ -59,7 +64,7 @@ class EstimatorDetector:
     """
 
     def __init__(self, estimator: Any, *, seed: int | None = None, method: str = "auto",
-                 higher_is_outlier: bool | None = None, name: str | None = None) -> None:
+                 higher_is_outlier: bool | None = None, name: str | None = None, clone: bool = True) -> None:
         if not hasattr(estimator, "fit"):
             raise ValueError(f"estimator {estimator!r} has no fit method")
         if method not in _METHODS:
@@ -77,6 +82,8 @@ class EstimatorDetector:
                 estimator).__name__ == "LocalOutlierFactor" else "; choose another `method`"
             raise ValueError(f"{type(estimator).__name__} has no {method} method{hint}")
         self.estimator = estimator
+        self.clone = bool(clone)
+        self.pyod = pyod
         self.seed = None if seed is None else int(seed)
         self.method = method
         self.higher_is_outlier = pyod if higher_is_outlier is None else bool(higher_is_outlier)
@@ -96,6 +103,11 @@ class EstimatorDetector:
         return p
 
     def _clone(self) -> Any:
+        if not self.clone:
+            est = self.estimator
+            if self.seed is not None:
+                self._set_seed(est)
+            return est
         try:
             from sklearn.base import clone
 
@@ -105,10 +117,16 @@ class EstimatorDetector:
 
             est = copy.deepcopy(self.estimator)
         if self.seed is not None:
-            if not hasattr(est, "get_params") or "random_state" not in est.get_params(deep=False):
-                raise ValueError(f"{self.name}: a seed was given but the estimator has no random_state parameter")
-            est.set_params(random_state=self.seed)
+            self._set_seed(est)
         return est
+
+    def _set_seed(self, est: Any) -> None:
+        if hasattr(est, "get_params") and "random_state" in est.get_params(deep=False):
+            est.set_params(random_state=self.seed)
+        elif hasattr(est, "random_state") and not hasattr(est, "get_params"):
+            est.random_state = self.seed
+        else:
+            raise ValueError(f"{self.name}: a seed was given but the estimator has no random_state parameter")
 
     def fit(self, X: Any, y: Any = None) -> EstimatorDetector:
         """Fit a clone of the estimator on ``X`` (unsupervised; ``y`` is ignored)."""
@@ -134,6 +152,21 @@ class EstimatorDetector:
                              "use novelty=True to score new data") from None
         return orient(check_returned_scores(raw, X.shape[0], where=f"{self.name}.{self.method}"), self.info)
 
+    def training_scores(self, X: Any) -> np.ndarray:
+        """Fit on ``X`` and score ``X`` the unsupervised way, higher = more outlying, shape (n,) float64.
+
+        A PyOD detector gives its own training scores, ``decision_scores_`` (what PyOD defines as the outlier
+        scores of the training data: its kNN methods leave each point out of its own neighbourhood, and no
+        second pass over the data is made); any other estimator gives :meth:`score` of ``X`` after :meth:`fit`.
+        NaN/inf scores or a wrong number of them raise ``ValueError`` naming the estimator.
+        """
+        self.fit(X)
+        if self.pyod and self.method == "decision_function" and hasattr(self.estimator_, "decision_scores_"):
+            raw = self.estimator_.decision_scores_
+            return orient(check_returned_scores(raw, np.shape(X)[0], where=f"{self.name}.decision_scores_"),
+                          self.info)
+        return self.score(X)
+
     def fit_score(self, X: Any) -> np.ndarray:
         """:meth:`fit` on ``X``, then :meth:`score` the same ``X``."""
         return self.fit(X).score(X)
@@ -143,6 +176,8 @@ class EstimatorDetector:
 
 
 def wrap_estimator(estimator: Any, *, seed: int | None = None, method: str = "auto",
-                   higher_is_outlier: bool | None = None, name: str | None = None) -> EstimatorDetector:
+                   higher_is_outlier: bool | None = None, name: str | None = None,
+                   clone: bool = True) -> EstimatorDetector:
     """Wrap a scikit-learn-style (or PyOD) outlier estimator; see :class:`EstimatorDetector`."""
-    return EstimatorDetector(estimator, seed=seed, method=method, higher_is_outlier=higher_is_outlier, name=name)
+    return EstimatorDetector(estimator, seed=seed, method=method, higher_is_outlier=higher_is_outlier, name=name,
+                             clone=clone)

@@ -289,6 +289,30 @@ class Detector(ABC):
 
 _REGISTRY: dict[str, Callable[..., Detector]] = {}
 
+#: The entry point group whose modules register detectors (``[project.entry-points."odeval.detectors"]``).
+ENTRY_POINT_GROUP = "odeval.detectors"
+_entry_points_loaded = False
+
+
+def load_entry_points() -> list[str]:
+    """Import the modules of the :data:`ENTRY_POINT_GROUP` entry points of the installed packages (once per
+    process; they register detectors); returns their names. A plugin that fails to import raises ``ValueError``
+    naming it."""
+    global _entry_points_loaded
+    from importlib.metadata import entry_points
+
+    found = list(entry_points(group=ENTRY_POINT_GROUP))
+    if _entry_points_loaded:
+        return [ep.name for ep in found]
+    _entry_points_loaded = True
+    for ep in found:
+        try:
+            ep.load()
+        except Exception as exc:
+            raise ValueError(f"odeval.detectors entry point {ep.name!r} ({ep.value}) does not load "
+                             f"({type(exc).__name__}: {exc})") from None
+    return [ep.name for ep in found]
+
 
 def register(cls: type[Detector]) -> type[Detector]:
     """Class decorator: make a detector available by its ``info.name`` (case-insensitive lookup).
@@ -309,6 +333,8 @@ def get_detector(name: str, **params: Any) -> Detector:
     Parameters are checked against the method's declared ``_parameter_constraints`` first: an unknown name or
     an invalid value raises a one-line ``ValueError`` naming the method, the parameter and what is accepted.
     """
+    if str(name).lower() not in _REGISTRY:  # perhaps an installed plugin's (the odeval.detectors entry points)
+        load_entry_points()
     try:
         factory = _REGISTRY[str(name).lower()]
     except KeyError:

@@ -20,9 +20,11 @@ __all__ = ["check_lines", "demo_header", "demo_summary", "interrupted_lines", "r
 def _variant_lines(v: VariantKPlan) -> list[str]:
     if v.error is not None:
         return [f"  {v.ref.name}: cannot be read: {v.error}"]
-    lines = [f"  {v.ref.name} (N={v.n_objects}, kNN graph k={v.graph_k}):"]
+    graph = f"kNN graph k={v.graph_k}" if v.graph_k is not None else "no kNN graph: imported estimators only"
+    lines = [f"  {v.ref.name} (N={v.n_objects}, {graph}):"]
     for m, plan in v.plans:
-        lines.append(f"    {m.name} {m.params} k={format_ks(plan.ks) or 'none'} ({len(plan.ks)} values)"
+        extra = (f" {m.setting}" if m.setting else "") + (f" seed={m.seed}" if m.seed is not None else "")
+        lines.append(f"    {m.name} {m.params}{extra} k={format_ks(plan.ks) or 'none'} ({len(plan.ks)} values)"
                      + ("" if plan.ks else ": nothing to compute, the unit will fail"))
         lines += [f"      {line}" for line in skipped_lines(m.name, plan.skipped)]
     return lines
@@ -49,7 +51,11 @@ def check_lines(check: StudyCheck) -> list[str]:
     lines = [f"study {spec.name!r}: {len(spec.datasets)} dataset variants × {len(spec.methods)} methods = "
              f"{n_units} units, k up to {spec.k_max}, metric {spec.metric}"]
     for m, runs, skipped in check.method_plans:
-        lines.append(f"  {m.name} {m.params} k={runs} ({runs.count()} values)")
+        extra = (f" {m.setting}" if m.setting else "") + (f" seed={m.seed}" if m.seed is not None else "")
+        if runs is None:  # an imported estimator: one scoring per unit
+            lines.append(f"  {m.name} {m.params}{extra} ({m.estimator}; no k)")
+            continue
+        lines.append(f"  {m.name} {m.params}{extra} k={runs} ({runs.count()} values)")
         lines += [f"    skipped k={ks}: {reason}" for ks, reason in skipped.items()]
     lines.append("  per dataset variant (the k that will run; skipped k as the runner records them in units.skipped):")
     for v in check.variant_plans:

@@ -137,7 +137,7 @@ def html_table(
     links = links or {}
     # float columns holding only whole numbers (counts, nominal percentages) print without decimals
     whole = {c for c in df.columns if pd.api.types.is_float_dtype(df[c])
-             and all(np.isnan(v) or float(v).is_integer() for v in df[c])}
+             and all(pd.isna(v) or float(v).is_integer() for v in df[c])}
     head = "".join(
         f'<th class="{"txt" if not pd.api.types.is_numeric_dtype(df[c]) else ""}">{_breakable(c)}</th>'
         for c in df.columns
