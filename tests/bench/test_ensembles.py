@@ -205,3 +205,64 @@ def test_stored_keys_reproduce_the_names_of_before():
         before.append(f"{label}-{int(row.k):03d}")
     assert distinct_names(stored_keys(runs)) == before
     assert before[:2] == ["LOF-010", "LOF(variant=elki-0.7.1)-010"] and before[5] == "kNN[manhattan]-005"
+
+
+@pytest.fixture(scope="module")
+def mixed(tmp_path_factory) -> Path:
+    """A kNN method over k and an estimator over a grid with two seeds (issue 25), scores kept."""
+    spec = study_from_dict({
+        "study": {"name": "mixed", "k": "3..5", "keep_scores": True},
+        "datasets": [{"path": str(_vendored(DATASET))}],
+        "methods": [{"name": "LOF"},
+                    {"estimator": "sklearn.ensemble:IsolationForest", "grid": {"n_estimators": [5, 10]},
+                     "seeds": 2}],
+    }, source="test")
+    path = tmp_path_factory.mktemp("mixed") / "r.duckdb"
+    summary = run_study(spec, path, workers=1, progress="none")
+    assert not summary.failed
+    return path
+
+
+def test_stored_runs_key_every_setting_and_seed(mixed):
+    runs = stored_runs(mixed, DATASET)
+    forest = runs[runs["method"] == "IsolationForest"]
+    assert list(runs.loc[runs["method"] == "LOF", "name"]) == ["LOF-003", "LOF-004", "LOF-005"]
+    assert sorted(forest["name"]) == [f"IsolationForest-n_estimators={n}@{s}" for n in (10, 5) for s in (0, 1)]
+    assert forest["k"].isna().all() and runs["k"].dtype == "Int64" and sorted(forest["seed"]) == [0, 0, 1, 1]
+    from odeval.bench.ensembles import stored_keys
+    from odeval.bench.store import run_key
+
+    assert stored_keys(runs) == [run_key(r) for r in runs.to_dict("records")]
+    sc = read_scorings(mixed, DATASET, ks=[3])  # the k filter leaves the scorings without k in
+    assert sorted(sc.names) == sorted(["LOF-003", *forest["name"]])
+    assert len({tuple(row) for row in sc.scores}) == 5  # four distinct forests: nothing merged
+
+
+def test_select_scorings_best_setting_keeps_its_seeds(mixed):
+    runs = stored_runs(mixed, DATASET)
+    sel = select_scorings(runs, n_grid=1)
+    forest = runs[runs["method"] == "IsolationForest"]
+    mean = forest.groupby("setting")["roc_auc"].mean()
+    best = mean[mean == mean.max()].index[0]
+    chosen = sel[sel["method"] == "IsolationForest"]
+    # n_grid=1: the best setting and the middle one of the two settings (rounded: the first), each with both seeds
+    assert set(chosen["setting"]) == {best, '{"n_estimators": 5}'} and len(chosen) == 2 * len(set(chosen["setting"]))
+    assert set(sel.loc[sel["method"] == "LOF", "k"]) >= {4}
+    full = select_scorings(runs)  # n_grid=2: the first and the last setting, so every forest
+    assert len(full[full["method"] == "IsolationForest"]) == 4
+
+
+def test_cli_ensemble_on_a_store_of_any_detector(mixed):
+    res = CliRunner().invoke(main, ["ensemble", str(mixed), "--dataset", DATASET, "--random", "20", "--rate",
+                                    "0.05", "--json"])
+    assert res.exit_code == 0, res.output
+    d = json.loads(res.output)
+    assert d["n_scorings"] == 3 + 4 and not d["dropped"]
+    assert all(m.startswith(("LOF-00", "IsolationForest-n_estimators=")) for m in d["greedy_members"])
+
+
+def test_cli_ireos_reads_a_store_of_any_detector_by_key(mixed):
+    res = CliRunner().invoke(main, ["ireos", str(_vendored(DATASET)), "--scores", str(mixed), "--column", "LOF-004",
+                                    "--column", "IsolationForest-n_estimators=5@1", "--json"])
+    assert res.exit_code == 0, res.output
+    assert "IsolationForest-n_estimators=5@1" in res.output and "LOF-004" in res.output
