@@ -266,3 +266,12 @@ def test_cli_ireos_reads_a_store_of_any_detector_by_key(mixed):
                                     "--column", "IsolationForest-n_estimators=5@1", "--json"])
     assert res.exit_code == 0, res.output
     assert "IsolationForest-n_estimators=5@1" in res.output and "LOF-004" in res.output
+
+
+def test_select_audit_candidates_of_a_store_of_any_detector(mixed):
+    from odeval.analysis.selection import candidates_from_store
+
+    every = candidates_from_store(mixed, DATASET)
+    assert len(every.names) == 3 + 4 and "IsolationForest-n_estimators=10@1" in every.names
+    paper = candidates_from_store(mixed, DATASET, candidates=3)  # the defaults kNN-010 / LOF-020: not stored
+    assert len(paper.names) == 3 and not paper.references
