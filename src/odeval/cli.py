@@ -556,7 +556,8 @@ def _check_score_options(output: str, unlabelled: bool, label_column: str | None
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random ensembles.")
 @click.option("--methods", multiple=True, metavar="M1,M2,...",
               help="Only these methods (comma-separated or repeated; 'all': every stored one) [default: all stored].")
-@click.option("--k-range", default=None, metavar="A..B[:STEP]", help="Only these k [default: all stored].")
+@click.option("--k-range", default=None, metavar="A..B[:STEP]",
+              help="Only these k (scorings without k stay) [default: all stored].")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (one JSON object).")
 def ensemble_cmd(store: str, dataset: str, rate: float, measure: str, rule: str, n_random: int, seed: int,
                  methods: tuple[str, ...], k_range: str | None, as_json: bool) -> None:

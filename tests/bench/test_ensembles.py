@@ -205,3 +205,79 @@ def test_stored_keys_reproduce_the_names_of_before():
         before.append(f"{label}-{int(row.k):03d}")
     assert distinct_names(stored_keys(runs)) == before
     assert before[:2] == ["LOF-010", "LOF(variant=elki-0.7.1)-010"] and before[5] == "kNN[manhattan]-005"
+
+
+@pytest.fixture(scope="module")
+def mixed(tmp_path_factory) -> Path:
+    """A kNN method over k, one over h and k, and an estimator over a grid with two seeds (issue 25), scores kept."""
+    spec = study_from_dict({
+        "study": {"name": "mixed", "k": "3..5", "keep_scores": True},
+        "datasets": [{"path": str(_vendored(DATASET))}],
+        "methods": [{"name": "LOF"}, {"name": "LDF", "grid": {"k": "3..4", "h": [0.5, 1.0]}},
+                    {"estimator": "sklearn.ensemble:IsolationForest", "grid": {"n_estimators": [5, 10]},
+                     "seeds": 2}],
+    }, source="test")
+    path = tmp_path_factory.mktemp("mixed") / "r.duckdb"
+    summary = run_study(spec, path, workers=1, progress="none")
+    assert not summary.failed
+    return path
+
+
+def test_stored_runs_key_every_setting_and_seed(mixed):
+    runs = stored_runs(mixed, DATASET)
+    forest = runs[runs["method"] == "IsolationForest"]
+    assert list(runs.loc[runs["method"] == "LOF", "name"]) == ["LOF-003", "LOF-004", "LOF-005"]
+    assert sorted(forest["name"]) == [f"IsolationForest-n_estimators={n}@{s}" for n in (10, 5) for s in (0, 1)]
+    # LDF at one k over h: two scorings, not merged
+    assert list(runs.loc[runs["method"] == "LDF", "name"]) == ["LDF-h=0.5,k=3", "LDF-h=1.0,k=3", "LDF-h=0.5,k=4",
+                                                                 "LDF-h=1.0,k=4"]
+    assert forest["k"].isna().all() and runs["k"].dtype == "Int64" and sorted(forest["seed"]) == [0, 0, 1, 1]
+    from odeval.bench.ensembles import stored_keys
+    from odeval.bench.store import run_key
+
+    assert stored_keys(runs) == [run_key(r) for r in runs.to_dict("records")]
+    sc = read_scorings(mixed, DATASET, ks=[3])  # the k filter leaves the scorings without k in
+    assert sorted(sc.names) == sorted(["LOF-003", "LDF-h=0.5,k=3", "LDF-h=1.0,k=3", *forest["name"]])
+    assert len({tuple(row) for row in sc.scores}) == 7  # four distinct forests, two LDF: nothing merged
+
+
+def test_select_scorings_best_setting_keeps_its_seeds(mixed):
+    runs = stored_runs(mixed, DATASET)
+    sel = select_scorings(runs, n_grid=1)
+    forest = runs[runs["method"] == "IsolationForest"]
+    mean = forest.groupby("setting")["roc_auc"].mean()
+    best = mean[mean == mean.max()].index[0]
+    chosen = sel[sel["method"] == "IsolationForest"]
+    # n_grid=1: the best setting and the middle one of the two settings (rounded: the first), each with both seeds
+    assert set(chosen["setting"]) == {best, '{"n_estimators": 5}'} and len(chosen) == 2 * len(set(chosen["setting"]))
+    assert set(sel.loc[sel["method"] == "LOF", "k"]) >= {4}
+    full = select_scorings(runs)  # n_grid=2: the first and the last setting, so every forest
+    assert len(full[full["method"] == "IsolationForest"]) == 4
+    # LDF's settings ordered by (h, k): the grid is h=0.5,k=3 and h=1.0,k=4, plus the best
+    ldf = set(full.loc[full["method"] == "LDF", "name"])
+    assert {"LDF-h=0.5,k=3", "LDF-h=1.0,k=4"} <= ldf and len(ldf) <= 3
+
+
+def test_cli_ensemble_on_a_store_of_any_detector(mixed):
+    res = CliRunner().invoke(main, ["ensemble", str(mixed), "--dataset", DATASET, "--random", "20", "--rate",
+                                    "0.05", "--json"])
+    assert res.exit_code == 0, res.output
+    d = json.loads(res.output)
+    assert d["n_scorings"] == 3 + 4 + 4 and not d["dropped"]
+    assert all(m.startswith(("LOF-00", "LDF-h=", "IsolationForest-n_estimators=")) for m in d["greedy_members"])
+
+
+def test_cli_ireos_reads_a_store_of_any_detector_by_key(mixed):
+    res = CliRunner().invoke(main, ["ireos", str(_vendored(DATASET)), "--scores", str(mixed), "--column", "LOF-004",
+                                    "--column", "IsolationForest-n_estimators=5@1", "--json"])
+    assert res.exit_code == 0, res.output
+    assert "IsolationForest-n_estimators=5@1" in res.output and "LOF-004" in res.output
+
+
+def test_select_audit_candidates_of_a_store_of_any_detector(mixed):
+    from odeval.analysis.selection import candidates_from_store
+
+    every = candidates_from_store(mixed, DATASET)
+    assert len(every.names) == 3 + 4 + 4 and "IsolationForest-n_estimators=10@1" in every.names
+    paper = candidates_from_store(mixed, DATASET, candidates=3)  # the defaults kNN-010 / LOF-020: not stored
+    assert len(paper.names) == 3 and not paper.references

@@ -157,7 +157,9 @@ def candidates_from_store(store: str | Path, dataset: str, *, candidates: str | 
         keep = paper_candidates(runs[measure].to_numpy(dtype=np.float64), n)
         is_ref = np.zeros(len(runs), dtype=bool)
         for method, k in DEFAULT_CANDIDATES:
-            is_ref |= (runs["method"].str.lower() == method.lower()).to_numpy() & (runs["k"] == k).to_numpy()
+            # k is NA for a scoring without k (an imported estimator): never a default candidate
+            is_ref |= ((runs["method"].str.lower() == method.lower()).to_numpy()
+                       & (runs["k"] == k).to_numpy(dtype=bool, na_value=False))
         is_ref[keep] = False
         refs = runs[is_ref]
         runs = runs.iloc[keep]

@@ -4,8 +4,8 @@ This module joins the results store (:mod:`odeval.bench.store`, table ``scores``
 ``keep_scores = true``) with the pure cores of :mod:`odeval.scaling` and :mod:`odeval.compare`:
 
 1. :func:`read_scorings` reads, through :class:`odeval.bench.store.ResultStore`, the stored score vectors of
-   one dataset variant (one row per method, parameters, metric and k) and the variant's labels (table
-   ``labels``), and checks that the vectors come from one dataset file and match the labels.
+   one dataset variant (one row per scoring key: method, parameters, metric, setting with k, seed) and the
+   variant's labels (table ``labels``), and checks that the vectors come from one dataset file and match the labels.
 2. :meth:`StoredScorings.unified` normalises every row with :func:`odeval.scaling.unify`. The store holds
    odeval's *public* scores (higher = more outlying; ODIN and FastABOD already negated), so ``unify`` is
    called with ``orientation="public"``; it converts back to the raw orientation before the inversions of
@@ -28,6 +28,7 @@ SDM 2012.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,7 +38,7 @@ import numpy as np
 import pandas as pd
 
 from odeval._key import ScoringKey, distinct_names
-from odeval.bench.store import ResultStore
+from odeval.bench.store import ResultStore, run_key
 
 __all__ = [
     "NoStoredScoresError",
@@ -67,13 +68,17 @@ def stored_runs(store: str | Path, dataset: str, *, measure: str = "roc_auc") ->
     Returns
     -------
     DataFrame
-        Columns ``unit_id``, ``file_sha256``, ``method``, ``params`` (JSON), ``metric``, ``k``, ``name`` and the
-        column ``measure`` (default ``roc_auc``) of each run; one row per distinct (method, params, metric, k)
-        — a scoring stored by several units (two studies sharing a k) is listed once (the smallest
-        ``unit_id``), since scores are a pure function of (dataset file, method, parameters, metric, k).
-        Ordered by method, params, metric, k. ``name`` is the scoring key's name among the dataset's scorings
-        (:func:`odeval._key.distinct_names`): ``METHOD-kNNN`` (e.g. ``LOF-010``), with the parameters and the
-        metric added when a method occurs with several of them.
+        Columns ``unit_id``, ``file_sha256``, ``method``, ``params`` (JSON), ``metric``, ``k``, ``setting``
+        (JSON of the non-k grid point, '' when none), ``seed``, ``name`` and the column ``measure`` (default
+        ``roc_auc``) of each run. One row per distinct scoring key (:func:`odeval.bench.store.run_key`: method,
+        params, metric, setting with k, seed) — a scoring stored by several units (two studies sharing it) is
+        listed once (the smallest ``unit_id``), since scores are a pure function of (dataset file, key);
+        scorings that differ only by their setting or seed are all kept. ``k`` is ``int64`` when every scoring
+        has one (the kNN family), else the nullable ``Int64`` (NA for a scoring without k); ``seed`` is
+        ``Int64``. Ordered by method, params, metric, k, setting, seed. ``name`` is the scoring key's name among
+        the dataset's scorings (:func:`odeval._key.distinct_names`): ``METHOD-NNN`` (e.g. ``LOF-010``), with the
+        parameters and the metric added when a method occurs with several of them, ``-a=v,...`` for a setting
+        that is not k alone and ``@seed`` for a seeded scoring (``IsolationForest-n_estimators=20@1``).
 
     Raises
     ------
@@ -95,42 +100,77 @@ def stored_runs(store: str | Path, dataset: str, *, measure: str = "roc_auc") ->
             raise NoStoredScoresError(f"{store}: no score vector of dataset {dataset!r} ({n_all} vectors of other "
                                       f"datasets are stored): {_KEEP_SCORES_HINT}")
     frame["metric"] = frame["metric"].fillna("")
-    frame = frame.drop_duplicates(["method", "params", "metric", "k"], keep="first").reset_index(drop=True)
-    frame["k"] = frame["k"].astype(np.int64)
-    frame["name"] = distinct_names(stored_keys(frame))
+    frame["setting"] = frame["setting"].fillna("")
+    frame["k"] = frame["k"].astype(np.int64 if frame["k"].notna().all() else "Int64")
+    frame["seed"] = frame["seed"].astype("Int64")
+    keys = stored_keys(frame)
+    # only the same key stored twice (two studies) is one scoring; the first row has the smallest unit_id
+    first = ~pd.Series(keys).duplicated(keep="first").to_numpy()
+    frame = frame[first].reset_index(drop=True)
+    frame["name"] = distinct_names([key for key, keep in zip(keys, first, strict=True) if keep])
     return frame
 
 
 def stored_keys(runs: pd.DataFrame) -> list[ScoringKey]:
     """The :class:`~odeval._key.ScoringKey` of every row of :func:`stored_runs` (columns ``method``, ``params``
-    JSON, ``metric``, ``k``)."""
-    return [ScoringKey.from_params_json(str(m), p, metric="" if pd.isna(mt) else str(mt), k=int(k))
-            for m, p, mt, k in zip(runs["method"], runs["params"], runs["metric"], runs["k"], strict=True)]
+    JSON, ``metric``, ``k`` and, where present, ``setting`` and ``seed``; :func:`odeval.bench.store.run_key`)."""
+    return [run_key(row) for row in runs.to_dict("records")]
+
+
+def _setting_order(setting: tuple[tuple[str, Any], ...]) -> tuple[Any, ...]:
+    """Sort key of a setting: numbers by value, anything else by its JSON text after the numbers."""
+    def value(v: Any) -> tuple[int, float, str]:
+        if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool):
+            return (0, float(v), "")
+        return (1, 0.0, json.dumps(v, sort_keys=True, default=str))
+    return tuple((name, value(v)) for name, v in setting)
 
 
 def select_scorings(runs: pd.DataFrame, *, n_grid: int = 2, measure: str = "roc_auc") -> pd.DataFrame:
-    """A readable subset of the scorings of :func:`stored_runs`: each method at its best k plus a k grid.
+    """A readable subset of the scorings of :func:`stored_runs`: each configuration at its best setting plus a grid.
 
-    For every (method, params, metric): the k with the highest ``measure`` (ties: smallest k) and ``n_grid``
-    k values spread evenly over its stored k (the smallest and the largest for ``n_grid = 2``; nearest stored
-    k). Without the ``measure`` column only the grid is taken.
+    For every configuration (method, params, metric) the *settings* are the points of its study axes (the
+    setting of its scoring keys: k for the kNN family, ``n_bins`` for HBOS, ``h`` and k for LDF over h):
+
+    - the best setting: the highest ``measure``, the mean over the seeds of a seeded configuration (as
+      :func:`odeval.analysis.per_variant_summary` ranks settings); ties: the first setting in order;
+    - ``n_grid`` settings spread over them. When the setting is k alone (the kNN family over k) these are the
+      stored k nearest to ``n_grid`` values spread evenly from the smallest to the largest k (the smallest and the
+      largest for ``n_grid = 2``; ties: the smaller k), as always; otherwise the settings (ordered by the values
+      of their axes, sorted by axis name) at ``n_grid`` evenly spread positions (the first and the last for
+      ``n_grid = 2``, the middle one for ``n_grid = 1``; positions rounded half to even).
+
+    Every seed of a picked setting is kept (each seed is its own stored scoring, named ``...@seed``): the scores
+    are not averaged, so every selected row is a stored vector. Without the ``measure`` column only the grid is
+    taken.
 
     Returns
     -------
     DataFrame
         The selected rows of ``runs`` (same columns), in the order of ``runs``.
     """
+    keys = stored_keys(runs)
+    settings = pd.Series([key.setting for key in keys], index=runs.index)
     keep: set[int] = set()
     for _, grp in runs.groupby(["method", "params", "metric"], sort=False):
-        ks = grp["k"].to_numpy()
+        grp_settings = settings.loc[grp.index]
+        order = sorted(set(grp_settings), key=_setting_order)  # one entry per setting (its seeds together)
         if measure in grp.columns and grp[measure].notna().any():
-            vals = grp[measure].to_numpy(dtype=np.float64)
-            best = np.flatnonzero(vals == np.nanmax(vals))
-            keep.add(int(grp.index[best[np.argmin(ks[best])]]))
-        if n_grid > 0:
+            means = grp[measure].astype(np.float64).groupby(grp_settings.map(order.index)).mean()
+            vals = np.array([means.get(i, np.nan) for i in range(len(order))], dtype=np.float64)
+            best = order[int(np.flatnonzero(vals == np.nanmax(vals))[0])]
+            keep.update(int(i) for i, s in grp_settings.items() if s == best)
+        if n_grid <= 0:
+            continue
+        if all(len(s) == 1 and s[0][0] == "k" for s in order):  # the kNN family over k: nearest stored k
+            ks = np.array([s[0][1] for s in order], dtype=np.int64)
             targets = np.linspace(ks.min(), ks.max(), n_grid) if n_grid > 1 else np.array([np.median(ks)])
-            for t in targets:
-                keep.add(int(grp.index[int(np.argmin(np.abs(ks - t)))]))
+            picked = [order[int(np.argmin(np.abs(ks - t)))] for t in targets]
+        else:
+            positions = np.linspace(0, len(order) - 1, n_grid) if n_grid > 1 else np.array([(len(order) - 1) / 2])
+            picked = [order[int(p)] for p in np.rint(positions)]  # half to even
+        for setting in picked:
+            keep.update(int(i) for i, s in grp_settings.items() if s == setting)
     return runs.loc[sorted(keep)]
 
 
@@ -148,7 +188,8 @@ class StoredScorings:
     labels : ndarray of bool, shape (N,)
         True for the true outliers (the store's ``labels`` table).
     runs : DataFrame
-        One row per scoring: ``unit_id``, ``method``, ``params``, ``metric``, ``k``, ``name`` (see
+        One row per scoring: ``unit_id``, ``method``, ``params``, ``metric``, ``k``, ``setting``, ``seed``,
+        ``name`` (see
         :func:`stored_runs`).
     unified_with : tuple of str
         The one-line :class:`odeval.scaling.Unification` descriptions used, one per method (empty before
@@ -229,7 +270,7 @@ def read_scorings(
     methods : iterable of str or comma-separated str, optional
         Keep only these methods (case-insensitive; every name must occur in the store).
     ks : iterable of int, optional
-        Keep only these k.
+        Keep only these k among the scorings with a k; scorings without k (imported estimators) stay.
     runs : DataFrame, optional
         A subset of :func:`stored_runs` (e.g. :func:`select_scorings`) to read instead of filtering.
 
@@ -258,7 +299,8 @@ def read_scorings(
             table = table[table["method"].isin({by_lower[str(m).lower()] for m in wanted})]
         if ks is not None:
             kset = {int(k) for k in ks}
-            table = table[table["k"].isin(kset)]
+            # a scoring without k (an imported estimator) is not on the k axis: the k filter leaves it in
+            table = table[(table["k"].isna() | table["k"].isin(kset)).to_numpy(dtype=bool)]
         table = table.reset_index(drop=True)
     if table.empty:
         raise ValueError(f"{dataset}: no stored scoring matches the selection (methods={_as_list(methods)}, "

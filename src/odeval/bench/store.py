@@ -1069,14 +1069,15 @@ class ResultStore:
     def kept_scorings(self, dataset: str, *, measure: str | None = "roc_auc") -> pd.DataFrame:
         """The scorings of ``dataset`` with a kept score vector, without the vectors.
 
-        Columns ``unit_id``, ``file_sha256``, ``method``, ``params``, ``metric``, ``k`` and, when ``measure`` is
-        a measure column of ``runs``, that measure of each scoring. Ordered by method, params, metric, k,
-        unit_id.
+        Columns ``unit_id``, ``file_sha256``, ``method``, ``params``, ``metric``, ``k`` (NULL for a scoring
+        without k), ``setting``, ``seed`` (the unit's non-k grid point and seed: with the others, the columns of
+        :func:`run_key`) and, when ``measure`` is a measure column of ``runs``, that measure of each scoring.
+        Ordered by method, params, metric, k, setting, seed, unit_id.
         """
         frame = self.con.execute(
-            "SELECT s.unit_id, u.file_sha256, s.method, s.params, u.metric, s.k FROM scores s "
+            "SELECT s.unit_id, u.file_sha256, s.method, s.params, u.metric, s.k, u.setting, u.seed FROM scores s "
             "LEFT JOIN units u ON s.unit_id = u.unit_id WHERE s.dataset = ? "
-            "ORDER BY s.method, s.params, u.metric, s.k, s.unit_id", [dataset]).df()
+            "ORDER BY s.method, s.params, u.metric, s.k, u.setting, u.seed, s.unit_id", [dataset]).df()
         if measure is not None and measure in self._measure_columns_present():
             quoted = '"' + measure.replace('"', '""') + '"'
             values = self.con.execute(f"SELECT unit_id, k, {quoted} FROM runs WHERE dataset = ? AND status = ?",
