@@ -44,7 +44,25 @@ def variants() -> dict[str, list[Path]]:
 
 
 def ten_candidates(path: Path) -> tuple[np.ndarray, np.ndarray, list]:
-    """X, the ten candidates' scores (10, N) and their keys, picked by ROC AUC among all method × k."""
+    """X, the ten candidates' scores (10, N) and their keys, picked by ROC AUC among all method × k (kept in
+    ``$EMMV_CAMPOS_CACHE/<variant>.npz`` when that variable names a folder, so that reruns time EM/MV only)."""
+    from odeval._key import ScoringKey
+    from odeval.data import load_dataset
+
+    cache = os.environ.get("EMMV_CAMPOS_CACHE")
+    file = Path(cache) / f"{path.stem}.npz" if cache else None
+    if file is not None and file.exists():
+        z = np.load(file)
+        return (load_dataset(str(path)).numeric_matrix(), z["S"],
+                [ScoringKey.parse(str(k)) for k in z["keys"]])
+    X, S, keys = _pick(path)
+    if file is not None:
+        file.parent.mkdir(parents=True, exist_ok=True)
+        np.savez(file, S=S, keys=np.array([k.name for k in keys]))
+    return X, S, keys
+
+
+def _pick(path: Path) -> tuple[np.ndarray, np.ndarray, list]:
     from odeval._key import ScoringKey
     from odeval.data import load_dataset
     from odeval.detectors import get_detector
