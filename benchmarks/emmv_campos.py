@@ -141,10 +141,10 @@ def compare(name: str) -> None:
     print("MV", v_new[1].tolist())
 
 
-def sample() -> None:
-
+def sample(bases: list[str] | None = None) -> None:
     by_base = variants()
-    total = sum(len(v) for v in by_base.values())
+    if bases:
+        by_base = {b: by_base[b] for b in bases}
     est = 0.0
     warm = False
     for paths in by_base.values():
@@ -152,6 +152,10 @@ def sample() -> None:
         if not warm:
             warm_up()
             warm = True
+        const = np.ptp(X, axis=0) <= 0
+        if const.any():  # emmv_criteria refuses constant attributes (zero-width box): time it without them
+            print(f"{paths[0].stem}: {int(const.sum())} constant attribute(s) dropped (EM/MV refuse them)")
+            X = X[:, ~const]
         wall, cpu, (em, mv, _excluded, _pick) = timed(X, S, keys)
         novelty = sum(1 for k in keys if k.method in {"kNN", "kNNW", "LOF", "SimplifiedLOF", "LoOP", "LDOF"})
         est += cpu * len(paths)
@@ -159,6 +163,7 @@ def sample() -> None:
         print(f"{paths[0].stem:45s} N={X.shape[0]:5d} d={X.shape[1]:3d} variants={len(paths):3d} "
               f"novelty-capable={novelty:2d} EM/MV finite={finite}  "
               f"{wall:7.1f} s wall {cpu:7.1f} s CPU", flush=True)
+    total = sum(len(v) for v in by_base.values())
     print(f"ESTIMATE all {total} variants: {est / 60:.1f} CPU-min, {est / 2 / 60:.1f} min wall on 2 cores")
 
 
@@ -166,11 +171,12 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--compare", metavar="VARIANT", help="before vs after on one variant (file stem)")
     ap.add_argument("--sample", action="store_true", help="one variant per base dataset, estimate for all 262")
+    ap.add_argument("--bases", nargs="+", help="with --sample: only these base datasets (estimate for their variants)")
     args = ap.parse_args(argv)
     if args.compare:
         compare(args.compare)
     if args.sample:
-        sample()
+        sample(args.bases)
     if not (args.compare or args.sample):
         ap.print_help()
     return 0
