@@ -107,3 +107,27 @@ def test_methods_without_novelty_form_raise_clearly():
         get_detector("LOF", variant="elki-0.7.1-cks").novelty_scores_all_k(g, query_knn(g, np.zeros((1, 3))), [2])
     with pytest.raises(RuntimeError, match="fit"):
         NoveltyDetector("kNN", 3).score(np.zeros((1, 3)))
+
+
+@pytest.mark.parametrize("table", [True, False])
+@pytest.mark.parametrize("metric", ["euclidean", "cityblock", "chebyshev"])
+def test_ldof_novelty_kernel_equals_dense_blocks(metric, table, monkeypatch):
+    """The novelty LDOF kernel (member distances looked up in an (N, N) table, or computed per pair) gives the
+    values of the dense-block path bit for bit, ties, duplicates and +inf included (EM/MV's cost fix)."""
+    from odeval.detectors import ldof
+
+    if not table:
+        monkeypatch.setattr(ldof, "_NOVELTY_TABLE_ENTRIES", 0)
+    rng = np.random.default_rng(1)
+    X = np.round(rng.random((150, 5)) * 4) / 4
+    X[:10] = X[0]
+    Q = np.vstack([rng.random((800, 5)), X[:20], np.round(rng.random((300, 5)) * 4) / 4])
+    g = knn_graph(X, 60, metric=metric)
+    q = query_knn(g, Q, 60)
+    det = get_detector("LDOF")
+    ks = [2, 5, 17, 60, 5]
+    new = det.novelty_raw_scores_all_k(g, q, ks)
+    uniq, inverse = np.unique(ks, return_inverse=True)
+    old = det._novelty_blocks(g, q, np.ascontiguousarray(q.neighborhood_sizes()[:, uniq - 1].T))[inverse]
+    assert np.isinf(new).any()
+    np.testing.assert_array_equal(new, old)

@@ -15,8 +15,13 @@ from numba import njit, prange
 from odeval.detectors._neighborhood import _BLOCK_BUDGET, _elki_perm, _iter_blocks, _row_has_ties, _variant_lists
 from odeval.detectors.base import VARIANT, Detector, MethodInfo, MethodVariant, check_ks, register
 from odeval.detectors.blockwise import REFUSE_ELKI_VARIANTS, BlockState, Step, per_chunk
+from odeval.neighbors._kernels import _pair_key, pair_distances
 
 __all__ = ["LDOF", "ldof_scores"]
+
+#: Novelty LDOF looks the training objects' pairwise distances up in an (N, N) table up to this many entries
+#: (4 M: 32 MB, N ≤ 2,048) and computes them per pair above (same values either way).
+_NOVELTY_TABLE_ENTRIES = 1 << 22
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -53,6 +58,54 @@ def _ldof_chunk(block, sizes):  # pragma: no cover - numba
             if Dbar != 0.0:
                 out[t, c] = dbar / Dbar
             else:  # all neighbours coincide: the limit D̄ → 0⁺ is +∞ if p lies apart, 1 if p coincides too
+                out[t, c] = np.inf if dbar > 0.0 else 1.0
+    return out
+
+
+@njit(cache=True, parallel=True)
+def _ldof_novelty_chunk(qdist, qidx, X, sizes, metric, table):  # pragma: no cover - numba
+    """:func:`_ldof_chunk` for query rows, reading distances where they are instead of from a dense block.
+
+    Row c's neighbours are ``qidx[c, :]`` at distances ``qdist[c, :]`` (a :class:`~odeval.neighbors.QueryKNN`);
+    the distance between members i < j is computed here as :func:`odeval.neighbors.graph.KNNGraph.distance_between`
+    does (``_pair_key`` of the earlier member to the later one, ``sqrt`` for Euclidean), and the sums run in
+    :func:`_ldof_chunk`'s order, so the values are bit-identical to building its (w+1)² block per row — without
+    the block's O(rows · w²) memory traffic, which made LDOF at large k the bulk of EM/MV's cost. ``table``:
+    the (N, N) matrix of those distances when it is small enough to hold (looked up instead of recomputed; the
+    key is symmetric to the last bit: (x − y)² = (y − x)², |x − y| = |y − x|), else an empty (0, 0) array.
+    """
+    use_table = table.shape[0] > 0
+    nk, m = sizes.shape
+    out = np.empty((nk, m))
+    for c in prange(m):
+        dsum = 0.0
+        psum = 0.0
+        j = 0
+        for t in range(nk):
+            target = sizes[t, c]
+            while j < target:
+                j += 1
+                dsum += qdist[c, j - 1]
+                b = qidx[c, j - 1]
+                for i in range(1, j):
+                    a = qidx[c, i - 1]
+                    if a < 0 or b < 0:
+                        psum += np.inf
+                    elif use_table:
+                        psum += table[b, a]  # = d(a, b): the key is symmetric to the last bit
+                    else:
+                        key = _pair_key(X, a, X, b, metric)
+                        psum += np.sqrt(key) if metric == 0 else key
+            n = target
+            npairs = n * (n - 1) / 2.0
+            if npairs <= 0.0:
+                out[t, c] = 1.0
+                continue
+            dbar = dsum / n
+            Dbar = psum / npairs
+            if Dbar != 0.0:
+                out[t, c] = dbar / Dbar
+            else:
                 out[t, c] = np.inf if dbar > 0.0 else 1.0
     return out
 
@@ -230,8 +283,28 @@ class LDOF(Detector):
         ks_arr = check_ks(ks, int(graph.n_objects) + 1, self.info, query.k_max)
         uniq, inverse = np.unique(ks_arr, return_inverse=True)
         sizes = np.ascontiguousarray(query.neighborhood_sizes()[:, uniq - 1].T)  # (n_k, M)
+        from odeval.neighbors.graph import _NUMBA_METRICS
+
+        code = _NUMBA_METRICS.get(graph.metric_spec.name)
         m = query.n_queries
-        out = np.empty((uniq.size, m))
+        if code is not None:  # the distances among members computed in the kernel (same arithmetic, no block)
+            w = int(sizes[-1].max()) if sizes.size else 0
+            Xg = np.ascontiguousarray(graph.X, dtype=np.float64)
+            n = Xg.shape[0]
+            table = np.empty((0, 0))
+            if n * n <= _NOVELTY_TABLE_ENTRIES and m * w * w > n * n:  # worth it when lookups outnumber entries
+                rows, cols = np.divmod(np.arange(n * n, dtype=np.int64), n)
+                table = pair_distances(Xg, rows, cols, code).reshape(n, n)
+            out = _ldof_novelty_chunk(np.ascontiguousarray(query.distances[:, :w]),
+                                      np.ascontiguousarray(query.indices[:, :w]), Xg, sizes, code, table)
+            return out[inverse.reshape(-1)]
+        return self._novelty_blocks(graph, query, sizes)[inverse.reshape(-1)]
+
+    def _novelty_blocks(self, graph: Any, query: Any, sizes: np.ndarray) -> np.ndarray:
+        """Novelty LDOF through dense (w+1)² blocks of member distances (``graph.distance_between``): the path
+        of metrics without a numba kernel, and the reference :func:`_ldof_novelty_chunk` is tested against."""
+        m = query.n_queries
+        out = np.empty((sizes.shape[0], m))
         widths = sizes[-1]
         start = 0
         while start < m:
@@ -253,4 +326,4 @@ class LDOF(Detector):
             block[:, 1 + ju, 1 + iu] = vals
             out[:, rows] = _ldof_chunk(block, np.ascontiguousarray(sizes[:, rows]))
             start = stop
-        return out[inverse.reshape(-1)]
+        return out
