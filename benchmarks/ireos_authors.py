@@ -73,6 +73,8 @@ TABLE7 = {
     "Waveform": ((0.5, 0.66, 0.796), (0.708, 0.796, 0.796), (0.708, 0.796, 0.796)),
     "Wilt": ((0.34, 0.527, 0.713), (0.424, 0.424, 0.382), (0.424, 0.424, 0.382)),
 }
+#: Variants with degenerate GLOSH weights (only 0 and 1) among the candidates (README; Waveform's are all zero).
+GLOSH_DEGENERATE = ("Glass", "WBC", "WDBC", "Pima")
 #: The older commit's (790b162) tenth WBC candidate: KNN-100, the same ROC AUC as the degenerate GLOSH-100.
 WBC_ALT = "alt_790b162_w_10_KNN-100.txt.gz"
 
@@ -91,8 +93,18 @@ def base_name(folder: Path) -> str:
     return folder.name.split("_")[0]
 
 
-def load_variant(folder: Path, *, alt_wbc: bool = False) -> dict:
-    """Data, labels (from the Campos ARFF), the ten weight vectors and solutions_info (ROC AUC, AP, algorithm, k)."""
+def degenerate_glosh(info: list[dict], W: list[np.ndarray]) -> list[int]:
+    """The GLOSH candidates whose stored weights hold only 0 and 1 (the README's "degenerate GLOSH weights":
+    weight 1 where ELKI wrote -Inf, 0 elsewhere); an all-zero vector (Waveform) is not among them."""
+    return [i for i, (inf, w) in enumerate(zip(info, W, strict=True))
+            if inf["algorithm"] == "GLOSH" and np.isin(w, (0.0, 1.0)).all() and 0 < w.sum() < w.size]
+
+
+def load_variant(folder: Path, *, alt_wbc: bool = False, glosh_complement: bool = False) -> dict:
+    """Data, labels (from the Campos ARFF), the ten weight vectors and solutions_info (ROC AUC, AP, algorithm, k).
+
+    ``glosh_complement``: degenerate GLOSH weights (:func:`degenerate_glosh`) replaced by 1 - w, i.e. weight 1 on
+    the objects with a finite GLOSH score (Glass: the "8 non-null values" the paper's §4.3.2 describes)."""
     base = base_name(folder)
     ds = load_dataset(SHARED / "dami" / base / f"{folder.name}.arff")
     X = np.loadtxt(folder / "data.txt.gz", ndmin=2)
@@ -104,6 +116,9 @@ def load_variant(folder: Path, *, alt_wbc: bool = False) -> dict:
     if alt_wbc:
         info[9] = {**info[9], "algorithm": "KNN"}  # same k (100) and ROC AUC; its AP is not in solutions_info
         info[9]["ap"] = math.nan
+    if glosh_complement:
+        for i in degenerate_glosh(info, W):
+            W[i] = 1.0 - W[i]
     return {"X": X, "y": np.asarray(ds.y, bool), "W": W, "info": info, "name": folder.name, "base": base}
 
 
@@ -133,7 +148,8 @@ def run_one(v: dict, mcl: str, knn: int | None) -> dict:
 
 
 def jobs(max_n: int) -> list[tuple[Path, str, str, bool]]:
-    """(folder, m_cl, mode, alt_wbc), cheapest first: N <= 500 before the rest, m_cl = 1 first, small N first."""
+    """(folder, m_cl, mode, candidates: "stored", "alt10" or "glosh"), cheapest first: N <= 500 before the
+    rest, m_cl = 1 first, small N first."""
     out = []
     folders = [(f, _n_lines(f / "w_1.txt.gz")) for f in variants()]
     stages = [(small, group) for small in (True, False) for group in (("1",), ("sqrt5", "n"))]
@@ -144,28 +160,31 @@ def jobs(max_n: int) -> list[tuple[Path, str, str, bool]]:
             for mcl in group:
                 modes = (["exact"] if n <= EXACT_MAX_N else []) + (["knn"] if n > PAPER_KNN + 1 else [])
                 for mode in modes:
-                    out.append((f, mcl, mode, False))
+                    out.append((f, mcl, mode, "stored"))
                     if base_name(f) == "WBC":
-                        out.append((f, mcl, mode, True))
+                        out.append((f, mcl, mode, "alt10"))
+                    if base_name(f) in GLOSH_DEGENERATE:
+                        out.append((f, mcl, mode, "glosh"))
     return out
 
 
 def key(row: dict) -> tuple:
-    return (row["variant"], row["mode"], row["m_cl"], bool(row.get("alt_wbc")))
+    return (row["variant"], row["mode"], row["m_cl"],
+            row.get("candidates", "alt10" if row.get("alt_wbc") else "stored"))
 
 
 def run(out: Path, max_n: int) -> None:
     done = {key(json.loads(line)) for line in out.read_text().splitlines()} if out.exists() else set()
-    for folder, mcl, mode, alt in jobs(max_n):
+    for folder, mcl, mode, cands in jobs(max_n):
         knn = None if mode == "exact" else PAPER_KNN
-        k = (folder.name, "exact" if knn is None else f"knn{knn}", mcl, alt)
+        k = (folder.name, "exact" if knn is None else f"knn{knn}", mcl, cands)
         if k in done:
             continue
-        row = run_one(load_variant(folder, alt_wbc=alt), mcl, knn)
-        row["alt_wbc"] = alt
+        row = run_one(load_variant(folder, alt_wbc=cands == "alt10", glosh_complement=cands == "glosh"), mcl, knn)
+        row["candidates"] = cands
         with out.open("a") as fh:
             fh.write(json.dumps(row) + "\n")
-        print(f"{row['variant']:40s} {row['mode']:6s} m_cl={mcl:5s} alt={alt!s:5s} rho={row['spearman']:+.3f} "
+        print(f"{row['variant']:40s} {row['mode']:6s} m_cl={mcl:5s} {cands:6s} rho={row['spearman']:+.3f} "
               f"pick={row['pick_algorithm']}-{row['pick_k']} auc={row['pick_auc']:.3f} {row['seconds']}s", flush=True)
 
 
@@ -185,14 +204,15 @@ def table(out: Path) -> str:
               "| --- | --- | --- | --- | --- | --- | --- |"]
     for folder in variants():
         base, n = base_name(folder), _n_lines(folder / "w_1.txt.gz")
-        for alt in ((False, True) if base == "WBC" else (False,)):
+        kinds = ["stored"] + (["alt10"] if base == "WBC" else []) + (["glosh"] if base in GLOSH_DEGENERATE else [])
+        for alt in kinds:
             for m, mode in enumerate(("exact", f"knn{PAPER_KNN}")):
                 look = mode if (mode == "exact" or n > PAPER_KNN + 1) else "exact"
                 got = [by.get((folder.name, look, mcl, alt)) for mcl in MCLS]
                 if not any(got):
                     continue
                 paper6 = TABLE6[base][m]
-                name = base + (" (alt. cand. 10)" if alt else "")
+                name = base + {"stored": "", "alt10": " (790b162 cand. 10)", "glosh": " (GLOSH 1 − w)"}[alt]
                 cells = [f"{fmt(g['spearman'] if g else None)} / {fmt(p)}" for g, p in zip(got, paper6, strict=True)]
                 lines.append(f"| {name} | {n} | {mode} | " + " | ".join(cells) + " |")
                 p7 = TABLE7[base]
