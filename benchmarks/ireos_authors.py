@@ -148,11 +148,11 @@ def run_one(v: dict, mcl: str, knn: int | None) -> dict:
 
 
 def jobs(max_n: int) -> list[tuple[Path, str, str, bool]]:
-    """(folder, m_cl, mode, candidates: "stored", "alt10" or "glosh"), cheapest first: N <= 500 before the
-    rest, m_cl = 1 first, small N first."""
+    """(folder, m_cl, mode, candidates: "stored", "alt10" or "glosh"), cheapest first: m_cl = 1 (curves shared by
+    the candidates) before the others, N <= 500 before the rest, small N first."""
     out = []
     folders = [(f, _n_lines(f / "w_1.txt.gz")) for f in variants()]
-    stages = [(small, group) for small in (True, False) for group in (("1",), ("sqrt5", "n"))]
+    stages = [(small, group) for group in (("1",), ("sqrt5", "n")) for small in (True, False)]
     for small, group in stages:
         for f, n in folders:
             if n > max_n or (n <= EXACT_MAX_N) != small:
