@@ -61,3 +61,21 @@ def test_cli_gamma_max_quantile(tmp_path):
     assert json.loads(part.output)["gamma_max"] <= full["gamma_max"]
     bad = runner.invoke(main, [*args, "--gamma-max-quantile", "0"])
     assert bad.exit_code != 0 and "Traceback" not in bad.output
+
+
+def test_cli_null_option(tmp_path):
+    """--null picks the random scorings of the p-values: the paper's uniform weights (default) or permutations."""
+    data, scores = _files(tmp_path)
+    runner = CliRunner()
+    base = ["ireos", str(data), "--scores", str(scores), "--json", "--gamma-max", "1", "--quadrature", "fixed",
+            "--n-gamma", "5", "--pvalue", "--column", "rand"]
+    out = {}
+    for null in ("uniform", "permutation"):
+        res = runner.invoke(main, [*base, "--null", null])
+        assert res.exit_code == 0, res.output
+        out[null] = json.loads(res.output)["results"][0]
+    assert out["uniform"]["ireos"] == out["permutation"]["ireos"]
+    assert out["uniform"]["p_value"] != out["permutation"]["p_value"]
+    default = runner.invoke(main, base)
+    assert json.loads(default.output)["results"][0]["p_value"] == out["uniform"]["p_value"]
+    assert runner.invoke(main, [*base, "--null", "shuffle"]).exit_code != 0
