@@ -286,3 +286,29 @@ def test_ireos_task_excludes_constant_candidates_and_reads_0_1_scorings_as_scori
     with ResultStore(tmp_path / "n.duckdb", read_only=True) as rs:
         got = rs.variant_table("variant_values")
     assert got[(got.candidate == 1)]["value"].isna().all() and got[(got.candidate == 0)]["value"].notna().all()
+
+
+def test_ireos_null_enters_the_task_id_only_when_it_is_the_new_default(tmp_path):
+    """The paper's uniform null (the default since 2026-11) gets task ids of its own; ``null = "permutation"``
+    (odeval's only null before) keeps the options, and so the task ids, that older stores hold."""
+    from types import SimpleNamespace
+
+    from tests.bench.conftest import make_npz
+
+    from odeval.bench.variant_step import ireos_settings, plan_variant_tasks
+
+    make_npz(tmp_path / "va.npz", 20, 2, 2, seed=1)
+    raw = {"study": {"k": "2..4"}, "datasets": [{"glob": str(tmp_path / "*.npz")}], "methods": [{"name": "kNN"}],
+           "internal": ["ireos"]}
+    default = study_from_dict(raw, source="t")
+    old = study_from_dict({**raw, "internal_options": {"null": "permutation"}}, source="t")
+    assert default.variant_step.ireos["null"] == "uniform"
+    # the keys a task held before the option existed, and nothing else
+    assert set(old.variant_step.ireos) == {"mcl", "knn", "adjust", "quadrature", "n_gamma", "tol", "C", "gamma_max",
+                                           "seed", "candidates"}
+    ref = SimpleNamespace(name="va")
+    (t_new,), (t_old,) = (plan_variant_tasks(s, "0" * 64, ref) for s in (default, old))
+    assert t_new.task_id != t_old.task_id
+    assert ireos_settings(t_new.options).null == "uniform" and ireos_settings(t_old.options).null == "permutation"
+    with pytest.raises(StudyError, match="null must be 'uniform' or 'permutation'"):
+        study_from_dict({**raw, "internal_options": {"null": "shuffle"}}, source="t")

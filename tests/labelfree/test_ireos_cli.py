@@ -133,3 +133,21 @@ def test_gamma_max_high_is_explained(tmp_path):
     assert "gamma_max = 523 > 100: the search ended high" in text and "near random" in text
     assert "the search ended high" in json.loads(render_ireos(high, as_json=True))["notes"][0]
     assert "ended high" not in render_ireos(replace(high, gamma_max_searched=False))
+
+
+def test_cli_null_option(tmp_path):
+    """--null picks the random scorings of the p-values: the paper's uniform weights (default) or permutations."""
+    data, scores = _files(tmp_path)
+    runner = CliRunner()
+    base = ["ireos", str(data), "--scores", str(scores), "--json", "--gamma-max", "1", "--quadrature", "fixed",
+            "--n-gamma", "5", "--pvalue", "--column", "rand"]
+    out = {}
+    for null in ("uniform", "permutation"):
+        res = runner.invoke(main, [*base, "--null", null])
+        assert res.exit_code == 0, res.output
+        out[null] = json.loads(res.output)["results"][0]
+    assert out["uniform"]["ireos"] == out["permutation"]["ireos"]
+    assert out["uniform"]["p_value"] != out["permutation"]["p_value"]
+    default = runner.invoke(main, base)
+    assert json.loads(default.output)["results"][0]["p_value"] == out["uniform"]["p_value"]
+    assert runner.invoke(main, [*base, "--null", "shuffle"]).exit_code != 0

@@ -84,11 +84,13 @@ defaults are its defaults, applied by :func:`odeval.labelfree.emmv_all_k`) and t
 _IREOS = IREOSSettings()
 IREOS_OPTIONS: dict[str, Any] = {"mcl": _IREOS.m_cl, "knn": PAPER_KNN, "adjust": True, "quadrature": _IREOS.quadrature,
                                  "n_gamma": _IREOS.n_gamma, "tol": _IREOS.tol, "C": _IREOS.C,
-                                 "gamma_max": _IREOS.gamma_max, "candidates": "all"}
+                                 "gamma_max": _IREOS.gamma_max, "null": _IREOS.null, "candidates": "all"}
 """IREOS keys of ``[internal_options]`` with their defaults: those of :class:`odeval.labelfree.ireos.IREOSSettings`
 (``mcl`` is its ``m_cl``), but ``knn`` = :data:`~odeval.labelfree.ireos.PAPER_KNN`, the kNN-subset approximation of
 Marques et al. 2020 §3.5.3 ("exact" for none; exact anyway when N <= knn + 1), and ``adjust`` = true. The order of
-the keys is part of no hash (the study hash sorts them)."""
+the keys is part of no hash (the study hash sorts them). ``null = "permutation"`` (odeval's only null before
+2026-11) is dropped from a task's options, so its task id is the one an older store holds; the default
+``"uniform"`` (the paper's null) enters the id, so stores of the older null are never reused for it."""
 SELECTION_KEYS = ("selectors", "candidates")
 
 
@@ -812,6 +814,8 @@ def _parse_internal(raw: dict[str, Any], meta: dict[str, Any], seed: int, proble
     ireos["candidates"] = str(ireos["candidates"])
     if ireos["knn"] == "exact":
         ireos["knn"] = None
+    if ireos["null"] == "permutation":  # the older null: its tasks keep the ids (and the stored values) they had
+        del ireos["null"]
     return internal, options if internal else {}, ireos
 
 
@@ -826,7 +830,7 @@ def _check_ireos_option(key: str, value: Any) -> str | None:
         return None if positive_int(value) or value == "exact" else "must be a positive integer or 'exact'"
     if key == "adjust":
         return None if isinstance(value, bool) else "must be true or false"
-    if key in ("quadrature", "n_gamma", "tol", "C", "gamma_max"):
+    if key in ("quadrature", "n_gamma", "tol", "C", "gamma_max", "null"):
         if key == "gamma_max" and value is None:
             return "must be a positive number"  # TOML has no null: a given gamma_max is a number
         return IREOSSettings.problem(key, value)

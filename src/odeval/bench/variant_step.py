@@ -230,7 +230,7 @@ def _references(meta: list[VariantCandidate], keep: np.ndarray, S: np.ndarray) -
 def ireos_settings(opts: dict[str, Any]) -> Any:
     """The :class:`odeval.labelfree.ireos.IREOSSettings` of a study's IREOS options (the keys of
     :data:`odeval.bench.config.IREOS_OPTIONS`: ``mcl`` is ``m_cl``; a key left out takes the settings' default,
-    ``knn`` the exact index)."""
+    ``knn`` the exact index and ``null`` the permutation null, odeval's only null when tasks held no ``null``)."""
     from odeval.labelfree.ireos import IREOSSettings
 
     default = IREOSSettings()
@@ -238,7 +238,7 @@ def ireos_settings(opts: dict[str, Any]) -> Any:
                          gamma_max=opts.get("gamma_max", default.gamma_max),
                          quadrature=opts.get("quadrature", default.quadrature),
                          n_gamma=int(opts.get("n_gamma", default.n_gamma)), tol=float(opts.get("tol", default.tol)),
-                         knn=opts.get("knn"))
+                         knn=opts.get("knn"), null=opts.get("null", "permutation"))
 
 
 def _ireos_task(res: VariantTaskResult, X: np.ndarray | None, S: np.ndarray, opts: dict[str, Any]) -> None:
@@ -271,8 +271,11 @@ def _ireos_task(res: VariantTaskResult, X: np.ndarray | None, S: np.ndarray, opt
     res.details.update({"gamma_max": r.gamma_max, "m_cl": r.m_cl, "knn": knn, "n_fits": r.n_fits, "fits": r.fits,
                         "unseparated": len(r.unseparated), "gamma_max_duplicates": len(r.gamma_max_duplicates),
                         "expected": float(r.expected[0]),
-                        "p_value_test": ("one-sided permutation test, 1000 permutations of the weights"
-                                         if r.m_cl == 1.0 else "Monte Carlo over random solutions"),
+                        "null": settings.null,
+                        "p_value_test": (("one-sided test, 1000 random scorings with i.i.d. uniform weights"
+                                          if settings.null == "uniform" else
+                                          "one-sided permutation test, 1000 permutations of the weights")
+                                         if r.m_cl == 1.0 else f"Monte Carlo over random solutions ({settings.null})"),
                         "excluded": [{"candidate": i, "reason": why} for i, why in excluded]})
 
 

@@ -40,8 +40,8 @@ from odeval._validation import check_data_matrix, check_scores
 from odeval.executor import Executor, get_executor, workers_renamed_from
 from odeval.labelfree import _klr
 
-__all__ = ["EXACT_MAX_OBJECTS", "IREOSResult", "IREOSSettings", "PAPER_KNN", "SelectResult", "gamma_max_exceeds",
-           "ireos", "ireos_select", "resolve_knn", "resolve_mcl", "solution_weights"]
+__all__ = ["EXACT_MAX_OBJECTS", "NULL_MODELS", "PAPER_KNN", "IREOSResult", "IREOSSettings", "SelectResult",
+           "gamma_max_exceeds", "ireos", "ireos_select", "resolve_knn", "resolve_mcl", "solution_weights"]
 
 Progress = Callable[[str, int], None]
 MIN_DEPTH = 1
@@ -55,6 +55,8 @@ PAPER_KNN = 250
 EXACT_MAX_OBJECTS = 1000
 #: The value of ``knn`` that chooses between the exact index and the kNN-subset approximation by N.
 AUTO_KNN = "auto"
+#: Null models of scorings (:attr:`IREOSSettings.null`): the paper's (App. A.1.1) first.
+NULL_MODELS = ("uniform", "permutation")
 
 
 def _positive_int(value: Any, minimum: int = 1) -> bool:
@@ -73,7 +75,8 @@ class IREOSSettings:
     Attributes
     ----------
     m_cl : 1, "sqrt5" or a number >= 1, default 1
-        Maximum clump size (Eq. 12); "sqrt5" = sqrt(5 % N) (Sect. 4.2.2).
+        Maximum clump size (Eq. 12); "sqrt5" = sqrt(5 % N) (Sect. 4.2.2). The paper's third setting, m_cl = n, is
+        the number of outliers of the ground truth (Sect. 4.2.2): pass that number.
     C : float, default 100
         Margin-violation cost of the classifiers (the paper's experiments).
     gamma_max : float or None, default None
@@ -97,6 +100,13 @@ class IREOSSettings:
         Width of the 95 % confidence interval of E{I} that the Monte Carlo adjustment (m_cl > 1) aims at.
     max_draws : int >= 1, default 100
         At most this many random solutions per candidate in that Monte Carlo.
+    null : {"uniform", "permutation"}, default "uniform"
+        The random *scoring* of the chance adjustment (m_cl > 1) and of the p-values. "uniform": i.i.d. weights
+        uniform on [0, 1] (App. A.1.1, the paper's definition; for m_cl > 1 every object is classified in every
+        draw); "permutation": random permutations of the candidate's own weights (odeval's only null before
+        2026-11: it keeps the candidate's weight distribution, its zeros included, so a draw classifies only as
+        many objects as the candidate has positive weights). At m_cl = 1 both give E{I} = the mean area (Eq. 25).
+        Binary solutions always draw a random n-subset, and non-binary top-n solutions (``top_n``) a permutation.
 
     Raises
     ------
@@ -117,6 +127,7 @@ class IREOSSettings:
     n_permutations: int = 1000
     ci_width: float = 0.02
     max_draws: int = 100
+    null: str = "uniform"
 
     def __post_init__(self) -> None:
         for name in self.__dataclass_fields__:
@@ -149,6 +160,8 @@ class IREOSSettings:
         if name == "knn":
             return (None if value is None or value == AUTO_KNN or _positive_int(value)
                     else f"must be a positive integer, None or {AUTO_KNN!r}")
+        if name == "null":
+            return None if value in NULL_MODELS else "must be 'uniform' or 'permutation'"
         if name in ("max_depth", "n_permutations", "max_draws", "exact_max_objects"):
             return None if _positive_int(value) else "must be a positive integer"
         return "is unknown"
@@ -612,7 +625,7 @@ def ireos(X: Any, solutions: Sequence[Any], *, m_cl: Any = _D.m_cl, C: float = _
           knn: int | str | None = _D.knn, exact_max_objects: int = _D.exact_max_objects, weights: Any = "gaussian",
           top_n: int | None = None, adjust: bool = False,
           p_values: bool = False, n_permutations: int = _D.n_permutations, ci_width: float = _D.ci_width,
-          max_draws: int = _D.max_draws,
+          max_draws: int = _D.max_draws, null: str = _D.null,
           seed: int = 0, workers: int = 1, progress: Progress | None = None, executor: Any = None) -> IREOSResult:
     """IREOS of candidate outlier solutions (Marques et al. 2020, Eq. 9, Algorithm 1).
 
@@ -645,8 +658,11 @@ def ireos(X: Any, solutions: Sequence[Any], *, m_cl: Any = _D.m_cl, C: float = _
         confidence interval of E{I} is at most ``ci_width`` wide (at most ``max_draws``, at least 10).
     p_values : one-sided p-values against random solutions: for binary solutions with m_cl = 1 the z-test with the
         exact variance and finite-population correction (Eq. 29-32), p = 1 - Phi(z); for scorings with m_cl = 1
-        ``n_permutations`` random permutations of the solution's weights (no extra classifiers); for m_cl > 1 the
-        Monte Carlo draws of ``adjust``.
+        ``n_permutations`` random scorings of the ``null`` model (no extra classifiers: the areas of all objects
+        are known); for m_cl > 1 the Monte Carlo draws of ``adjust``.
+    null : "uniform" (default: i.i.d. weights uniform on [0, 1], App. A.1.1) or "permutation" (permutations of
+        the candidate's own weights): the random scorings behind ``adjust`` (m_cl > 1) and ``p_values``; see
+        :class:`IREOSSettings`.
     seed : seed of every random draw.
     workers : workers for the classifiers (threads by default; processes with ``executor="processes"``; -1: every
         core). Formerly ``n_jobs`` (deprecated).
@@ -668,6 +684,8 @@ def ireos(X: Any, solutions: Sequence[Any], *, m_cl: Any = _D.m_cl, C: float = _
         gamma_max <= 0; an unknown m_cl).
     """
     _check_options(quadrature, n_gamma, tol, gamma_max_quantile)
+    if null not in NULL_MODELS:
+        raise ValueError(f"null must be one of {list(NULL_MODELS)}, got {null!r}")
     knn, approximated = _auto_knn(X, knn, exact_max_objects)
     Xc, mcl, W, kinds = _prepare(X, solutions, m_cl=m_cl, C=C, weights=weights, top_n=top_n, gamma_max=gamma_max,
                                  knn=knn)
@@ -717,10 +735,16 @@ def ireos(X: Any, solutions: Sequence[Any], *, m_cl: Any = _D.m_cl, C: float = _
                             p_value[s] = float(stats.norm.sf(z))  # 1 - Phi(z), one-sided
                 rows = [s for s in range(S) if kinds[s] != "binary"]
                 if p_values and rows:
-                    null = _permutation_null(W[rows], A_all, n_permutations, rng)
-                    for r, s in enumerate(rows):
-                        std_null[s] = float(null[r].std(ddof=1))
-                        p_value[s] = (1 + int((null[r] >= index[s] - 1e-12).sum())) / (1 + n_permutations)
+                    uniform = [s for s in rows if null == "uniform" and kinds[s] == "scoring"]
+                    permuted = [s for s in rows if s not in uniform]
+                    draws = np.empty((S, n_permutations))
+                    if uniform:
+                        draws[uniform] = _uniform_null(W[uniform], A_all, n_permutations, rng)
+                    if permuted:
+                        draws[permuted] = _permutation_null(W[permuted], A_all, n_permutations, rng)
+                    for s in rows:
+                        std_null[s] = float(draws[s].std(ddof=1))
+                        p_value[s] = (1 + int((draws[s] >= index[s] - 1e-12).sum())) / (1 + n_permutations)
                         n_draws[s] = n_permutations
         else:
             for s in range(S):
@@ -730,11 +754,13 @@ def ireos(X: Any, solutions: Sequence[Any], *, m_cl: Any = _D.m_cl, C: float = _
             fits["curves"] = engine.n_fits - fits["gamma_max"]
             if adjust or p_values:
                 for s in range(S):
-                    null = _monte_carlo(engine, W[s], kinds[s], mcl, float(C), areas_of, rng, ci_width, max_draws)
-                    expected[s] = float(null.mean())
-                    std_null[s] = float(null.std(ddof=1))
-                    n_draws[s] = null.size
-                    p_value[s] = (1 + int((null >= index[s] - 1e-12).sum())) / (1 + null.size) if p_values else np.nan
+                    draws = _monte_carlo(engine, W[s], kinds[s], mcl, float(C), areas_of, rng, ci_width, max_draws,
+                                         null=null)
+                    expected[s] = float(draws.mean())
+                    std_null[s] = float(draws.std(ddof=1))
+                    n_draws[s] = draws.size
+                    p_value[s] = ((1 + int((draws >= index[s] - 1e-12).sum())) / (1 + draws.size) if p_values
+                                  else np.nan)
             fits["null"] = engine.n_fits - fits["gamma_max"] - fits["curves"]
         adjusted = (index - expected) / (1.0 - expected) if (adjust or p_values) else np.full(S, np.nan)
         if not adjust:
@@ -771,15 +797,33 @@ def _permutation_null(W: np.ndarray, A: np.ndarray, n_permutations: int, rng: np
     return out
 
 
+def _uniform_null(W: np.ndarray, A: np.ndarray, n_draws: int, rng: np.random.Generator) -> np.ndarray:
+    """IREOS of ``n_draws`` random scorings with i.i.d. weights uniform on [0, 1] (m_cl = 1, App. A.1.1), (S, P).
+
+    The null does not depend on the solution: every row holds the same draws (one set serves all solutions, as
+    the paper's E{I} does), drawn in chunks of bounded memory.
+    """
+    S, N = W.shape
+    out = np.empty((S, n_draws))
+    step = max(1, min(n_draws, 4_000_000 // max(1, N)))
+    for lo in range(0, n_draws, step):
+        hi = min(n_draws, lo + step)
+        R = rng.random((hi - lo, N))
+        out[:, lo:hi] = (R @ A) / R.sum(axis=1)
+    return out
+
+
 def _monte_carlo(engine: _Engine, w: np.ndarray, kind: str, m_cl: float, C: float, areas_of, rng, ci_width: float,
-                 max_draws: int) -> np.ndarray:
-    """Appendix A.2: IREOS of random solutions (a random n-subset for binary solutions, a random permutation of
-    the weights otherwise), each with its own costs (Eq. 12). Draws stop once the 95% confidence interval of the
-    mean is at most ``ci_width`` wide (at least 10 draws, at most ``max_draws``)."""
+                 max_draws: int, null: str = "uniform") -> np.ndarray:
+    """Appendix A.2: IREOS of random solutions, each with its own costs (Eq. 12): a random n-subset for binary
+    solutions; for scorings i.i.d. weights uniform on [0, 1] (``null="uniform"``, App. A.1.1: every object is
+    classified in every draw) or a random permutation of the weights (``null="permutation"``, and always for
+    top-n solutions). Draws stop once the 95% confidence interval of the mean is at most ``ci_width`` wide (at
+    least 10 draws, at most ``max_draws``)."""
     values: list[float] = []
     z = stats.norm.ppf(0.975)
     while len(values) < max_draws:
-        wr = rng.permutation(w)
+        wr = rng.random(w.size) if (null == "uniform" and kind == "scoring") else rng.permutation(w)
         sid = engine.CV.shape[0]
         engine.CV = np.vstack([engine.CV, C * (1.0 / m_cl) ** wr])
         objs = np.flatnonzero(wr > 0)

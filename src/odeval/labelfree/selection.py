@@ -850,8 +850,11 @@ def _emmv_selector(which: Literal["em", "mv"]) -> SelectorFn:
 
 # ------------------------------------------------------------------------------------ IREOS, Laplacian Score
 #: Default settings of the ``ireos-*`` selectors: the kNN-subset approximation of the paper's experiments
-#: (Marques et al. 2020, §3.5.3; the exact index when N <= knn + 1) and adaptive quadrature.
-IREOS_SELECTOR_SETTINGS = IREOSSettings(knn=PAPER_KNN)
+#: (Marques et al. 2020, §3.5.3; the exact index when N <= knn + 1) and adaptive quadrature. The null of the
+#: adjustment stays the permutation null: a selection task's id holds no IREOS settings, so a stored pick of an
+#: ``ireos-*`` selector with m_cl > 1 would otherwise silently mix two nulls (and the uniform null classifies every
+#: object in every Monte Carlo draw). At m_cl = 1 the null does not enter (E{I} = Eq. 25).
+IREOS_SELECTOR_SETTINGS = IREOSSettings(knn=PAPER_KNN, null="permutation")
 
 
 def weighable_candidates(S: np.ndarray) -> tuple[list[tuple[int, np.ndarray]], list[tuple[int, str]]]:
