@@ -382,11 +382,8 @@ def load_mat(path: PathLike, *, x_key: str = "X", y_key: str | None = "y", name:
         Variable holding the (objects × attributes) data matrix.
     y_key : str or None, default="y"
         Variable holding the labels, 0/1 or logical (1 = outlier); None loads without labels.
-    name : str, optional
-        Dataset name; default: the file name without extension.
-    missing_label : {"error", "unlabelled"}, default="error"
-        When ``y_key`` is absent: an error, or the data without labels (the note in
-        ``provenance["load"]["label_note"]``).
+    name, missing_label
+        As in :func:`load_arff` (``missing_label`` applies when ``y_key`` is absent).
 
     Returns
     -------

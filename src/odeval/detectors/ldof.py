@@ -28,6 +28,21 @@ _NOVELTY_TABLE_ENTRIES = 1 << 22
 # LDOF
 
 
+@njit(cache=True, inline="always")
+def _ldof_ratio(dsum, psum, n):  # pragma: no cover - numba
+    """LDOF of an object with ``n`` neighbours from the running sums of its kNN distances (``dsum``) and of the
+    neighbours' pairwise distances (``psum``): d̄ / D̄ (Zhang et al. 2009, Def. 3-5); 1 with fewer than two
+    neighbours. Shared by the kernels of the graph's own objects and of query rows (same expressions, same bits)."""
+    npairs = n * (n - 1) / 2.0
+    if npairs <= 0.0:
+        return 1.0
+    dbar = dsum / n
+    Dbar = psum / npairs
+    if Dbar != 0.0:
+        return dbar / Dbar
+    return np.inf if dbar > 0.0 else 1.0  # all neighbours coincide: D̄ → 0⁺ gives +∞ if p lies apart, 1 if not
+
+
 @njit(cache=True, parallel=True)
 def _ldof_chunk(block, sizes):  # pragma: no cover - numba
     """LDOF for the chunk's objects and all k (sizes: (n_k, chunk), ascending along axis 0).
@@ -48,17 +63,7 @@ def _ldof_chunk(block, sizes):  # pragma: no cover - numba
                 dsum += block[c, 0, j]
                 for i in range(1, j):
                     psum += block[c, i, j]
-            n = target
-            npairs = n * (n - 1) / 2.0
-            if npairs <= 0.0:
-                out[t, c] = 1.0
-                continue
-            dbar = dsum / n
-            Dbar = psum / npairs
-            if Dbar != 0.0:
-                out[t, c] = dbar / Dbar
-            else:  # all neighbours coincide: the limit D̄ → 0⁺ is +∞ if p lies apart, 1 if p coincides too
-                out[t, c] = np.inf if dbar > 0.0 else 1.0
+            out[t, c] = _ldof_ratio(dsum, psum, target)
     return out
 
 
@@ -96,17 +101,7 @@ def _ldof_novelty_chunk(qdist, qidx, X, sizes, metric, table):  # pragma: no cov
                     else:
                         key = _pair_key(X, a, X, b, metric)
                         psum += np.sqrt(key) if metric == 0 else key
-            n = target
-            npairs = n * (n - 1) / 2.0
-            if npairs <= 0.0:
-                out[t, c] = 1.0
-                continue
-            dbar = dsum / n
-            Dbar = psum / npairs
-            if Dbar != 0.0:
-                out[t, c] = dbar / Dbar
-            else:
-                out[t, c] = np.inf if dbar > 0.0 else 1.0
+            out[t, c] = _ldof_ratio(dsum, psum, target)
     return out
 
 
