@@ -460,9 +460,6 @@ def study_from_dict(raw: dict[str, Any], *, base_dir: str | Path = ".", source: 
             what = f" at {m.setting}" if m.setting else ""
             problems.append(f"[[methods]]: {m.name} with params {m.params}{what} is listed twice")
         seen.add(key)
-    if variant_step is not None and not all(m.plain for m in methods):
-        problems.append("IREOS and [selection] take the kNN family over k only for now (no estimator, grid axis "
-                        "other than k, or seeds in [[methods]])")
     if internal and not all(m.plain for m in methods):
         problems.append("internal = ['em', 'mv'] takes the kNN family over k only for now (no estimator, grid "
                         "axis other than k, or seeds in [[methods]])")

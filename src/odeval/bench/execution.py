@@ -337,6 +337,7 @@ class _Driver:
         self.remaining: dict[str, int] = {}  # variant → its units and job not yet finished
         self.pending: list[tuple[UnitResult, str]] = []  # finished units not yet in the store (see flush)
         self.pending_since = 0.0
+        self.waiting: dict[str, Any] = {}  # variant → its prepared data, the job waiting for its estimator units
 
     def run(self) -> None:
         try:
@@ -408,12 +409,31 @@ class _Driver:
             self.submit(UnitTask(plan, uid, m), run_unit, prepared, uid, m, study.metric, study.measures,
                         study.keep_scores, study.internal, study.internal_options)
         if plan.variant_tasks:
-            self.submit(VariantJobTask(plan), run_variant_job, prepared, plan.ref.name, plan.file_sha256,
-                        plan.all_methods, study.metric, plan.variant_tasks)
+            if self.reads_kept(plan) and any(not m.is_knn for _, m in plan.units):
+                self.waiting[plan.ref.name] = prepared  # after the variant's estimator units: their kept scores
+            else:
+                self.submit_job(plan, prepared)
+
+    def reads_kept(self, plan: VariantPlan) -> bool:
+        """Whether the per-variant job of ``plan`` takes its estimators' scores from the store (kept scores)."""
+        return self.study.keep_scores and any(not m.is_knn for m, _ in plan.all_methods)
+
+    def submit_job(self, plan: VariantPlan, prepared: Any) -> None:
+        """Submit the per-variant job, with the kept score vectors of the variant's estimator units when the study
+        keeps scores (read here, at the edge: the job stays a pure function and does not fit them again)."""
+        kept = None
+        if self.reads_kept(plan):
+            self.flush()  # the variant's finished units are in the store before their scores are read
+            kept = self.store.kept_unit_scores(plan.ref.name, [uid for m, uid in plan.all_methods if not m.is_knn])
+        self.submit(VariantJobTask(plan), run_variant_job, prepared, plan.ref.name, plan.file_sha256,
+                    plan.all_methods, self.study.metric, plan.variant_tasks, kept)
 
     def one_less(self, plan: VariantPlan) -> None:
-        """A unit or the job of ``plan`` finished: when it was the variant's last, write and report the variant."""
+        """A unit or the job of ``plan`` finished: when it was the variant's last, write and report the variant
+        (when only a job waiting for the units is left, submit it)."""
         self.remaining[plan.ref.name] -= 1
+        if self.remaining[plan.ref.name] == 1 and plan.ref.name in self.waiting:
+            self.submit_job(plan, self.waiting.pop(plan.ref.name))
         if self.remaining[plan.ref.name] == 0:
             self.active -= 1
             self.flush()
