@@ -464,3 +464,19 @@ def test_variant_candidates_store_their_setting_and_seed(tmp_path):
     assert got["setting"].tolist() == ["", '{"n_estimators": 50}', '{"n_bins": 10}']
     assert got["seed"].tolist()[1] == 2 and got["seed"].isna().tolist() == [True, False, True]
     assert got["k"].isna().tolist() == [False, True, True]
+
+
+def test_internal_measures_of_a_scoring_without_k_read_back_with_k_null(tmp_path):
+    """internal_measures keys rows by (unit_id, k, measure); an estimator's unit has no k: stored as NO_K, read back
+    as NULL (as runs.k), replaced like any other row."""
+    from odeval.bench.store import NO_K
+
+    row = InternalMeasure("u1", "d", "IForest", "{}", "", None, "em", 0.25, {})
+    with ResultStore(tmp_path / "r.duckdb") as rs:
+        rs.register_study("s", "s", "test", {}, "0", ["u1"])
+        rs.write_internal_measures([row, InternalMeasure("u2", "d", "kNN", "{}", "euclidean", 3, "em", 0.5, {})])
+        rs.write_internal_measures([InternalMeasure("u1", "d", "IForest", "{}", "", None, "em", 0.75, {})])
+        im = rs.internal_measures()
+        raw = rs.con.execute("SELECT unit_id, k FROM internal_measures ORDER BY unit_id").fetchall()
+    assert raw == [("u1", NO_K), ("u2", 3)]
+    assert im["k"].isna().tolist() == [True, False] and im["value"].tolist() == [0.75, 0.5]

@@ -35,7 +35,10 @@ Tables (schema version :data:`SCHEMA_VERSION`; the contract with :mod:`odeval.an
     Optional full score vectors (``keep_scores = true``).
 ``internal_measures``
     Label-free (internal) measures of a scoring in long form: (``unit_id``, ``k``, ``measure``) → ``value``
-    and ``details`` (JSON), with the dataset, method, params and metric of the unit.
+    and ``details`` (JSON), with the dataset, method, params and metric of the unit. ``k`` is part of the primary
+    key, so a scoring without k (an imported estimator's unit) is stored with ``k`` = :data:`NO_K` (0: no
+    neighbourhood size is 0, k counts the neighbours other than the point) and read back as NULL, like
+    ``runs.k``: outside this module a scoring without k has k NULL / None everywhere.
 ``variant_tasks``
     One row per finished per-variant task (:mod:`odeval.bench.variant_step`): ``task_id`` (content hash of the
     dataset file, the candidate definition — methods, parameters, k, metric, ``candidates`` — the ``kind``
@@ -83,6 +86,7 @@ import pyarrow as pa
 from odeval._key import ScoringKey
 
 __all__ = [
+    "NO_K",
     "SCHEMA_VERSION",
     "TABLES",
     "VARIANT_QUALITY",
@@ -110,6 +114,11 @@ SCHEMA_VERSION = 5
 #: The schema versions a store is upgraded from in place when opened (:func:`_upgrade_4_to_5`); older ones are
 #: refused with :class:`StoreVersionError`.
 UPGRADABLE = ("4",)
+
+#: The ``internal_measures.k`` of a scoring without k (k is part of that table's primary key, which cannot hold
+#: NULL); :meth:`ResultStore.write_internal_measures` stores k None as it and :meth:`ResultStore.internal_measures`
+#: reads it back as NULL.
+NO_K = 0
 
 #: Tables a user may export (``odeval results export --table``).
 TABLES = ("runs", "units", "outlier_ranks", "scores", "studies", "study_units", "labels", "internal_measures",
@@ -556,7 +565,8 @@ class InternalMeasure:
     """One label-free measure of one scoring (unit × k), for :meth:`ResultStore.write_internal_measures`.
 
     ``unit_id``, ``dataset``, ``method``, ``params`` (JSON) and ``metric`` are those of the unit in ``runs``;
-    ``details`` is any JSON-serialisable dict (e.g. the parameters of the measure, sample sizes, a curve).
+    ``k`` is None for a scoring without k (an imported estimator's unit); ``details`` is any JSON-serialisable
+    dict (e.g. the parameters of the measure, sample sizes, a curve).
     """
 
     unit_id: str
@@ -564,7 +574,7 @@ class InternalMeasure:
     method: str
     params: str
     metric: str
-    k: int
+    k: int | None
     measure: str
     value: float
     details: dict[str, Any] = field(default_factory=dict)
@@ -991,7 +1001,7 @@ class ResultStore:
         frame = pd.DataFrame({
             "unit_id": [r.unit_id for r in rows], "dataset": [r.dataset for r in rows],
             "method": [r.method for r in rows], "params": [r.params for r in rows],
-            "metric": [r.metric for r in rows], "k": [int(r.k) for r in rows],
+            "metric": [r.metric for r in rows], "k": [NO_K if r.k is None else int(r.k) for r in rows],
             "measure": [r.measure for r in rows], "value": [float(r.value) for r in rows],
             "details": [json.dumps(_jsonable(r.details), sort_keys=True, allow_nan=True) for r in rows]})
         self.con.register("_internal_df", frame)
@@ -1224,11 +1234,14 @@ class ResultStore:
                           measure: str | None = None) -> pd.DataFrame:
         """Label-free measures in long form: unit_id, dataset, method, params, metric, k, measure, value, details.
 
-        ``details`` is the JSON text written with the row (``json.loads`` it).
+        ``k`` is NULL for a scoring without k (stored as :data:`NO_K`); ``details`` is the JSON text written with
+        the row (``json.loads`` it).
         """
         where, args = self._where(study_hash, dataset=dataset, measure=measure)
-        return self.con.execute(f"SELECT * FROM internal_measures{where} ORDER BY {_ORDER['internal_measures']}",
-                                args).df()
+        columns = ", ".join("NULLIF(k, ?) AS k" if c == "k" else c for c in (
+            "unit_id", "dataset", "method", "params", "metric", "k", "measure", "value", "details"))
+        return self.con.execute(f"SELECT {columns} FROM internal_measures{where} "
+                                f"ORDER BY {_ORDER['internal_measures']}", [NO_K, *args]).df()
 
     def export(self, table: str, path: str | Path, fmt: str) -> Path:
         """Write one table to CSV or Parquet (DuckDB's own writers; no extra dependency).
