@@ -159,3 +159,15 @@ def test_knn_only_variant_task_ids_are_unchanged(tmp_path):
     task_id = variant_task_id("0" * 64, SimpleNamespace(name="va"), spec, "selection", "all",
                               {"selectors": ["hits"], "seed": 0})
     assert task_id == PINNED_KNN_TASK_ID
+
+
+@pytest.mark.slow
+def test_two_worker_processes_give_the_same_per_variant_results(kept_run, data, tmp_path):
+    """With worker processes the per-variant job waits for the variant's estimator units and reads their kept
+    scores from the store: the same tasks, candidates, values and picks as the serial run."""
+    _, store, *_ = kept_run
+    study = study_from_dict(_raw(data), source="any-sel.toml")
+    run_study(study, tmp_path / "pool.duckdb", workers=2, progress="none")
+    for a, b in zip(_tables(store)[:4], _tables(tmp_path / "pool.duckdb")[:4], strict=True):
+        pd.testing.assert_frame_equal(a.drop(columns=["details"], errors="ignore"),
+                                      b.drop(columns=["details"], errors="ignore"))

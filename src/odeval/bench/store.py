@@ -105,10 +105,10 @@ __all__ = [
     "schema_ddl",
 ]
 
-#: Version of the table layout :func:`schema_ddl` declares; a store of another version, or whose tables differ from
-#: the declared ones, is refused with :class:`StoreVersionError`. Every change of the declared tables (a column, a
-#: type, a key, a new measure of :data:`odeval.measures.MEASURES`) raises it; ``tests/bench/test_store.py`` pins the
-#: hash of the declaration of each version.
+#: Version of the table layout :func:`schema_ddl` declares; a store of another version (but those of
+#: :data:`UPGRADABLE`), or whose tables differ from the declared ones, is refused with :class:`StoreVersionError`.
+#: Every change of the declared tables (a column, a type, a key, a new measure of :data:`odeval.measures.MEASURES`)
+#: raises it; ``tests/bench/test_store.py`` pins the hash of the declaration of each version.
 SCHEMA_VERSION = 5
 
 #: The schema versions a store is upgraded from in place when opened (:func:`_upgrade_4_to_5`); older ones are
