@@ -139,6 +139,23 @@ def test_select_audit_reads_the_stored_picks_of_estimator_candidates(kept_run):
     assert res.exit_code == 0 and "model-selection audit: 2 variants" in res.output, res.output
 
 
+def test_the_report_names_the_ireos_candidates_by_their_keys(kept_run, tmp_path):
+    from odeval.report.from_store import _ireos_frame
+    from odeval.report.internal import candidate_names
+
+    _, store, *_ = kept_run
+    with ResultStore(store, read_only=True) as rs:
+        frame = _ireos_frame(rs, None, {"va", "vb"})
+    names = set(candidate_names(frame[frame.dataset == "va"]))
+    assert {"IForest-n_estimators=10@0", "IForest-n_estimators=10@1", "HBOS-n_bins=5", "kNN-002"} <= names
+    assert len(names) == 16
+    from odeval.report import report_from_store
+
+    index, _ = report_from_store(store, tmp_path / "rep", permutations=0, ensembles=False, simulations=5)
+    html = Path(index).read_text()
+    assert 'id="ireos"' in html and "Label-free model selection" in html
+
+
 #: variant_task_id of the study below, computed by main at 710c3f3 (before candidates of any detector)
 PINNED_KNN_TASK_ID = "cf1224f0e90e636ab4257204"
 
