@@ -62,7 +62,7 @@ def measure(path: Path, kmax: int, ireos_max_n: int, ireos10_max_n: int, kendall
     methods = [MethodSpec(m, {}, ks) for m in METHODS]
     prep, c_prep, w_prep = timed(lambda: prepare_variant(ref, methods, "euclidean", keep_data=True),
                                  f"{path.stem}: prepare")
-    (S, meta), c_sc, w_sc = timed(lambda: candidate_scorings(prep, [(m, "") for m in methods]), "rescore")
+    (S, meta, _), c_sc, w_sc = timed(lambda: candidate_scorings(prep, [(m, "") for m in methods]), "rescore")
     q, c_q, w_q = timed(lambda: evaluate_many(prep.labels, S))
     names = [c.name for c in meta]
     fast = [s for s in default_selectors() if s != "mc-kendall"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -1003,12 +1004,16 @@ def _run_study_cli(spec, store_path: Path, *, workers: int | None, scheduler: st
               show_default=True)
 @click.option("--resamples", type=click.IntRange(min=0), default=_SettingDefault("SelectSettings", "resamples"),
               show_default=True)
+@click.option("--method", "methods", multiple=True, metavar="SPEC",
+              help="Add a detector to the pool (repeatable), spelled as a study's [[methods]] entry: a registered "
+                   "name, an import path (pyod.models.iforest:IForest) or an inline table '{estimator = \"...\", "
+                   "grid = {n_estimators = [50, 100]}, seeds = 3}' (docs/select.md).")
+@click.option("--no-campos", is_flag=True, help="Leave the twelve Campos methods out: the pool is the --method ones.")
 @_workers_option(1, "IREOS classifier threads (-1: every core).", short=False)
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (one JSON object).")
-def select_cmd(data: str, check_labels: str | None, out_dir: str | None, fmt: str, normalize: str, missing: str,
-               categorical: str, dedup: bool, drop_constant: bool, primary: str, no_ireos: bool, k_max: int,
-               top_n: int, resamples: int, workers: int, seed: int, as_json: bool) -> None:
+def select_cmd(data: str, check_labels: str | None, out_dir: str | None, fmt: str, as_json: bool,
+               **options: Any) -> None:
     """Recommend a detector and k for DATA without labels, with how far to trust it (docs/select.md).
 
     DATA: CSV, TSV, Parquet, ARFF, NPZ or MAT; a label column is left out of the features.
@@ -1017,16 +1022,12 @@ def select_cmd(data: str, check_labels: str | None, out_dir: str | None, fmt: st
     """
     import json
 
-    from odeval.labelfree import GuardedSettings, SelectSettings
     from odeval.labelfree.table import select_file, write_outputs
     from odeval.render.select import format_recommendation, select_progress
     from odeval.report.select_page import write_select_page
 
     try:
-        settings = SelectSettings(normalize=None if normalize == "none" else normalize, missing=missing,
-                                  categorical=categorical, dedup=dedup, constant="drop" if drop_constant else "refuse",
-                                  primary=primary, ireos=not no_ireos, k_max=k_max, top_n=top_n, resamples=resamples,
-                                  seed=seed, guarded=GuardedSettings(workers=workers), details=out_dir is not None)
+        settings = _select_settings(options, details=out_dir is not None)
         if out_dir is not None and Path(out_dir).exists() and any(Path(out_dir).iterdir()):
             raise ValueError(f"{out_dir}: exists and is not an empty folder; give a new one")
         with select_progress(not as_json) as progress:
@@ -1044,6 +1045,21 @@ def select_cmd(data: str, check_labels: str | None, out_dir: str | None, fmt: st
     click.echo(format_recommendation(rec, notes))
     for p in written:
         click.echo(f"wrote {p}")
+
+
+def _select_settings(o: dict[str, Any], *, details: bool) -> Any:
+    """The :class:`odeval.labelfree.SelectSettings` of ``odeval select``'s options (``ValueError`` on bad input:
+    a ``--method`` entry is named with the cause)."""
+    from odeval.labelfree import GuardedSettings, SelectSettings
+    from odeval.labelfree.recommend import parse_pool_methods
+
+    parse_pool_methods(o["methods"], option="--method")  # a bad entry: one line naming --method and the cause
+    return SelectSettings(normalize=None if o["normalize"] == "none" else o["normalize"], missing=o["missing"],
+                          categorical=o["categorical"], dedup=o["dedup"],
+                          constant="drop" if o["drop_constant"] else "refuse", primary=o["primary"],
+                          ireos=not o["no_ireos"], k_max=o["k_max"], top_n=o["top_n"], resamples=o["resamples"],
+                          seed=o["seed"], guarded=GuardedSettings(workers=o["workers"]), details=details,
+                          methods=tuple(o["methods"]), campos=not o["no_campos"])
 
 
 @main.command("warmup")

@@ -245,9 +245,48 @@ def test_plugins_that_do_not_import_are_named(plugin):
                         "module named 'no_such_plugin_xyz')"]
 
 
-def test_internal_and_variant_step_refuse_non_knn_methods_for_now():
-    problems = _problems([{"estimator": "pyod.models.hbos:HBOS"}], internal=["em"])
-    assert any("internal = ['em', 'mv'] takes the kNN family over k only" in p for p in problems)
+def test_em_mv_of_estimator_units_fit_the_estimator_and_score_the_uniform_sample(tmp_path):
+    """internal = ["em", "mv"] with imported estimators: each estimator unit's EM/MV is odeval.labelfree.emmv of the
+    estimator (its grid point, the unit's seed as random_state) fitted on the variant's data, stored with k NULL;
+    a registered method over a non-k grid axis gets "not applicable" rows (EM/MV over k need default parameters)."""
+    from sklearn.ensemble import IsolationForest
+
+    from odeval.data import load_dataset
+    from odeval.detectors.adapters import wrap_estimator
+    from odeval.labelfree import emmv
+
+    options = {"n_generated": 500, "draws": 2, "features": 3, "max_dim": 4, "seed": 7}
+    study = _study([{"name": "kNN"},
+                    {"estimator": "sklearn.ensemble:IsolationForest", "grid": {"n_estimators": [5, 10]}, "seeds": 2},
+                    {"name": "LDF", "grid": {"h": [0.5, 1.0]}}],
+                   internal=["em", "mv"], internal_options=options)
+    store = tmp_path / "r.duckdb"
+    summary = run_study(study, store, workers=1, progress="none")
+    assert not summary.failed
+    with ResultStore(store, read_only=True) as rs:
+        im = rs.internal_measures(study_hash=study.study_hash)
+        runs = rs.runs(study_hash=study.study_hash)
+    forest = im[im["method"] == "IsolationForest"]
+    assert forest["k"].isna().all() and len(forest) == 2 * 4 * 2  # 2 variants × 4 units × (em, mv)
+    assert np.isfinite(forest["value"]).all()
+    one = runs[(runs["method"] == "IsolationForest") & (runs["seed"] == 1)
+               & (runs["setting"] == '{"n_estimators": 10}') & (runs["dataset"] == runs["dataset"].min())].iloc[0]
+    X = load_dataset(SMALL[0] if "Hepatitis" in one["dataset"] else SMALL[1]).numeric_matrix()
+    ref = emmv(wrap_estimator(IsolationForest(n_estimators=10), seed=1), X, **options)
+    got = forest[forest["unit_id"] == one["unit_id"]].set_index("measure")["value"]
+    assert got["em"] == ref.em and got["mv"] == ref.mv
+    ldf = im[im["method"] == "LDF"]
+    assert ldf["value"].isna().all() and ldf["details"].str.contains("not applicable").all()
+    knn = im[im["method"] == "kNN"]
+    assert np.isfinite(knn["value"]).all() and knn["k"].notna().all()
+    # the report's EM/MV picks: every kNN k and every estimator unit is a candidate (joined on unit_id, k NULL)
+    from odeval.report.from_store import report_from_store
+    from odeval.report.internal import internal_picks
+
+    picks = internal_picks(im, runs)
+    assert set(picks["candidates"]) == {5 + 4}
+    index, _ = report_from_store(store, tmp_path / "report", simulations=5, permutations=0, ensembles=False)
+    assert 'id="internal"' in index.read_text()
 
 
 @pytest.mark.slow

@@ -62,3 +62,24 @@ def test_campos_selection_supplements_share_the_main_units():
         assert sup.variant_step.ireos is None, name  # IREOS stays in the main file
     emmv = _load(EXAMPLES / "model-selection-campos-emmv.toml")
     assert len({v.base_dataset for v in emmv.datasets}) == 12
+
+
+def test_the_zoo_selection_step_leaves_its_unit_ids_unchanged(tmp_path):
+    """examples/model-selection-zoo.toml's [selection] is per variant: the unit ids (content hashes) are those of the
+    same file without it, so a store computed without it only computes the per-variant tasks."""
+    from odeval.bench.identity import file_sha256, unit_id
+
+    path = EXAMPLES / "model-selection-zoo.toml"
+    zoo = _load(path)
+    assert zoo.variant_step.ireos is None and zoo.variant_step.selection_modes == ("all", "10")
+    text = path.read_text()
+    start = text.index("\n[selection]")
+    without = tmp_path / "zoo.toml"  # the same folder depth: examples/ → ../../shared
+    without.write_text(text[:start] + text[text.index("\n[[datasets]]", start):]
+                       .replace("../../shared/", str(EXAMPLES.parents[1] / "shared") + "/"))
+    plain = _load(without)
+    assert plain.variant_step is None and plain.methods == zoo.methods
+    for ref, other in list(zip(zoo.datasets, plain.datasets, strict=True))[::60]:
+        sha = file_sha256(ref.path)
+        assert [unit_id(sha, ref, m, zoo) for m in zoo.methods] == [unit_id(sha, other, m, plain)
+                                                                     for m in plain.methods]

@@ -113,6 +113,7 @@ def test_schema_version_is_recorded_and_checked(two_studies, tmp_path):
 SCHEMA_HASHES = {
     3: "451c1dac14bcc608114cfc44e14bdf52144882632a41af66c3124e7eaa174fc4",
     4: "a009ecdeffeb7852ba69340435b9d1525936c2326d4bcebedf09e6fd4ae2690d",  # runs/units: setting, seed (issue 25)
+    5: "21409a36d74fd8e8c1d967574208f57c49f6c9d03b843db3b5e79cee481df321",  # variant_candidates: setting, seed
 }
 
 
@@ -138,8 +139,8 @@ def test_a_store_whose_tables_differ_from_its_version_is_refused(tmp_path, monke
     newer = (*store_module.measure_columns(), "new_measure")  # an odeval that knows one more measure
     monkeypatch.setattr(store_module, "measure_columns", lambda: newer)
     for read_only in (True, False):
-        with pytest.raises(StoreVersionError, match=r"has schema version 4 but other tables \(runs lacks "
-                                                     r"new_measure\); this odeval reads schema version 4"):
+        with pytest.raises(StoreVersionError, match=r"has schema version 5 but other tables \(runs lacks "
+                                                     r"new_measure\); this odeval reads schema version 5"):
             ResultStore(store, read_only=read_only)
     monkeypatch.undo()
     with ResultStore(store, read_only=True) as rs:  # nothing was added on the way
@@ -152,8 +153,8 @@ def test_a_store_whose_tables_differ_from_its_version_is_refused(tmp_path, monke
     with pytest.raises(StoreVersionError) as info:
         ResultStore(store, read_only=True)
     assert str(info.value) == (
-        f"results store {store} has schema version 4 but other tables (labels has unknown note; runs lacks "
-        "adjusted_max_f1; scores k is BIGINT, not INTEGER); this odeval reads schema version 4: write to a new "
+        f"results store {store} has schema version 5 but other tables (labels has unknown note; runs lacks "
+        "adjusted_max_f1; scores k is BIGINT, not INTEGER); this odeval reads schema version 5: write to a new "
         "store (or delete this one) and run the study again")
     _one_line_error(CliRunner().invoke(main, ["results", "export", str(store)]), str(store), "other tables")
 
@@ -386,3 +387,96 @@ def test_stored_selection_keeps_the_latest_pick_and_its_candidates(tmp_path):
     assert list(got.candidates["name"]) == ["kNN-001", "kNN-003"] and set(got.candidates["task_id"]) == {"t-new"}
     assert list(got.ireos_tasks["task_id"]) == ["i-all"] and got.ireos_names == {"i-all": ("kNN-001",)}
     assert list(got.ireos_values["value"]) == [0.5] and got.facts == {"d1": {}}
+
+
+def _schema4_store(path: Path) -> None:
+    """A store as odeval wrote it with schema version 4 (its declared tables: the pinned hash), with one
+    variant task whose candidates are the kNN family's."""
+    from odeval.bench.store import _schema4_ddl
+
+    assert hashlib.sha256("\n".join(_schema4_ddl()).encode()).hexdigest() == SCHEMA_HASHES[4]
+    con = duckdb.connect(str(path))
+    for statement in _schema4_ddl():
+        con.execute(statement)
+    con.execute("INSERT INTO meta VALUES ('schema_version', '4'), ('created_by', 'odeval test')")
+    con.execute("INSERT INTO variant_candidates VALUES ('t', 'd1', 0, 'kNN-002', 'u2', 'kNN', '{}', 'euclidean', 2, "
+                "0.7, 0.5, 0.4)")
+    con.close()
+
+
+@pytest.mark.parametrize("read_only", [False, True])
+def test_a_schema_4_store_is_upgraded_in_place_once(tmp_path, capfd, read_only):
+    """Schema 4 → 5: variant_candidates gains setting and seed (NULL for the rows already there), meta says 5, the
+    upgrade is said once on stderr; also when the store is opened for reading. Older versions stay refused."""
+    store = tmp_path / "four.duckdb"
+    _schema4_store(store)
+    with ResultStore(store, read_only=read_only) as rs:
+        assert rs.schema_version == SCHEMA_VERSION == 5
+        cands = rs.variant_table("variant_candidates")
+    err = capfd.readouterr().err
+    assert err.count("upgraded results store") == 1 and "from schema version 4 to 5" in err and str(store) in err
+    assert list(cands.columns[-2:]) == ["setting", "seed"]
+    assert cands[["name", "k"]].values.tolist() == [["kNN-002", 2]]
+    assert cands["setting"].isna().all() and cands["seed"].isna().all()
+    with ResultStore(store) as rs:  # once: opened again, nothing to do
+        assert rs.schema_version == 5
+    assert "upgraded" not in capfd.readouterr().err
+    con = duckdb.connect(str(store), read_only=True)
+    assert dict(con.execute("SELECT key, value FROM meta").fetchall())["upgraded_from"] == "4"
+    con.close()
+    three = tmp_path / "three.duckdb"
+    con = duckdb.connect(str(three))
+    con.execute("CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR)")
+    con.execute("INSERT INTO meta VALUES ('schema_version', '3')")
+    con.close()
+    with pytest.raises(StoreVersionError, match="has schema version 3; this odeval reads schema version 5"):
+        ResultStore(three, read_only=read_only)
+
+
+def test_a_schema_4_store_with_other_tables_is_refused_unchanged(tmp_path, capfd):
+    store = tmp_path / "four.duckdb"
+    _schema4_store(store)
+    con = duckdb.connect(str(store))
+    con.execute("ALTER TABLE labels ADD COLUMN note VARCHAR")
+    con.close()
+    with pytest.raises(StoreVersionError, match=r"has schema version 4 but other tables \(labels has unknown "
+                                                r"note\); this odeval reads schema version 5"):
+        ResultStore(store)
+    con = duckdb.connect(str(store), read_only=True)
+    assert con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchall() == [("4",)]
+    con.close()
+    assert "upgraded" not in capfd.readouterr().err
+
+
+def test_variant_candidates_store_their_setting_and_seed(tmp_path):
+    from odeval._key import ScoringKey
+    from odeval.bench.store import VariantCandidate, VariantTaskResult
+
+    keys = [ScoringKey.make("LOF", metric="euclidean", k=5),
+            ScoringKey.make("IForest", {"max_samples": 64}, setting={"n_estimators": 50}, seed=2),
+            ScoringKey.make("HBOS", setting={"n_bins": 10})]
+    res = VariantTaskResult(task_id="t", kind="selection", dataset="d", file_sha256="f", metric="euclidean",
+                            candidates_mode="all", options={},
+                            candidates=[VariantCandidate(k, k.name, f"u{i}", 0.5) for i, k in enumerate(keys)])
+    with ResultStore(tmp_path / "s.duckdb") as rs:
+        rs.write_variant_task(res, study_hash="h", version="v")
+        got = rs.variant_table("variant_candidates")
+    assert got["setting"].tolist() == ["", '{"n_estimators": 50}', '{"n_bins": 10}']
+    assert got["seed"].tolist()[1] == 2 and got["seed"].isna().tolist() == [True, False, True]
+    assert got["k"].isna().tolist() == [False, True, True]
+
+
+def test_internal_measures_of_a_scoring_without_k_read_back_with_k_null(tmp_path):
+    """internal_measures keys rows by (unit_id, k, measure); an estimator's unit has no k: stored as NO_K, read back
+    as NULL (as runs.k), replaced like any other row."""
+    from odeval.bench.store import NO_K
+
+    row = InternalMeasure("u1", "d", "IForest", "{}", "", None, "em", 0.25, {})
+    with ResultStore(tmp_path / "r.duckdb") as rs:
+        rs.register_study("s", "s", "test", {}, "0", ["u1"])
+        rs.write_internal_measures([row, InternalMeasure("u2", "d", "kNN", "{}", "euclidean", 3, "em", 0.5, {})])
+        rs.write_internal_measures([InternalMeasure("u1", "d", "IForest", "{}", "", None, "em", 0.75, {})])
+        im = rs.internal_measures()
+        raw = rs.con.execute("SELECT unit_id, k FROM internal_measures ORDER BY unit_id").fetchall()
+    assert raw == [("u1", NO_K), ("u2", 3)]
+    assert im["k"].isna().tolist() == [True, False] and im["value"].tolist() == [0.75, 0.5]

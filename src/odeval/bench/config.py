@@ -353,12 +353,16 @@ def study_k_plans(study: Study) -> Iterator[VariantKPlan]:
 
 
 def emmv_not_applicable(method: MethodSpec) -> str | None:
-    """Why EM/MV cannot be computed for a study method (None when it can): :func:`odeval.labelfree.
-    emmv_all_k` needs a novelty form and scores with the method's default parameters."""
+    """Why EM/MV cannot be computed for a study method (None when it can): an imported estimator is fitted and
+    scores the uniform sample itself (:func:`odeval.labelfree.emmv`); a kNN-family method needs a novelty form
+    and its default parameters over k alone (:func:`odeval.labelfree.emmv_all_k`)."""
     from odeval.detectors import get_detector, novelty_methods
 
+    if not method.is_knn:
+        return None
     if not method.plain:
-        return "EM/MV not applicable: computed for the kNN family over k only (no grid axis, no seeds)"
+        return ("EM/MV not applicable: computed for the kNN family over k alone (no grid axis, no seeds) and for "
+                "imported estimators")
     if method.name not in novelty_methods():
         return (f"EM/MV not applicable: {method.name} has no novelty form "
                 f"(methods with one: {', '.join(novelty_methods())})")
@@ -460,12 +464,6 @@ def study_from_dict(raw: dict[str, Any], *, base_dir: str | Path = ".", source: 
             what = f" at {m.setting}" if m.setting else ""
             problems.append(f"[[methods]]: {m.name} with params {m.params}{what} is listed twice")
         seen.add(key)
-    if variant_step is not None and not all(m.plain for m in methods):
-        problems.append("IREOS and [selection] take the kNN family over k only for now (no estimator, grid axis "
-                        "other than k, or seeds in [[methods]])")
-    if internal and not all(m.plain for m in methods):
-        problems.append("internal = ['em', 'mv'] takes the kNN family over k only for now (no estimator, grid "
-                        "axis other than k, or seeds in [[methods]])")
 
     # --- datasets -----------------------------------------------------------------------------
     datasets: list[Variant] = []

@@ -80,6 +80,8 @@ def run_unit(prepared: Prepared, uid: str, method: MethodSpec, metric: str, meas
     try:
         if not method.is_knn:
             evaluate_estimator_unit(result, method, prepared, measures, keep_scores)
+            if internal:
+                result.internal = internal_rows(prepared, method, result.ks, internal, internal_options or {})
             return result
         det = method_detector(method)
         evaluate_unit(result, det, prepared, method.ks, measures, keep_scores)
@@ -194,10 +196,15 @@ def best_ks(ks: list[int], measures: list[dict[str, float]]) -> set[int]:
     return best
 
 
-def internal_rows(prepared: Prepared, method: MethodSpec, ks: list[int], internal: tuple[str, ...],
-                  options: dict[str, int]) -> list[tuple[int, str, float, dict[str, Any]]]:
+def internal_rows(prepared: Prepared, method: MethodSpec, ks: list[int | None], internal: tuple[str, ...],
+                  options: dict[str, int]) -> list[tuple[int | None, str, float, dict[str, Any]]]:
     """EM / MV of one method at every k in ``ks`` on the variant's data (fitted and evaluated on the same data,
     the unsupervised setting), as ``UnitResult.internal`` rows (k, measure, value, details).
+
+    An imported estimator's unit (``ks == [None]``) is its one scoring: the estimator (its parameters, grid point
+    and the unit's seed as ``random_state``) is fitted on the variant's data — on each feature draw when
+    d > ``max_dim`` — and scores those objects and the uniform sample itself (:func:`odeval.labelfree.emmv`), so
+    any estimator that scores new points has EM/MV; its rows have k None.
 
     A method EM/MV does not apply to (no novelty form, non-default parameters) gets one NaN row per k and
     measure whose details say why (``not_applicable``), so the gap is recorded, never silent; so does a
@@ -217,10 +224,13 @@ def internal_rows(prepared: Prepared, method: MethodSpec, ks: list[int], interna
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # failed draws are counted in the details (em_failed / mv_failed)
-            res = emmv_all_k(method.name, prepared.X, ks, **options)
+            if method.is_knn:
+                res = emmv_all_k(method.name, prepared.X, ks, **options)
+            else:
+                res = [_estimator_emmv(method, prepared.X, options)]
     except ValueError as exc:  # e.g. ±inf LOF scores on duplicate points of a feature draw: recorded per k
         return [(k, name, float("nan"), {"error": f"EM/MV failed: {exc}"}) for k in ks for name in internal]
-    rows: list[tuple[int, str, float, dict[str, Any]]] = []
+    rows: list[tuple[int | None, str, float, dict[str, Any]]] = []
     for k, r in zip(ks, res, strict=True):
         d = r.to_dict()
         details = {key: d[key] for key in ("draws", "subsampled", "features_per_draw", "em_failed", "mv_failed",
@@ -228,6 +238,23 @@ def internal_rows(prepared: Prepared, method: MethodSpec, ks: list[int], interna
         for name in internal:
             rows.append((k, name, float(getattr(r, name)), details))
     return rows
+
+
+def _estimator_emmv(method: MethodSpec, X: np.ndarray, options: dict[str, int]) -> Any:
+    """:func:`odeval.labelfree.emmv` of an imported estimator's configuration on ``X`` (fitted and evaluated on
+    ``X``; the unit's seed is the estimator's ``random_state``, ``options["seed"]`` seeds the draws and the
+    uniform samples)."""
+    from odeval.detectors.adapters import wrap_estimator
+    from odeval.detectors.imported import resolve_class
+    from odeval.labelfree import emmv
+
+    cls = resolve_class(method.estimator)  # type: ignore[arg-type]
+    try:
+        det = wrap_estimator(cls(**method.params, **method.setting), seed=method.seed,
+                             higher_is_outlier=method.higher_is_outlier, name=method.name)
+    except Exception as exc:  # the constructor's own checks
+        raise ValueError(f"{method.entry or method.name}: {type(exc).__name__}: {exc}") from None
+    return emmv(det, X, **options)
 
 
 #: Appended to the error of a unit whose worker process died: what usually causes it.
@@ -337,6 +364,7 @@ class _Driver:
         self.remaining: dict[str, int] = {}  # variant → its units and job not yet finished
         self.pending: list[tuple[UnitResult, str]] = []  # finished units not yet in the store (see flush)
         self.pending_since = 0.0
+        self.waiting: dict[str, Any] = {}  # variant → its prepared data, the job waiting for its estimator units
 
     def run(self) -> None:
         try:
@@ -408,12 +436,31 @@ class _Driver:
             self.submit(UnitTask(plan, uid, m), run_unit, prepared, uid, m, study.metric, study.measures,
                         study.keep_scores, study.internal, study.internal_options)
         if plan.variant_tasks:
-            self.submit(VariantJobTask(plan), run_variant_job, prepared, plan.ref.name, plan.file_sha256,
-                        plan.all_methods, study.metric, plan.variant_tasks)
+            if self.reads_kept(plan) and any(not m.is_knn for _, m in plan.units):
+                self.waiting[plan.ref.name] = prepared  # after the variant's estimator units: their kept scores
+            else:
+                self.submit_job(plan, prepared)
+
+    def reads_kept(self, plan: VariantPlan) -> bool:
+        """Whether the per-variant job of ``plan`` takes its estimators' scores from the store (kept scores)."""
+        return self.study.keep_scores and any(not m.is_knn for m, _ in plan.all_methods)
+
+    def submit_job(self, plan: VariantPlan, prepared: Any) -> None:
+        """Submit the per-variant job, with the kept score vectors of the variant's estimator units when the study
+        keeps scores (read here, at the edge: the job stays a pure function and does not fit them again)."""
+        kept = None
+        if self.reads_kept(plan):
+            self.flush()  # the variant's finished units are in the store before their scores are read
+            kept = self.store.kept_unit_scores(plan.ref.name, [uid for m, uid in plan.all_methods if not m.is_knn])
+        self.submit(VariantJobTask(plan), run_variant_job, prepared, plan.ref.name, plan.file_sha256,
+                    plan.all_methods, self.study.metric, plan.variant_tasks, kept)
 
     def one_less(self, plan: VariantPlan) -> None:
-        """A unit or the job of ``plan`` finished: when it was the variant's last, write and report the variant."""
+        """A unit or the job of ``plan`` finished: when it was the variant's last, write and report the variant
+        (when only a job waiting for the units is left, submit it)."""
         self.remaining[plan.ref.name] -= 1
+        if self.remaining[plan.ref.name] == 1 and plan.ref.name in self.waiting:
+            self.submit_job(plan, self.waiting.pop(plan.ref.name))
         if self.remaining[plan.ref.name] == 0:
             self.active -= 1
             self.flush()

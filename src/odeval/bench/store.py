@@ -35,7 +35,10 @@ Tables (schema version :data:`SCHEMA_VERSION`; the contract with :mod:`odeval.an
     Optional full score vectors (``keep_scores = true``).
 ``internal_measures``
     Label-free (internal) measures of a scoring in long form: (``unit_id``, ``k``, ``measure``) → ``value``
-    and ``details`` (JSON), with the dataset, method, params and metric of the unit.
+    and ``details`` (JSON), with the dataset, method, params and metric of the unit. ``k`` is part of the primary
+    key, so a scoring without k (an imported estimator's unit) is stored with ``k`` = :data:`NO_K` (0: no
+    neighbourhood size is 0, k counts the neighbours other than the point) and read back as NULL, like
+    ``runs.k``: outside this module a scoring without k has k NULL / None everywhere.
 ``variant_tasks``
     One row per finished per-variant task (:mod:`odeval.bench.variant_step`): ``task_id`` (content hash of the
     dataset file, the candidate definition — methods, parameters, k, metric, ``candidates`` — the ``kind``
@@ -44,8 +47,10 @@ Tables (schema version :data:`SCHEMA_VERSION`; the contract with :mod:`odeval.an
 ``study_variant_tasks``
     (``study_hash``, ``task_id``): which per-variant tasks belong to which study (shared like ``study_units``).
 ``variant_candidates``
-    (``task_id``, ``candidate``): the candidates of a task — ``name`` (``METHOD-kNNN``), ``unit_id``, method,
-    params, metric, k — with their quality by the labels (:data:`VARIANT_QUALITY`), never shown to a selector.
+    (``task_id``, ``candidate``): the candidates of a task — ``name`` (``METHOD-NNN``, ``IForest-n_estimators=50@0``),
+    ``unit_id``, method, params, metric, k (NULL without k), ``setting`` (JSON of the non-k grid point, '' when
+    none) and ``seed`` (NULL unless seeded; schema version 5) — with their quality by the labels
+    (:data:`VARIANT_QUALITY`), never shown to a selector.
 ``variant_values``
     (``task_id``, ``candidate``, ``measure``) → ``value``: label-free values of each candidate computed over the
     whole candidate set (``ireos``, ``ireos_adjusted``, ``ireos_p_value``).
@@ -81,6 +86,7 @@ import pyarrow as pa
 from odeval._key import ScoringKey
 
 __all__ = [
+    "NO_K",
     "SCHEMA_VERSION",
     "TABLES",
     "VARIANT_QUALITY",
@@ -99,11 +105,20 @@ __all__ = [
     "schema_ddl",
 ]
 
-#: Version of the table layout :func:`schema_ddl` declares; a store of another version, or whose tables differ from
-#: the declared ones, is refused with :class:`StoreVersionError`. Every change of the declared tables (a column, a
-#: type, a key, a new measure of :data:`odeval.measures.MEASURES`) raises it; ``tests/bench/test_store.py`` pins the
-#: hash of the declaration of each version.
-SCHEMA_VERSION = 4
+#: Version of the table layout :func:`schema_ddl` declares; a store of another version (but those of
+#: :data:`UPGRADABLE`), or whose tables differ from the declared ones, is refused with :class:`StoreVersionError`.
+#: Every change of the declared tables (a column, a type, a key, a new measure of :data:`odeval.measures.MEASURES`)
+#: raises it; ``tests/bench/test_store.py`` pins the hash of the declaration of each version.
+SCHEMA_VERSION = 5
+
+#: The schema versions a store is upgraded from in place when opened (:func:`_upgrade_4_to_5`); older ones are
+#: refused with :class:`StoreVersionError`.
+UPGRADABLE = ("4",)
+
+#: The ``internal_measures.k`` of a scoring without k (k is part of that table's primary key, which cannot hold
+#: NULL); :meth:`ResultStore.write_internal_measures` stores k None as it and :meth:`ResultStore.internal_measures`
+#: reads it back as NULL.
+NO_K = 0
 
 #: Tables a user may export (``odeval results export --table``).
 TABLES = ("runs", "units", "outlier_ranks", "scores", "studies", "study_units", "labels", "internal_measures",
@@ -221,13 +236,45 @@ def schema_ddl(measures: tuple[str, ...] | None = None) -> tuple[str, ...]:
         "CREATE TABLE study_variant_tasks (study_hash VARCHAR, task_id VARCHAR, PRIMARY KEY (study_hash, task_id))",
         "CREATE TABLE variant_candidates (task_id VARCHAR, dataset VARCHAR, candidate INTEGER, "
         "name VARCHAR, unit_id VARCHAR, method VARCHAR, params VARCHAR, metric VARCHAR, k INTEGER, "
-        f"{quality}, PRIMARY KEY (task_id, candidate))",
+        f"{quality}, setting VARCHAR, seed INTEGER, PRIMARY KEY (task_id, candidate))",
         "CREATE TABLE variant_values (task_id VARCHAR, dataset VARCHAR, candidate INTEGER, "
         "measure VARCHAR, value DOUBLE, PRIMARY KEY (task_id, candidate, measure))",
         "CREATE TABLE selection_picks (task_id VARCHAR, dataset VARCHAR, selector VARCHAR, "
         "selector_kind VARCHAR, candidate INTEGER, choice VARCHAR, members INTEGER[], note VARCHAR, "
         f"{quality}, PRIMARY KEY (task_id, selector))",
     )
+
+
+def _schema4_ddl(measures: tuple[str, ...] | None = None) -> tuple[str, ...]:
+    """The ``CREATE TABLE`` statements of schema version 4: those of version 5 without ``variant_candidates``'
+    ``setting`` and ``seed`` (``tests/bench/test_store.py`` checks them against the pinned hash of version 4)."""
+    return tuple(statement.replace(", setting VARCHAR, seed INTEGER, PRIMARY KEY (task_id, candidate))",
+                                   ", PRIMARY KEY (task_id, candidate))") for statement in schema_ddl(measures))
+
+
+def _upgrade_4_to_5(con: duckdb.DuckDBPyConnection, path: Path) -> None:
+    """Schema version 4 → 5 in one transaction: ``variant_candidates`` gains ``setting`` and ``seed`` (NULL for the
+    rows already there: candidates of the kNN family over k, which have neither), ``meta`` records version 5."""
+    import sys
+
+    con.execute("BEGIN TRANSACTION")
+    try:
+        con.execute("ALTER TABLE variant_candidates ADD COLUMN setting VARCHAR")
+        con.execute("ALTER TABLE variant_candidates ADD COLUMN seed INTEGER")
+        con.execute("UPDATE meta SET value = ? WHERE key = ?", [str(SCHEMA_VERSION), "schema_version"])
+        con.execute("INSERT INTO meta VALUES (?, ?) ON CONFLICT DO NOTHING", ["upgraded_from", "4"])
+        con.execute("COMMIT")
+    except BaseException as exc:
+        try:
+            con.execute("ROLLBACK")
+        except (duckdb.Error, RuntimeError):
+            pass
+        if isinstance(exc, duckdb.Error):
+            raise StoreError(f"cannot upgrade results store {path} to schema version {SCHEMA_VERSION}: "
+                             f"{_first_line(str(exc))}") from None
+        raise
+    print(f"odeval: upgraded results store {path} from schema version 4 to {SCHEMA_VERSION} in place "
+          "(variant_candidates gained the columns setting and seed)", file=sys.stderr)
 
 
 _COLUMNS_SQL = ("SELECT table_name, column_name, data_type FROM information_schema.columns "
@@ -247,6 +294,19 @@ def _declared_columns(measures: tuple[str, ...]) -> dict[str, list[tuple[str, st
     con = duckdb.connect(":memory:")
     try:
         for statement in schema_ddl(measures):
+            con.execute(statement)
+        return _table_columns(con.execute(_COLUMNS_SQL).fetchall())
+    finally:
+        con.close()
+
+
+def _declared_columns_of(version: str, measures: tuple[str, ...]) -> dict[str, list[tuple[str, str]]]:
+    """:func:`_declared_columns` of an upgradable older schema version."""
+    if version != "4":
+        raise ValueError(f"no declared schema of version {version!r} to upgrade from")
+    con = duckdb.connect(":memory:")
+    try:
+        for statement in _schema4_ddl(measures):
             con.execute(statement)
         return _table_columns(con.execute(_COLUMNS_SQL).fetchall())
     finally:
@@ -384,7 +444,8 @@ class VariantCandidate:
     Attributes
     ----------
     key : odeval._key.ScoringKey
-        Method, parameters, metric and k of the scoring (the columns ``method``, ``params``, ``metric``, ``k``).
+        Method, parameters, metric, setting and seed of the scoring (the columns ``method``, ``params``,
+        ``metric``, ``k`` and ``setting`` — the setting's k and its other axes —, ``seed``).
     name : str
         The name the selectors saw (:func:`odeval._key.distinct_names` of the task's candidate pool).
     unit_id : str
@@ -418,6 +479,16 @@ class VariantCandidate:
     def k(self) -> int | None:
         return self.key.k
 
+    @property
+    def setting(self) -> str:
+        """The setting's axes other than k as JSON, as ``runs.setting`` keeps them ('' when there are none)."""
+        other = {name: value for name, value in self.key.setting if name != "k"}
+        return json.dumps(other, sort_keys=True) if other else ""
+
+    @property
+    def seed(self) -> int | None:
+        return self.key.seed
+
     def quality(self, measure: str) -> float:
         """The candidate's value of one :data:`VARIANT_QUALITY` measure."""
         if measure not in VARIANT_QUALITY:
@@ -427,7 +498,8 @@ class VariantCandidate:
     def row(self) -> dict[str, Any]:
         """The ``variant_candidates`` columns of the candidate (without ``task_id``, ``dataset``, ``candidate``)."""
         return {"name": self.name, "unit_id": self.unit_id, "method": self.method, "params": self.params,
-                "metric": self.metric, "k": self.k, **{q: self.quality(q) for q in VARIANT_QUALITY}}
+                "metric": self.metric, "k": self.k, **{q: self.quality(q) for q in VARIANT_QUALITY},
+                "setting": self.setting, "seed": self.seed}
 
 
 @dataclass
@@ -493,7 +565,8 @@ class InternalMeasure:
     """One label-free measure of one scoring (unit × k), for :meth:`ResultStore.write_internal_measures`.
 
     ``unit_id``, ``dataset``, ``method``, ``params`` (JSON) and ``metric`` are those of the unit in ``runs``;
-    ``details`` is any JSON-serialisable dict (e.g. the parameters of the measure, sample sizes, a curve).
+    ``k`` is None for a scoring without k (an imported estimator's unit); ``details`` is any JSON-serialisable
+    dict (e.g. the parameters of the measure, sample sizes, a curve).
     """
 
     unit_id: str
@@ -501,7 +574,7 @@ class InternalMeasure:
     method: str
     params: str
     metric: str
-    k: int
+    k: int | None
     measure: str
     value: float
     details: dict[str, Any] = field(default_factory=dict)
@@ -578,6 +651,9 @@ class ResultStore:
         if "meta" in tables:
             rows = self.con.execute("SELECT value FROM meta WHERE key = ?", ["schema_version"]).fetchall()
             found = rows[0][0] if rows else None
+        if found in UPGRADABLE:
+            self._upgrade(found)
+            found = str(SCHEMA_VERSION)
         what = None
         if found != str(SCHEMA_VERSION):
             what = "no schema version (an older odeval, or not an odeval store)" if found is None \
@@ -591,6 +667,34 @@ class ResultStore:
             raise StoreVersionError(f"results store {self.path} has {what}; this odeval reads schema version "
                                     f"{SCHEMA_VERSION}: write to a new store (or delete this one) and run the "
                                     "study again")
+
+    def _upgrade(self, found: str) -> None:
+        """Upgrade a store of an older schema version in place (:data:`UPGRADABLE`), saying so on stderr.
+
+        The store's tables must be exactly those of its version (else :class:`StoreVersionError`, nothing changed);
+        the upgrade is one transaction. A store opened for reading is opened for writing once to be upgraded, then
+        again for reading.
+        """
+        difference = _schema_difference(_table_columns(self.con.execute(_COLUMNS_SQL).fetchall()),
+                                        _declared_columns_of(found, self._measures))
+        if difference:
+            raise StoreVersionError(f"results store {self.path} has schema version {found} but other tables "
+                                    f"({difference}); this odeval reads schema version {SCHEMA_VERSION}: write to a "
+                                    "new store (or delete this one) and run the study again")
+        if self.read_only:
+            self.con.close()
+            try:
+                writer = _connect(self.path, read_only=False)
+            except StoreError as exc:
+                raise StoreVersionError(f"results store {self.path} has schema version {found} and must be upgraded "
+                                        f"to {SCHEMA_VERSION} once, which needs it opened for writing: {exc}") from None
+            try:
+                _upgrade_4_to_5(writer, self.path)
+            finally:
+                writer.close()
+            self.con = _connect(self.path, read_only=True)
+            return
+        _upgrade_4_to_5(self.con, self.path)
 
     def _create_schema(self) -> None:
         from odeval import __version__
@@ -782,7 +886,7 @@ class ResultStore:
         cand = pd.DataFrame([{"task_id": r.task_id, "dataset": r.dataset, "candidate": i, **c.row()}
                              for i, c in enumerate(r.candidates)],
                             columns=["task_id", "dataset", "candidate", "name", "unit_id", "method", "params",
-                                     "metric", "k", *VARIANT_QUALITY])
+                                     "metric", "k", *VARIANT_QUALITY, "setting", "seed"])
         vals = pd.DataFrame({"task_id": r.task_id, "dataset": r.dataset,
                              "candidate": [int(c) for c, _, _ in r.values], "measure": [m for _, m, _ in r.values],
                              "value": [float(v) for _, _, v in r.values]})
@@ -806,7 +910,8 @@ class ResultStore:
             con.execute("INSERT INTO study_variant_tasks VALUES (?, ?) ON CONFLICT DO NOTHING", [study_hash, r.task_id])
             for table, frame, cols in (
                     ("variant_candidates", cand, "task_id, dataset, CAST(candidate AS INTEGER), name, unit_id, "
-                     "method, params, metric, CAST(k AS INTEGER), " + ", ".join(VARIANT_QUALITY)),
+                     "method, params, metric, CAST(k AS INTEGER), " + ", ".join(VARIANT_QUALITY)
+                     + ", setting, CAST(seed AS INTEGER)"),
                     ("variant_values", vals, "task_id, dataset, CAST(candidate AS INTEGER), measure, value"),
                     ("selection_picks", picks, "task_id, dataset, selector, selector_kind, "
                      "CAST(candidate AS INTEGER), choice, CAST(members AS INTEGER[]), note, "
@@ -896,7 +1001,7 @@ class ResultStore:
         frame = pd.DataFrame({
             "unit_id": [r.unit_id for r in rows], "dataset": [r.dataset for r in rows],
             "method": [r.method for r in rows], "params": [r.params for r in rows],
-            "metric": [r.metric for r in rows], "k": [int(r.k) for r in rows],
+            "metric": [r.metric for r in rows], "k": [NO_K if r.k is None else int(r.k) for r in rows],
             "measure": [r.measure for r in rows], "value": [float(r.value) for r in rows],
             "details": [json.dumps(_jsonable(r.details), sort_keys=True, allow_nan=True) for r in rows]})
         self.con.register("_internal_df", frame)
@@ -1115,15 +1220,28 @@ class ResultStore:
             raise StoreError(f"{self.path}: {dataset}: kept score vectors have different lengths {sorted(lengths)}")
         return np.vstack([np.asarray(r[1], dtype=np.float64) for r in got]) if got else np.empty((0, 0))
 
+    def kept_unit_scores(self, dataset: str, unit_ids: Iterable[str]) -> dict[str, np.ndarray]:
+        """The kept score vectors of scorings without k (imported estimators' units) of ``dataset``: unit id →
+        float64 array; units without a kept vector (failed, or ``keep_scores`` off) are absent."""
+        ids = list(dict.fromkeys(unit_ids))
+        if not ids:
+            return {}
+        frame = self.scores(dataset=dataset, at=pd.DataFrame({"unit_id": ids, "k": [None] * len(ids)}))
+        return {str(u): np.asarray(v, dtype=np.float64) for u, v in zip(frame["unit_id"], frame["scores"],
+                                                                         strict=True)}
+
     def internal_measures(self, *, study_hash: str | None = None, dataset: str | None = None,
                           measure: str | None = None) -> pd.DataFrame:
         """Label-free measures in long form: unit_id, dataset, method, params, metric, k, measure, value, details.
 
-        ``details`` is the JSON text written with the row (``json.loads`` it).
+        ``k`` is NULL for a scoring without k (stored as :data:`NO_K`); ``details`` is the JSON text written with
+        the row (``json.loads`` it).
         """
         where, args = self._where(study_hash, dataset=dataset, measure=measure)
-        return self.con.execute(f"SELECT * FROM internal_measures{where} ORDER BY {_ORDER['internal_measures']}",
-                                args).df()
+        columns = ", ".join("NULLIF(k, ?) AS k" if c == "k" else c for c in (
+            "unit_id", "dataset", "method", "params", "metric", "k", "measure", "value", "details"))
+        return self.con.execute(f"SELECT {columns} FROM internal_measures{where} "
+                                f"ORDER BY {_ORDER['internal_measures']}", [NO_K, *args]).df()
 
     def export(self, table: str, path: str | Path, fmt: str) -> Path:
         """Write one table to CSV or Parquet (DuckDB's own writers; no extra dependency).

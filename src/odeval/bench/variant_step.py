@@ -7,10 +7,14 @@ with each other. A *variant task* therefore sees every candidate of one variant:
 (``candidates = "all"``) or the ten candidates of §4.2 (``candidates = 10``: best, worst and evenly spaced
 ROC AUC, :func:`odeval.labelfree.selection.paper_candidates`).
 
-One job per variant (:func:`run_variant_job`) rescores the candidates from the variant's prepared kNN graph
-with the one scoring path (:func:`odeval.detectors.scoring.score_ks`, as the units do; ±inf mapped by
-:func:`odeval.measures.finite_for_ranking`) instead of storing R × N score vectors, then runs every task of
-the variant still missing from the store:
+One job per variant (:func:`run_variant_job`) rescores the kNN-family candidates from the variant's prepared
+kNN graph with the one scoring path (:func:`odeval.detectors.scoring.score_ks`, as the units do; ±inf mapped by
+:func:`odeval.measures.finite_for_ranking`) instead of storing R × N score vectors. Candidates of other detectors
+(imported estimators, any grid axis, seeds) are keyed by their whole :class:`~odeval._key.ScoringKey` (method,
+parameters, metric, setting, seed): an estimator's scores are the unit's kept score vector when the study keeps
+scores (the runner reads them from the store and hands them to the job), else the estimator is fitted again by
+:func:`odeval.detectors.imported.fit_score` with the unit's seed (the unit's scores, bit for bit). Then the job
+runs every task of the variant still missing from the store:
 
 * ``ireos`` — :func:`odeval.labelfree.ireos` of every candidate (Eq. 9, adjusted Eq. 13 when asked),
   one γ_max per variant; values ``ireos``, ``ireos_adjusted``, ``ireos_p_value`` per candidate.
@@ -37,13 +41,14 @@ import hashlib
 import json
 import time
 import traceback
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from odeval._key import ScoringKey, distinct_names
+from odeval._key import distinct_names
 from odeval._krange import parse_k_range
 from odeval.bench.config import MethodSpec, Study
 from odeval.bench.store import VARIANT_QUALITY, VariantCandidate, VariantTaskResult, is_interrupt
@@ -71,13 +76,19 @@ def variant_task_id(file_sha256: str, ref: Variant, study: Study, kind: str, can
     Each method's scoring version is part of the candidate definition, so a changed scoring definition
     (:attr:`odeval.detectors.MethodInfo.scoring_version`) recomputes the task.
     """
+    from odeval.bench.identity import scoring_version
     from odeval.detectors import get_detector
 
-    payload = json.dumps([file_sha256, ref.name, kind, candidates, study.metric,
-                          sorted((m.name, m.params_json, parse_k_range(m.ks).canonical(),
-                                  int(get_detector(m.name, **m.params).info.scoring_version))
-                                 for m in study.methods),
-                          options], sort_keys=True, default=str)
+    plain = sorted((m.name, m.params_json, parse_k_range(m.ks).canonical(),
+                    int(get_detector(m.name, **m.params).info.scoring_version))
+                   for m in study.methods if m.plain)
+    # the other candidates (a grid axis, seeds, an estimator) with what tells them apart in unit ids; absent for a
+    # study of the kNN family over k alone, whose task ids stay those of every earlier store
+    other = sorted(([m.name, m.params_json, parse_k_range(m.ks).canonical() if m.is_knn else None,
+                     scoring_version(m), *m.identity()] for m in study.methods if not m.plain),
+                   key=lambda row: json.dumps(row, sort_keys=True, default=str))
+    payload = json.dumps([file_sha256, ref.name, kind, candidates, study.metric, plain + other, options],
+                         sort_keys=True, default=str)
     return hashlib.sha256(payload.encode()).hexdigest()[:24]
 
 
@@ -125,25 +136,42 @@ def task_display(res: VariantTaskResult) -> _Shown:
 
 
 # --- the task (module level: pickled to worker processes) -----------------------------------------
-def candidate_scorings(prepared: Any, methods: list[tuple[MethodSpec, str]], *, metric: str | None = None
-                       ) -> tuple[np.ndarray, list[VariantCandidate]]:
-    """Every computable (method, k) of ``methods`` (pairs of method and unit id) scored on the prepared graph.
+def candidate_scorings(prepared: Any, methods: list[tuple[MethodSpec, str]], *, metric: str | None = None,
+                       kept: Mapping[str, np.ndarray] | None = None
+                       ) -> tuple[np.ndarray, list[VariantCandidate], list[tuple[str, str]]]:
+    """Every computable scoring of ``methods`` (pairs of method and unit id) on the prepared variant.
 
-    Returns the (R, N) matrix of public scores with ±inf mapped to finite values (ranks and ties kept) and one
-    :class:`~odeval.bench.store.VariantCandidate` per row (quality NaN): its :class:`~odeval._key.ScoringKey`
-    (method, parameters, ``metric`` — default: the graph's — and k), the unit id, and its name among all the
-    study's methods (:func:`odeval._key.distinct_names`: ``METHOD-kNNN``, parameters in the name when a method
-    appears with several, as :func:`odeval.bench.ensembles.stored_runs`).
+    kNN-family methods are scored at their k from the prepared graph (:func:`odeval.detectors.scoring.score_ks`);
+    an imported estimator's one scoring is ``kept[unit_id]`` (its unit's kept score vector) when given, else the
+    estimator fitted again on the variant's data (:func:`odeval.detectors.imported.fit_score`, the unit's seed:
+    the unit's scores). Returns the (R, N) matrix of public scores with ±inf mapped to finite values (ranks and
+    ties kept), one :class:`~odeval.bench.store.VariantCandidate` per row (quality NaN) — its
+    :class:`~odeval._key.ScoringKey` (method, parameters, ``metric`` — default: the graph's — for the kNN family,
+    setting, seed), the unit id, and its name among all the study's methods (:func:`odeval._key.distinct_names`:
+    ``METHOD-NNN``, parameters in the name when a method appears with several, as
+    :func:`odeval.bench.ensembles.stored_runs`) — and the estimators left out, with the reason (their unit
+    failed, e.g. NaN scores: the candidate set is the scorings the study has).
     """
-    from odeval.detectors import get_detector
+    from odeval.bench.config import method_detector
     from odeval.detectors.scoring import score_ks
     from odeval.measures import finite_for_ranking
 
-    metric = prepared.graph.metric if metric is None else metric
-    configs = [ScoringKey.make(m.name, m.params, metric=metric) for m, _ in methods]
-    rows, keys, units = [], [], []
+    graph = prepared.graph
+    metric = (graph.metric if graph is not None else "") if metric is None else metric
+    configs = [m.key(None, metric) for m, _ in methods]
+    rows, keys, units, left_out = [], [], [], []
     for (m, uid), config in zip(methods, configs, strict=True):
-        scored = score_ks(get_detector(m.name, **m.params), prepared.graph, m.ks)
+        if not m.is_knn:
+            try:
+                s = _estimator_scores(prepared, m, None if kept is None else kept.get(uid))
+            except ValueError as exc:
+                left_out.append((config.name, str(exc)))
+                continue
+            rows.append(finite_for_ranking(s))
+            keys.append(config)
+            units.append(uid)
+            continue
+        scored = score_ks(method_detector(m), graph, m.ks)
         for k, s in zip(scored.ks, scored.scores, strict=True):
             rows.append(finite_for_ranking(s))
             keys.append(config.with_setting(k=int(k)))
@@ -151,14 +179,33 @@ def candidate_scorings(prepared: Any, methods: list[tuple[MethodSpec, str]], *, 
     # names among every method of the study (also those without a computable k here), as the study names them
     names = distinct_names([*keys, *configs])[:len(keys)]
     cands = [VariantCandidate(key, name, uid) for key, name, uid in zip(keys, names, units, strict=True)]
-    n = int(prepared.graph.n_objects)
-    return (np.vstack(rows) if rows else np.empty((0, n))), cands
+    n = int(prepared.facts["n_objects"]) if graph is None else int(graph.n_objects)
+    return (np.vstack(rows) if rows else np.empty((0, n))), cands, left_out
+
+
+def _estimator_scores(prepared: Any, method: MethodSpec, kept: np.ndarray | None) -> np.ndarray:
+    """The scores of an estimator's unit: its kept vector, else the estimator fitted again (same seed)."""
+    if kept is not None:
+        s = np.asarray(kept, dtype=np.float64)
+        if s.shape != (int(prepared.facts["n_objects"]),):
+            raise ValueError(f"kept score vector of {s.shape[0]} values for {prepared.facts['n_objects']} objects")
+        return s
+    from odeval.detectors.imported import fit_score, resolve_class
+
+    try:
+        return fit_score(resolve_class(method.estimator), {**method.params, **method.setting}, prepared.data,
+                         seed=method.seed, higher_is_outlier=method.higher_is_outlier, name=method.name)
+    except ValueError as exc:
+        raise ValueError(f"{method.entry or method.name}: {exc}") from None
 
 
 def run_variant_job(prepared: Any, dataset: str, file_sha256: str, methods: list[tuple[MethodSpec, str]],
-                    metric: str, tasks: list[VariantTask]) -> list[VariantTaskResult]:
+                    metric: str, tasks: list[VariantTask], kept: Mapping[str, np.ndarray] | None = None
+                    ) -> list[VariantTaskResult]:
     """Run the ``tasks`` of one prepared variant (its data kept) on one rescoring of its candidates.
 
+    ``kept``: unit id → the kept score vector of an imported estimator's unit (read from the store by the
+    runner when the study keeps scores); estimators without one are fitted again (:func:`candidate_scorings`).
     Never raises: a failing task (or a failing rescoring: every task) is returned with status 'error' and the
     message with the place it was raised.
     """
@@ -168,9 +215,10 @@ def run_variant_job(prepared: Any, dataset: str, file_sha256: str, methods: list
                                  metric=metric, candidates_mode=t.candidates, options=t.options) for t in tasks]
     try:
         t0 = time.perf_counter()
-        S, meta = candidate_scorings(prepared, methods, metric=metric)
+        S, meta, left_out = candidate_scorings(prepared, methods, metric=metric, kept=kept)
         if S.shape[0] == 0:
-            raise ValueError(f"no candidate scoring can be computed on {S.shape[1]} objects")
+            raise ValueError(f"no candidate scoring can be computed on {S.shape[1]} objects"
+                             + (f" ({left_out[0][0]}: {left_out[0][1]})" if left_out else ""))
         quality = evaluate_many(prepared.labels, S)
         meta = [replace(c, **{q: float(quality[q][i]) for q in VARIANT_QUALITY}) for i, c in enumerate(meta)]
         t_scoring = time.perf_counter() - t0
@@ -184,6 +232,8 @@ def run_variant_job(prepared: Any, dataset: str, file_sha256: str, methods: list
             keep = _candidate_rows(task.candidates, quality["roc_auc"])
             res.candidates = [meta[i] for i in keep]
             res.details["scoring_s"] = t_scoring
+            if left_out:  # only then: the details of a kNN-family study stay what they were
+                res.details["left_out"] = [{"candidate": name, "reason": why} for name, why in left_out]
             if task.kind == "ireos":
                 _ireos_task(res, prepared.X, S[keep], task.options)
             elif task.kind == "selection":

@@ -8,8 +8,11 @@
    more than 10×).
 2. **The candidate pool**: the twelve methods of Campos et al. × k, k = 1..100 capped at N − 1 (the rules of
    :func:`odeval.detectors.scoring.plan_ks`) and thinned to a geometric grid (always holding k = 10) where
-   12 · |k| · N would exceed ``max_pool_values``; candidates named by :class:`odeval._key.ScoringKey`
-   (:func:`odeval._key.distinct_names`: ``LOF-010``).
+   12 · |k| · N would exceed ``max_pool_values``; plus any registered or imported detector given in
+   ``SelectSettings.methods``, spelled as a study's ``[[methods]]`` entry (:func:`parse_pool_methods`: a
+   registered method over the pool's k at each grid point and seed, an imported estimator fitted once per grid
+   point and seed); candidates named by :class:`odeval._key.ScoringKey` (:func:`odeval._key.distinct_names`:
+   ``LOF-010``, ``IForest-n_estimators=100@0``).
 3. **The selectors**: the consensus selectors of Ma et al. (2023, §3) and the ensembles (Kriegel et al. 2011;
    Rayana & Akoglu 2016), IREOS on a pruned set of candidates (Marques et al. 2020, §3.5.2;
    :mod:`odeval.labelfree.guarded`), the γ_max-guarded rule, and kNN with k = 10 as the reference.
@@ -33,6 +36,7 @@ H. O. Marques, R. J. G. B. Campello, J. Sander, A. Zimek. ACM TKDD 14(4), 2020.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -46,8 +50,8 @@ from odeval.detectors.campos import CAMPOS_METHODS
 from odeval.labelfree.guarded import GuardedSettings, IreosPick, guarded_choice, pruned_ireos
 from odeval.labelfree.record import best_by_record, campos_record, expectations
 
-__all__ = ["CAMPOS_POOL", "CONSENSUS_SELECTORS", "Pool", "Recommendation", "SelectSettings", "candidate_ks",
-           "candidate_pool", "prepare_table", "recommend"]
+__all__ = ["CAMPOS_POOL", "CONSENSUS_SELECTORS", "POOL_METHOD_KEYS", "Pool", "PoolMethod", "Recommendation",
+           "SelectSettings", "candidate_ks", "candidate_pool", "parse_pool_methods", "prepare_table", "recommend"]
 
 #: The twelve methods of Campos et al. (2016) with the study parameters, as (name, params):
 #: :data:`odeval.detectors.campos.CAMPOS_METHODS`.
@@ -104,6 +108,14 @@ class SelectSettings:
     stability_selectors : tuple of str
         Consensus selectors rerun on each subsample (``select`` is left out by default: the slowest, and the lowest
         record of the four).
+    methods : tuple of str or dict
+        Detectors added to the pool, each spelled as a study's ``[[methods]]`` entry (:func:`parse_pool_methods`):
+        a registered name (``"LOF"`` with other parameters, a plugin's detector), an import path
+        (``"pyod.models.iforest:IForest"``), or a table / inline TOML table with ``name`` or ``estimator``,
+        ``params``, ``grid`` and ``seeds`` (``{estimator = "pyod.models.iforest:IForest", grid = {n_estimators =
+        [50, 100]}, seeds = 3}``). Checked when the settings are made: a bad entry is a one-line ``ValueError``.
+    campos : bool
+        Include the twelve Campos methods over k (False: the pool is ``methods`` alone).
     details : bool
         Also compute what the HTML page draws (``Recommendation.details``): the weighted Pearson similarity of a
         thinned set of candidates (Schubert et al. 2012) and a 2-D PCA projection of the prepared data.
@@ -127,6 +139,8 @@ class SelectSettings:
     resample_fraction: float = 0.5
     resample_max_objects: int = 20_000
     stability_selectors: tuple[str, ...] = ("mc-spearman", "mc-ndcg", "hits")
+    methods: tuple[Any, ...] = ()
+    campos: bool = True
     details: bool = False
     seed: int = 0
 
@@ -147,6 +161,23 @@ class SelectSettings:
             raise ValueError(f"resamples must be a non-negative integer, got {self.resamples!r}")
         if not 0.0 < self.resample_fraction < 1.0:
             raise ValueError(f"resample_fraction must be in (0, 1), got {self.resample_fraction!r}")
+        if isinstance(self.methods, str | dict) or not isinstance(self.methods, tuple | list):
+            raise ValueError(f"methods must be a tuple of method entries, got {self.methods!r}")
+        if not self.campos and not self.methods:
+            raise ValueError("the pool is empty: campos is off and no methods are given")
+        if self.methods:
+            self.pool_methods()  # a bad entry fails now, in one line
+
+    def pool_methods(self) -> tuple[PoolMethod, ...]:
+        """The configurations of :attr:`methods` (:func:`parse_pool_methods`), each checked against the Campos pool
+        (when :attr:`campos`) and the others for duplicates."""
+        found = parse_pool_methods(self.methods)
+        seen = {ScoringKey.make(name, params) for name, params in CAMPOS_POOL} if self.campos else set()
+        for m in found:
+            if m.key() in seen:
+                raise ValueError(f"methods: {m.entry}: {m.key().name} is already in the pool")
+            seen.add(m.key())
+        return found
 
 
 #: Fewest objects :func:`recommend` accepts (k ≥ 1 for every method, LDOF needs k ≥ 2, IREOS N ≥ 3).
@@ -244,6 +275,192 @@ def prepare_table(ds: Dataset, settings: SelectSettings = SelectSettings()
     return ds.with_changes(ids=None if original_ids is None else np.asarray(original_ids)[kept]), report, warnings, kept
 
 
+# ----------------------------------------------------------------------------------------------- more methods
+#: The keys of an entry of :attr:`SelectSettings.methods`: those of a study's ``[[methods]]`` but ``k`` (the pool's
+#: k apply to every kNN-family method: ``k_max``).
+POOL_METHOD_KEYS = ("name", "estimator", "params", "grid", "seeds", "higher_is_outlier")
+
+
+@dataclass(frozen=True)
+class PoolMethod:
+    """One configuration added to the pool: a registered detector (scored at the pool's k from the shared kNN
+    graph) or an imported estimator (``estimator``: fitted on the table and scoring it, once).
+
+    ``params`` are the fixed parameters, ``setting`` the grid point, ``seed`` the seed of a randomised detector
+    (``seed`` of a registered one, ``random_state`` of an estimator); ``entry`` is the entry as given (errors)."""
+
+    name: str
+    params: dict[str, Any] = field(default_factory=dict)
+    setting: dict[str, Any] = field(default_factory=dict)
+    seed: int | None = None
+    estimator: str | None = None
+    higher_is_outlier: bool | None = None
+    entry: str = ""
+
+    def key(self, k: int | None = None) -> ScoringKey:
+        """The scoring key of this configuration (at ``k`` for a registered detector)."""
+        return ScoringKey.make(self.name, self.params, setting=self.setting, k=k, seed=self.seed)
+
+    def detector(self) -> Any:
+        """The odeval detector of a registered method's configuration."""
+        from odeval.detectors import get_detector
+
+        extra = {} if self.seed is None else {"seed": self.seed}
+        return get_detector(self.name, **self.params, **self.setting, **extra)
+
+    def scores(self, X: np.ndarray) -> np.ndarray:
+        """An estimator's scores of ``X`` after fitting on ``X`` (:func:`odeval.detectors.imported.fit_score`)."""
+        from odeval.detectors.imported import fit_score, resolve_class
+
+        return fit_score(resolve_class(self.estimator), {**self.params, **self.setting}, X,  # type: ignore[arg-type]
+                         seed=self.seed, higher_is_outlier=self.higher_is_outlier, name=self.name)
+
+
+def parse_pool_methods(entries: Sequence[Any], *, option: str = "methods") -> tuple[PoolMethod, ...]:
+    """The configurations of ``entries``, each spelled as a study's ``[[methods]]`` entry (docs/custom-detectors.md).
+
+    An entry is a dict with the keys of :data:`POOL_METHOD_KEYS` (``name`` of a registered method or ``estimator``,
+    an import path ``package.module:Class`` of a scikit-learn / PyOD estimator or an odeval ``Detector``;
+    ``params``; ``grid = {name = [values]}``, several axes giving their product; ``seeds = N`` or a list;
+    ``higher_is_outlier`` for an estimator), or a string: an inline TOML table (``{estimator = "...", grid =
+    {...}}``), an import path (``"pyod.models.iforest:IForest"``) or a registered name (``"LOF"``).
+
+    Raises
+    ------
+    ValueError
+        One line naming ``option``, the entry and the cause: text that is not a table, an unknown key, ``k`` (the
+        pool's), an import path that does not import, a class without fit/score methods, a parameter the class or
+        method does not take, a grid value of the wrong type, seeds for a deterministic detector, an estimator
+        named as a registered method.
+    """
+    out: list[PoolMethod] = []
+    for entry in entries:
+        text = entry if isinstance(entry, str) else json.dumps(entry, default=str)
+        try:
+            out.extend(_pool_configurations(_method_entry(entry), text))
+        except ValueError as exc:
+            raise ValueError(f"{option} {text!r}: {exc}") from None
+    return tuple(out)
+
+
+def _method_entry(entry: Any) -> dict[str, Any]:
+    """The dict of an entry: a table as is; a string as an inline TOML table, an import path or a name."""
+    if isinstance(entry, dict):
+        return entry
+    if not isinstance(entry, str) or not entry.strip():
+        raise ValueError("a method entry is a name, an import path or a table of [[methods]] keys")
+    text = entry.strip()
+    if text.startswith("{"):
+        import tomllib
+
+        try:
+            return tomllib.loads(f"m = {text}")["m"]
+        except tomllib.TOMLDecodeError as exc:
+            raise ValueError(f"not an inline TOML table as in a study's [[methods]] ({exc})") from None
+    return {"estimator": text} if ":" in text or "." in text else {"name": text}
+
+
+def _seeds(entry: dict[str, Any]) -> list[int | None]:
+    if "seeds" not in entry:
+        return [None]
+    seeds = entry["seeds"]
+    if isinstance(seeds, int) and not isinstance(seeds, bool) and seeds >= 1:
+        return list(range(seeds))
+    if (isinstance(seeds, list) and seeds and all(isinstance(x, int) and not isinstance(x, bool) for x in seeds)
+            and len(set(seeds)) == len(seeds)):
+        return list(seeds)
+    raise ValueError(f"seeds must be a positive integer N (seeds 0..N-1) or a list of distinct integers, got {seeds!r}")
+
+
+def _grid(entry: dict[str, Any]) -> dict[str, list[Any]]:
+    grid = entry.get("grid", {})
+    if not isinstance(grid, dict):
+        raise ValueError(f"grid must be a table {{name = [values]}}, got {grid!r}")
+    for name, values in grid.items():
+        if not isinstance(values, list) or not values:
+            raise ValueError(f"grid.{name} must be a non-empty list of values, got {values!r}")
+    return dict(grid)
+
+
+def _pool_configurations(entry: dict[str, Any], text: str) -> list[PoolMethod]:
+    """The configurations of one entry (one per grid point and seed), checked."""
+    import itertools
+
+    from odeval.detectors import available_methods, get_detector, register
+    from odeval.detectors.base import _REGISTRY
+    from odeval.detectors.imported import classify, resolve_class
+
+    unknown = set(entry) - set(POOL_METHOD_KEYS)
+    if "k" in unknown or "k" in entry.get("grid", {}):
+        raise ValueError("k is the pool's (k = 1..k_max for every kNN-family method); grid other parameters")
+    if unknown:
+        raise ValueError(f"unknown key(s) {sorted(unknown)}; known: {list(POOL_METHOD_KEYS)}")
+    if "name" not in entry and "estimator" not in entry:
+        raise ValueError("give a name (a registered method) or an estimator (an import path 'package.module:Class')")
+    params = entry.get("params", {})
+    if not isinstance(params, dict):
+        raise ValueError(f"params must be a table, got {params!r}")
+    grid, seeds = _grid(entry), _seeds(entry)
+    points = [dict(zip(grid, values, strict=True)) for values in itertools.product(*grid.values())]
+    both = sorted(set(grid) & set(params))
+    if both:
+        raise ValueError(f"{both[0]} is both a fixed parameter and a grid axis")
+    name = entry.get("name")
+    if "estimator" in entry:
+        cls = resolve_class(str(entry["estimator"]))
+        if classify(cls) != "detector":
+            return _estimator_configurations(entry, cls, params, grid, points, seeds, text)
+        if cls.info.name.lower() not in _REGISTRY:
+            register(cls)
+        name = cls.info.name
+    if "higher_is_outlier" in entry:
+        raise ValueError("higher_is_outlier is for imported estimators; an odeval detector declares its orientation")
+    known = {m.lower(): m for m in available_methods()}
+    if not isinstance(name, str) or name.lower() not in known:
+        raise ValueError(f"unknown method; available: {', '.join(available_methods())} (or give an import path "
+                         "'package.module:Class')")
+    name = known[name.lower()]
+    declared = dict(get_detector(name).params())
+    for axis in grid:
+        if axis not in declared:
+            raise ValueError(f"grid: {name} has no parameter {axis!r}; its parameters: {', '.join(declared) or 'none'}")
+    if seeds != [None] and "seed" not in declared:
+        raise ValueError(f"seeds given but {name} is deterministic (it has no seed parameter)")
+    out = [PoolMethod(name, dict(params), point, seed, entry=text) for point in points for seed in seeds]
+    for m in out:
+        try:
+            m.detector()
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"bad parameters {({**m.params, **m.setting})}: {exc}") from None
+    return out
+
+
+def _estimator_configurations(entry: dict[str, Any], cls: type, params: dict[str, Any], grid: dict[str, list[Any]],
+                              points: list[dict[str, Any]], seeds: list[int | None], text: str) -> list[PoolMethod]:
+    from odeval.detectors import available_methods
+    from odeval.detectors.imported import check_estimator_params
+
+    name = entry.get("name", cls.__name__)
+    if not isinstance(name, str) or not name or any(c in name for c in "-([@ "):
+        raise ValueError(f"name {name!r} must be non-empty without '-', '(', '[', '@' or spaces")
+    if name.lower() in {m.lower() for m in available_methods()}:
+        raise ValueError(f"{name!r} is the name of odeval's registered method; give this estimator another name "
+                         f"(name = \"{cls.__module__.split('.')[0]}_{name}\")")
+    hio = entry.get("higher_is_outlier")
+    if hio is not None and not isinstance(hio, bool):
+        raise ValueError(f"higher_is_outlier must be true or false, got {hio!r}")
+    problems = check_estimator_params(cls, params, grid, seeded=seeds != [None])
+    if problems:
+        raise ValueError("; ".join(problems))
+    for point in points:
+        try:
+            cls(**params, **point)  # constructors that validate (PyOD's) refuse bad values now
+        except Exception as exc:
+            raise ValueError(f"{cls.__name__}(**{ {**params, **point} }) fails: {type(exc).__name__}: {exc}") from None
+    path = str(entry["estimator"]).strip()
+    return [PoolMethod(name, dict(params), point, seed, path, hio, text) for point in points for seed in seeds]
+
+
 # ----------------------------------------------------------------------------------------------- memory
 def available_memory() -> int | None:
     """Bytes of physical memory available now (Linux ``/proc/meminfo`` MemAvailable); None where unknown."""
@@ -257,19 +474,21 @@ def available_memory() -> int | None:
     return None
 
 
-def memory_needed(n_objects: int, n_attributes: int, ks: Sequence[int]) -> int:
+def memory_needed(n_objects: int, n_attributes: int, ks: Sequence[int], n_candidates: int | None = None) -> int:
     """Bytes the largest step holds at once, roughly: the kNN graph (distances and indices for k_max + 1 plus
-    ties, 16 bytes each), the pool's scores (12 methods × |k| × N) and the rank matrices of the consensus
-    selectors (three of the pool's size), the data."""
+    ties, 16 bytes each), the pool's scores (``n_candidates``, default 12 methods × |k|, × N) and the rank
+    matrices of the consensus selectors (three of the pool's size), the data."""
     k_graph = max(ks) + 2
     graph = n_objects * (k_graph + 8) * 16
-    pool = len(CAMPOS_POOL) * len(ks) * n_objects * 8
+    rows = len(CAMPOS_POOL) * len(ks) if n_candidates is None else n_candidates
+    pool = rows * n_objects * 8
     return int(graph + 4 * pool + n_objects * n_attributes * 8)
 
 
-def check_memory(n_objects: int, n_attributes: int, ks: Sequence[int], name: str) -> None:
+def check_memory(n_objects: int, n_attributes: int, ks: Sequence[int], name: str,
+                 n_candidates: int | None = None) -> None:
     """Refuse, in one line, a table whose pool would not fit into the memory available now."""
-    need, have = memory_needed(n_objects, n_attributes, ks), available_memory()
+    need, have = memory_needed(n_objects, n_attributes, ks, n_candidates), available_memory()
     if have is not None and need > have:
         raise ValueError(f"{name}: {n_objects} objects × {len(ks)} k need about {need / 2**30:.1f} GiB, "
                          f"{have / 2**30:.1f} GiB available; lower --k-max or subsample the table")
@@ -281,7 +500,8 @@ def candidate_ks(n_objects: int, settings: SelectSettings = SelectSettings()) ->
     (always holding k = 10 where N > 10) when 12 · |k| · N would exceed ``settings.max_pool_values``."""
     top = max(1, min(settings.k_max, n_objects - 1))
     ks = list(range(1, top + 1))
-    n_methods = len(CAMPOS_POOL)
+    n_methods = max(1, (len(CAMPOS_POOL) if settings.campos else 0)
+                    + sum(m.estimator is None for m in settings.pool_methods()))
     if n_methods * len(ks) * n_objects > settings.max_pool_values:
         m = max(5, settings.max_pool_values // (n_methods * n_objects))
         grid = set(np.unique(np.round(np.geomspace(1, top, m)).astype(int)).tolist())
@@ -318,33 +538,53 @@ class Pool:
         return self.names.index(name) if name in self.names else None
 
 
-def candidate_pool(X: np.ndarray, ks: Sequence[int], *, progress: Progress | None = None) -> Pool:
-    """Score the twelve methods at ``ks`` on ``X`` through the one scoring path
-    (:func:`odeval.detectors.scoring.score_ks`, one kNN graph for the largest k any method needs)."""
+def candidate_pool(X: np.ndarray, ks: Sequence[int], *, progress: Progress | None = None,
+                   methods: Sequence[PoolMethod] = (), campos: bool = True) -> Pool:
+    """Score the pool on ``X``: the twelve methods (``campos``) and the registered ``methods`` at ``ks`` through the
+    one scoring path (:func:`odeval.detectors.scoring.score_ks`, one kNN graph for the largest k any method needs),
+    and each imported estimator of ``methods`` fitted on ``X`` once (:meth:`PoolMethod.scores`). An estimator whose
+    scores are unusable (NaN, constant, …) is left out with the reason in ``Pool.skipped``."""
     from odeval.detectors import get_detector
     from odeval.detectors.scoring import required_graph_k, score_ks
     from odeval.measures import finite_for_ranking
     from odeval.neighbors import knn_graph
 
     n = X.shape[0]
-    dets = [(get_detector(m, **p), p) for m, p in CAMPOS_POOL]
-    k_graph = max(required_graph_k(d, list(ks), n) for d, _ in dets)
-    graph = knn_graph(X, k_graph)
+    dets = []
+    for m, p in (CAMPOS_POOL if campos else ()):
+        det = get_detector(m, **p)
+        dets.append((det, ScoringKey.make(det.info.name, p), det.info.name))
+    dets += [(m.detector(), m.key(), m.key().name) for m in methods if m.estimator is None]
+    estimators = [m for m in methods if m.estimator is not None]
+    graph = knn_graph(X, max(required_graph_k(d, list(ks), n) for d, _, _ in dets)) if dets else None
     keys: list[ScoringKey] = []
     rows: list[np.ndarray] = []
     skipped: list[str] = []
-    for i, (det, params) in enumerate(dets):
+    total = len(dets) + len(estimators)
+    for i, (det, base, label) in enumerate(dets):
         if progress:
-            progress(f"scoring {det.info.name}", i, len(dets))
+            progress(f"scoring {label}", i, total)
         res = score_ks(det, graph, list(ks))
-        skipped += [f"{det.info.name}: skipped k={ks_} ({reason})" for ks_, reason in res.skipped.items()]
+        skipped += [f"{label}: skipped k={ks_} ({reason})" for ks_, reason in res.skipped.items()]
         for k, s in zip(res.ks, res.scores, strict=True):
-            keys.append(ScoringKey.make(det.info.name, params, k=k))
+            keys.append(base.with_setting(k=k))
             rows.append(finite_for_ranking(s))
+    for i, m in enumerate(estimators, start=len(dets)):
+        if progress:
+            progress(f"scoring {m.name}", i, total)
+        try:
+            s = m.scores(X)
+        except Exception as exc:  # the estimator's own failure (e.g. a parameter only its fit checks): left out
+            why = str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
+            skipped.append(f"{m.key().name}: left out ({why})")
+            continue
+        keys.append(m.key())
+        rows.append(finite_for_ranking(s))
     if progress:
-        progress("scoring", len(dets), len(dets))
+        progress("scoring", total, total)
     if not rows:
-        raise ValueError("no method could score any k on this table")
+        raise ValueError("no method could score any k on this table"
+                         + (f" ({skipped[0]})" if skipped and not dets else ""))
     return Pool(tuple(keys), tuple(distinct_names(keys)), np.vstack(rows), tuple(ks), tuple(skipped))
 
 
@@ -527,7 +767,8 @@ def _stability(X: np.ndarray, pool: Pool, settings: SelectSettings, full: dict[s
         if progress:
             progress("stability", r, settings.resamples)
         rows = np.sort(rng.choice(n, size, replace=False))
-        sub_pool = candidate_pool(X[rows], [k for k in pool.ks if k < size])
+        sub_pool = candidate_pool(X[rows], [k for k in pool.ks if k < size], methods=settings.pool_methods(),
+                                  campos=settings.campos)
         sels = _run_selectors(sub_pool.scores, sub_pool.names, settings.stability_selectors, settings.seed,
                               ensembles=("ensemble",))
         sub_choices = {c.selector: c for c in _choices(sels, sub_pool.names)}
@@ -703,8 +944,10 @@ def recommend(data: Dataset | Any, *, settings: SelectSettings = SelectSettings(
     X = prepared.numeric_matrix()
     n, d = X.shape
     ks = candidate_ks(n, settings)
-    check_memory(n, d, ks, ds.name)
-    pool = candidate_pool(X, ks, progress=progress)
+    extra = settings.pool_methods()
+    n_knn = (len(CAMPOS_POOL) if settings.campos else 0) + sum(m.estimator is None for m in extra)
+    check_memory(n, d, ks, ds.name, n_knn * len(ks) + sum(m.estimator is not None for m in extra))
+    pool = candidate_pool(X, ks, progress=progress, methods=extra, campos=settings.campos)
     if progress:
         progress("selecting", 0, 1)
     sels = _run_selectors(pool.scores, pool.names, settings.selectors, settings.seed)
@@ -762,8 +1005,11 @@ def recommend(data: Dataset | Any, *, settings: SelectSettings = SelectSettings(
     exp = tuple(e.to_dict() for e in expectations([c.selector for c in choices]))
     return Recommendation(
         dataset=info, preparation=prep,
-        pool={"methods": [m for m, _ in CAMPOS_POOL], "ks": list(pool.ks), "n_candidates": len(pool.names),
-              "skipped": list(pool.skipped)},
+        pool={"methods": list(dict.fromkeys([*(m for m, _ in CAMPOS_POOL if settings.campos),
+                                             *(m.name for m in extra)])),
+              "ks": list(pool.ks), "n_candidates": len(pool.names), "skipped": list(pool.skipped),
+              "campos": settings.campos, "added": [m.key().name for m in extra],
+              "added_methods": list(dict.fromkeys(m.name for m in extra))},
         choices=tuple(choices), recommended=rec.name, recommended_by=chosen_by, reason=reason,
         alternative="ensemble", agreement=_agreement(choices, rec_scores, pool, ensemble, sels), stability=stability,
         ireos=ireos_info, warnings=tuple(warns), expectations=exp, record_source=record["source"],

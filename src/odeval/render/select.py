@@ -28,7 +28,13 @@ def format_recommendation(rec: Any, notes: list[str] | None = None) -> str:
     pool = rec.pool
     ks = pool["ks"]
     grid = "" if len(ks) == ks[-1] - ks[0] + 1 else f", a grid of {len(ks)} k"
-    lines.append(f"candidates: {pool['n_candidates']} (the twelve Campos methods × k = {ks[0]}..{ks[-1]}{grid})")
+    added = pool.get("added", [])
+    parts = [f"the twelve Campos methods × k = {ks[0]}..{ks[-1]}{grid}"] if pool.get("campos", True) else []
+    if added:
+        parts.append(f"{len(added)} added configuration(s) of {', '.join(pool.get('added_methods', []))}")
+    lines.append(f"candidates: {pool['n_candidates']} ({' + '.join(parts)})")
+    left_out = [s for s in pool.get("skipped", []) if ": left out (" in s]
+    lines += [f"  {s}" for s in left_out]
     lines.append("")
     lines.append(f"Recommendation: {rec.recommended}   (chosen by {rec.recommended_by})")
     lines.append(f"  why: {rec.reason}")

@@ -38,16 +38,25 @@ def candidate_names(frame: pd.DataFrame) -> pd.Series:
     """The one scoring-key name of each row's candidate (``kNN-010``; :func:`odeval._key.distinct_names` over the
     frame's candidates, so a method's parameters and metric are written only where they tell candidates apart).
 
-    ``frame``: ``method`` and ``k``, optionally ``params`` (the store's JSON text) and ``metric``.
+    ``frame``: ``method`` and ``k`` (NaN for a scoring without k: an imported estimator's), optionally ``params``
+    (the store's JSON text), ``metric``, ``setting`` and ``seed`` (the run's non-k grid point and seed).
     """
-    params = frame["params"] if "params" in frame.columns else pd.Series("", index=frame.index)
-    metric = frame["metric"] if "metric" in frame.columns else pd.Series("", index=frame.index)
-    triples = list(zip(frame["method"].astype(str), params.fillna("").astype(str), metric.fillna("").astype(str),
-                       frame["k"].astype(int), strict=True))
-    uniq = list(dict.fromkeys(triples))
-    keys = [ScoringKey.from_params_json(m, p or None, metric=mt, k=k) for m, p, mt, k in uniq]
+    import json
+
+    def column(name: str) -> list[Any]:
+        if name not in frame.columns:
+            return [None] * len(frame)
+        return [None if v is None or v is pd.NA or (isinstance(v, float) and np.isnan(v)) or v == "" else v
+                for v in frame[name].tolist()]
+
+    rows = list(zip(frame["method"].astype(str), column("params"), column("metric"), column("k"),
+                    column("setting"), column("seed"), strict=True))
+    uniq = list(dict.fromkeys(rows))
+    keys = [ScoringKey.from_params_json(m, p, metric=mt or "", k=None if k is None else int(k),
+                                        setting=json.loads(st) if st else None, seed=None if sd is None else int(sd))
+            for m, p, mt, k, st, sd in uniq]
     names = dict(zip(uniq, distinct_names(keys), strict=True))
-    return pd.Series([names[t] for t in triples], index=frame.index, dtype=object)
+    return pd.Series([names[t] for t in rows], index=frame.index, dtype=object)
 
 
 def _shown(picks: pd.DataFrame) -> pd.DataFrame:
@@ -77,7 +86,8 @@ def internal_picks(internal: pd.DataFrame, runs: pd.DataFrame, quality: tuple[st
         and per quality measure its value at the pick and
         ``min`` / ``mean`` / ``max`` over those candidates. Ties go to the first candidate in (method, k) order.
     """
-    cols = ["unit_id", "k", *quality]
+    cols = ["unit_id", "k", *(c for c in ("setting", "seed") if c in runs.columns), *quality]
+    # k is NaN for a scoring without k (an imported estimator's unit) in both frames: pandas matches NaN keys
     merged = internal.merge(runs[cols], on=["unit_id", "k"], how="inner")
     merged["pick_name"] = candidate_names(merged) if len(merged) else pd.Series(dtype=object)
     rows: list[dict[str, Any]] = []
@@ -105,7 +115,7 @@ def internal_picks(internal: pd.DataFrame, runs: pd.DataFrame, quality: tuple[st
 def plot_internal_vs_k(internal: pd.DataFrame, dataset: str) -> Figure:
     """EM and MV vs k, one line per method, on one dataset variant (one panel per criterion)."""
     sub = internal[(internal["dataset"] == dataset) & internal["measure"].isin(list(CRITERIA))]
-    sub = sub[np.isfinite(sub["value"].to_numpy(float))]
+    sub = sub[np.isfinite(sub["value"].to_numpy(float)) & sub["k"].notna().to_numpy()]  # scorings over k
     crits = [c for c in CRITERIA if c in set(sub["measure"])]
     if not crits:
         raise ValueError(f"no EM/MV value for {dataset}")
