@@ -1,7 +1,8 @@
 """The kNN graph and the scoring partitioned by blocks of objects over a Dask cluster (the edge of
 :mod:`odeval.neighbors.blocks` and :mod:`odeval.detectors.blockwise`, which hold the pure per-block steps).
 
-The data matrix is sent to every worker once (``scatter(broadcast=True)``); the objects are assigned to blocks by
+The data matrix goes to the cluster once, inside a task (so that Dask can make it again when a worker dies with
+the last copy), and from there to every worker that computes a block; the objects are assigned to blocks by
 a k-d split of the data (``assign="spatial"``, the default: a block's halo is then the objects near its boundary)
 or by ranges of object numbers (``assign="index"``); block b's exact neighbour lists are computed on the worker it
 is placed on and stay there; each method's steps run where the blocks are, and only the per-object summaries of
@@ -109,8 +110,9 @@ class PartitionedGraph:
         how = "a k-d split" if assign == "spatial" else "ranges of object numbers"
         self.search_reason = (f"exact brute force in {self.partition.n_blocks} blocks on {len(workers)} Dask "
                               f"worker(s), objects assigned by {how}")
-        Xf = client.scatter(X, broadcast=True)
-        part = client.scatter(self.partition, broadcast=True)
+        # the data and the partition are the roots of every block's lineage: made by tasks (kept by the scheduler),
+        # not scattered, so that a worker dying with the last copy never loses them (they are made again)
+        Xf, part = _root(client, X), _root(client, self.partition)
         # placed round-robin, not bound: a block whose worker died is recomputed on another one
         self.blocks = [client.submit(knn_rows, Xf, members, self.k_max, metric, p=p, pure=False,
                                      workers=[workers[i % len(workers)]], allow_other_workers=True)
@@ -184,6 +186,19 @@ class PartitionedGraph:
 @contextmanager
 def _nothing() -> Iterator[None]:
     yield
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+def _root(client: Any, value: Any) -> Any:
+    """A future of ``value`` that Dask can recompute (the value travels inside its task, once)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*[Ll]arge.*")  # "Sending large graph": here on purpose
+        return client.submit(_identity, value, pure=False)
 
 
 class _Partitioned:
