@@ -95,6 +95,7 @@ def gated_study(tmp_path, monkeypatch, npz_dataset, study_file):
     plugin.mkdir()
     gate, started = tmp_path / "gate", tmp_path / "started"
     (plugin / "gated_est.py").write_text(textwrap.dedent(GATED.format(gate=str(gate), started=str(started))))
+    monkeypatch.delitem(sys.modules, "gated_est", raising=False)  # a module of another test's folder: not this one
     monkeypatch.syspath_prepend(str(plugin))  # this process and its spawned Dask workers (sys.path is passed on)
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(SRC), str(plugin)]))  # processes started by hand
     data = tmp_path / "data"
@@ -277,6 +278,7 @@ def gated_lof(tmp_path, monkeypatch):
     (plugin / "gated_lof.py").write_text(textwrap.dedent(GATED_LOF.format(gate=str(gate), started=str(started))))
     monkeypatch.syspath_prepend(str(plugin))
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(SRC), str(plugin)]))
+    monkeypatch.delitem(sys.modules, "gated_lof", raising=False)  # not another test's module (other paths)
     module = importlib.import_module("gated_lof")
     yield module.GatedLOF(), gate, started
     sys.modules.pop("gated_lof", None)

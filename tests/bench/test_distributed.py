@@ -42,6 +42,8 @@ def test_every_method_bit_identical_on_two_worker_processes(cluster, assign):
         assert len(client.scheduler_info()["workers"]) == 2
         full = pg.gather_graph()
         assert np.array_equal(full.distances, g.distances) and np.array_equal(full.indices, g.indices)
+        vol = pg.exchange_volume()
+        assert vol["edges"] == int((g.indices >= 0).sum()) and len(vol["halo_objects"]) == 3
         for name in partitioned_methods():
             det = get_detector(name)
             ks = "1..30" if name != "LOF" else "29..40"  # LOF: k beyond the graph's k_max is skipped alike

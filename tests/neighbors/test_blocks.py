@@ -8,6 +8,7 @@ from odeval.neighbors.blocks import (
     Partition,
     assemble_blocks,
     block_bounds,
+    block_exchange,
     block_halo,
     exchange_volume,
     in_edges,
@@ -122,6 +123,7 @@ def test_spatial_blocks_shrink_the_halo_of_data_in_random_order():
     part = spatial_partition(X, 4)
     spatial = [knn_rows(X, m, 15) for m in part.members]
     by_index, by_space = exchange_volume(ranges), exchange_volume(spatial, part)
+    assert exchange_volume([block_exchange(b, part) for b in spatial], part) == by_space
     assert by_index["edges"] == by_space["edges"]
     assert by_index["halo_fraction"] > 0.8 > 0.3 > by_space["halo_fraction"]
     assert by_space["cross_edges"] < by_index["cross_edges"] / 3

@@ -33,7 +33,15 @@ from odeval.detectors.base import Detector, orient
 from odeval.detectors.blockwise import block_plan, block_raw_scores, in_object_order, start_state
 from odeval.executor import cluster_lost, gather_retrying, quiet_distributed
 from odeval.neighbors._metrics import resolve_metric
-from odeval.neighbors.blocks import Partition, assemble_blocks, block_bounds, knn_rows, spatial_partition
+from odeval.neighbors.blocks import (
+    Partition,
+    assemble_blocks,
+    block_bounds,
+    block_exchange,
+    exchange_volume,
+    knn_rows,
+    spatial_partition,
+)
 
 __all__ = ["ALLOWED_FAILURES", "ASSIGNMENTS", "PartitionedGraph", "partitioned", "check_partitionable",
            "parse_scheduler", "local_cluster"]
@@ -162,6 +170,11 @@ class PartitionedGraph:
                                    partition=self.partition)
         return in_object_order(gather_retrying(self.client, futures), self.partition)
 
+    def exchange_volume(self) -> dict[str, Any]:
+        """:func:`odeval.neighbors.blocks.exchange_volume` of the blocks, counted where they are."""
+        counts = gather_retrying(self.client, [self._submit(_state_exchange, base) for base in self.bases])
+        return exchange_volume([tuple(c) for c in counts], self.partition)
+
     def gather_graph(self) -> Any:
         """The whole :class:`~odeval.neighbors.KNNGraph` (gathers every block: for tests and small data)."""
         return assemble_blocks(gather_retrying(self.client, self.blocks))
@@ -186,6 +199,10 @@ class PartitionedGraph:
 @contextmanager
 def _nothing() -> Iterator[None]:
     yield
+
+
+def _state_exchange(state: Any) -> tuple[int, int, int]:
+    return block_exchange(state.block, state.partition, state.halo)
 
 
 def _identity(value: Any) -> Any:

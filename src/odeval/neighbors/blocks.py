@@ -39,7 +39,7 @@ from odeval.neighbors.graph import (
 )
 
 __all__ = ["GraphBlock", "Partition", "block_bounds", "knn_block", "knn_rows", "assemble_blocks", "block_halo",
-           "in_edges", "membership_k", "spatial_partition", "exchange_volume"]
+           "in_edges", "membership_k", "spatial_partition", "block_exchange", "exchange_volume"]
 
 
 @dataclass(eq=False)
@@ -358,22 +358,33 @@ def in_edges(block: GraphBlock, partition: Any, positions: bool = False) -> list
     return [tuple(a[cuts[i]:cuts[i + 1]] for a in parts) for i in range(part.n_blocks)]
 
 
-def exchange_volume(blocks: Sequence[GraphBlock], partition: Any = None) -> dict[str, Any]:
+def block_exchange(block: GraphBlock, partition: Any, halo: Halo | None = None) -> tuple[int, int, int]:
+    """(halo objects, graph entries, graph entries whose target another block holds) of one block (see
+    :func:`exchange_volume`)."""
+    part = Partition.of(partition, block.n_total)
+    n_halo = (halo if halo is not None else block_halo(block, part)).extra.size
+    valid = membership_k(block) <= block.k_max
+    sources = np.broadcast_to(block.object_ids[:, None], valid.shape)[valid]
+    cross = int((part.owner[block.indices[valid]] != part.owner[sources]).sum())
+    return int(n_halo), int(valid.sum()), cross
+
+
+def exchange_volume(blocks: Sequence[Any], partition: Any = None) -> dict[str, Any]:
     """What the exchanges between ``blocks`` move: per block the halo (objects of other blocks its rows
-    reference, all k ≤ k_max) and the in-edges it receives from other blocks.
+    reference, all k ≤ k_max) and the in-edges it sends to other blocks. ``blocks``: :class:`GraphBlock` s, or
+    their :func:`block_exchange` triples (``partition`` then required).
 
     Returns ``halo_objects`` (per block), ``halo_total`` (Σ over blocks: the rows of one per-object summary
     shipped by one halo exchange; × 8 · c bytes for c floats per object), ``halo_fraction`` (``halo_total`` /
     (N · (P − 1)): 1 when every block needs every other object), ``cross_edges`` (graph entries q → p with p and
     q in different blocks: what an edge exchange ships, 24–40 B each) and ``edges`` (all graph entries).
     """
-    part = Partition.of(blocks if partition is None else partition, blocks[0].n_total)
-    halo = [block_halo(b, part).extra.size for b in blocks]
-    kmin_valid = [membership_k(b) <= b.k_max for b in blocks]
-    edges = sum(int(v.sum()) for v in kmin_valid)
-    cross = sum(int((part.owner[b.indices[v]] != part.owner[b.object_ids[np.nonzero(v)[0]]]).sum())
-                for b, v in zip(blocks, kmin_valid, strict=True))
+    if partition is None:
+        partition = Partition.of(blocks)
+    part = Partition.of(partition)
+    counts = [b if isinstance(b, tuple) else block_exchange(b, part) for b in blocks]
+    halo = [c[0] for c in counts]
     n, p = part.n_objects, part.n_blocks
     return {"halo_objects": halo, "halo_total": int(sum(halo)),
             "halo_fraction": float(sum(halo)) / (n * (p - 1)) if p > 1 else 0.0,
-            "cross_edges": cross, "edges": edges}
+            "cross_edges": sum(c[2] for c in counts), "edges": sum(c[1] for c in counts)}
