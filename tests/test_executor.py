@@ -287,7 +287,7 @@ def test_a_task_whose_worker_was_killed_is_retried_not_failed(tmp_path, monkeypa
             time.sleep(0.05)
         raise AssertionError("no task started in time")
 
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
                                   scheduler_kwargs={"allowed_failures": 0}) as cluster, \
             distributed.Client(cluster) as client:
         for retries, case in ((0, "fails"), (2, "retried")):

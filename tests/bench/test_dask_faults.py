@@ -151,7 +151,7 @@ def test_a_worker_killed_in_the_middle_of_a_study_changes_nothing(gated_study, t
     study, gate, started = gated_study
     ref = _reference(study, gate, tmp_path)
     store = tmp_path / "killed.duckdb"
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
                                   scheduler_kwargs={"allowed_failures": 0}) as cluster:
         result: dict = {}
 
