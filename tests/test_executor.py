@@ -240,3 +240,70 @@ def test_the_old_keyword_is_accepted_with_a_deprecation_warning():
     with pytest.raises(TypeError, match="both workers and"):
         run(n_jobs=2, workers=2)
     assert run(workers=4) == 4
+
+
+GATED_TASK = """
+import os
+import time
+
+import numpy as np
+
+
+def gated_work(x, gate, started):
+    \"\"\"A seeded float, after announcing the worker process and waiting for the gate file.\"\"\"
+    open(os.path.join(started, f"{os.getpid()}-{x}"), "w").close()
+    while not os.path.exists(gate):
+        time.sleep(0.02)
+    return float(np.sqrt(np.abs(np.random.default_rng(x).normal(size=200))).sum() / (1.0 + x))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="kill -9 of a worker process")
+def test_a_task_whose_worker_was_killed_is_retried_not_failed(tmp_path, monkeypatch):
+    """On a cluster that allows no failure (allowed-failures = 0) Dask reports a task whose worker died as
+    ``KilledWorker`` at once: the executor submits it again (``KILLED_RETRIES``); with no retries it is the error."""
+    import importlib
+    import os
+    import signal
+    from pathlib import Path
+
+    distributed = pytest.importorskip("distributed")
+    (tmp_path / "gated_task.py").write_text(GATED_TASK)  # importable by the worker processes started below
+    monkeypatch.syspath_prepend(str(tmp_path))
+    src = Path(__file__).resolve().parents[1] / "src"
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(src), str(tmp_path)]))
+    gated_work = importlib.import_module("gated_task").gated_work
+
+    def kill_a_running_task(ex, futures, gate, started, workers):
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            pids = [int(p.name.split("-")[0]) for p in started.iterdir()]
+            pids = [p for p in pids if p in workers]
+            if pids:
+                os.kill(pids[0], signal.SIGKILL)
+                gate.touch()
+                return
+            time.sleep(0.05)
+        raise AssertionError("no task started in time")
+
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
+                                  scheduler_kwargs={"allowed_failures": 0}) as cluster, \
+            distributed.Client(cluster) as client:
+        for retries, case in ((0, "fails"), (2, "retried")):
+            gate, started = tmp_path / f"gate-{case}", tmp_path / f"started-{case}"
+            started.mkdir()
+            ex = DaskExecutor(client, killed_retries=retries)
+            workers = set(client.run(os.getpid).values())
+            futures = [ex.submit(gated_work, x, str(gate), str(started)) for x in TASKS[:4]]
+            kill_a_running_task(ex, futures, gate, started, workers)
+            if case == "fails":
+                with pytest.raises(Exception) as info:
+                    for f in futures:
+                        ex.result(f)
+                assert type(info.value).__name__ == "KilledWorker"
+                client.wait_for_workers(2, timeout=300)  # the nanny restarted the killed worker
+            else:
+                assert {f: ex.result(f) for f in futures} == dict(zip(futures, EXPECTED[:4], strict=True))
+                assert ex.wait(futures) == futures
+    sys.modules.pop("gated_task", None)

@@ -505,6 +505,7 @@ def score_cmd(dataset: str, methods: tuple[str, ...], k_spec: str, metric: str, 
     """
     from odeval.bench.score_file import score_file
     from odeval.detectors import expand_methods
+    from odeval.executor import ClusterLostError
     from odeval.render.scores import graph_notes, scored_file_line, skipped_notes
 
     _check_score_options(output, unlabelled, label_column, k_spec, scheduler, backend, n_blocks)
@@ -517,7 +518,7 @@ def score_cmd(dataset: str, methods: tuple[str, ...], k_spec: str, metric: str, 
             scheduler=scheduler, n_blocks=n_blocks,
             on_graph=lambda graph: _echo_lines(graph_notes(graph), err=True),
             on_skipped=lambda method, skipped: _echo_lines(skipped_notes(method, skipped), err=True))
-    except (ValueError, ImportError) as exc:
+    except (ValueError, ImportError, ClusterLostError) as exc:
         raise click.ClickException(str(exc)) from None
     _echo_lines([f"note: {dataset}: {scored.label_note}"] if scored.label_note else [], err=True)
     click.echo(scored_file_line(scored))
@@ -965,6 +966,7 @@ def _run_study_cli(spec, store_path: Path, *, workers: int | None, scheduler: st
     from odeval.bench import run_study
     from odeval.bench.runner import StudyInterrupted
     from odeval.bench.store import StoreError
+    from odeval.executor import ClusterLostError
     from odeval.render.study import interrupted_lines
 
     try:
@@ -972,6 +974,9 @@ def _run_study_cli(spec, store_path: Path, *, workers: int | None, scheduler: st
                          progress="log" if quiet else "rich", retry_failed=retry_failed, wait=wait)
     except StoreError as exc:
         raise click.ClickException(str(exc)) from None
+    except ClusterLostError as exc:  # finished units are in the store: the same command resumes
+        raise click.ClickException(f"{exc}; the finished units are in {store_path}: run the same command again "
+                                   "(on a scheduler that is up, or without --scheduler) to compute the rest") from None
     except StudyInterrupted as exc:
         command = list(resume)
         if workers is not None:

@@ -25,6 +25,13 @@ offers what a driver of dependent tasks needs (the study runner): :meth:`Executo
 the task it belongs to, in completion order), :meth:`Executor.argument` (a result passed on to further tasks,
 kept on the cluster with Dask), :meth:`Executor.cancel` and :meth:`Executor.terminate` (stop now: Ctrl-C).
 
+Faults on a Dask cluster: a worker that dies is Dask's to handle — its tasks are rescheduled and the results it
+held recomputed from their tasks (the same numbers). A task that was running on as many dying workers as the
+scheduler allows (``distributed.scheduler.allowed-failures``) comes back as ``KilledWorker``; :class:`DaskExecutor`
+then retries it, up to :data:`KILLED_RETRIES` times (a kill of one worker never fails a task, even on a cluster
+that allows no failure), and only then reports it as the task's error. A scheduler that goes away (the client
+lost its connection) raises :class:`ClusterLostError`, one line: that is the run's end, not a task's failure.
+
 ``dask.distributed`` is imported only when a Dask executor is asked for (optional extra ``odeval[dask]``).
 This module imports no pipeline stage.
 """
@@ -37,18 +44,91 @@ import os
 import pickle
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, CancelledError, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures import Executor as _FuturesPool
 from concurrent.futures import wait as _futures_wait
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-__all__ = ["KINDS", "DaskExecutor", "Executor", "FuturesExecutor", "MapExecutor", "ProcessExecutor",
-           "SerialExecutor", "ThreadExecutor", "available_cores", "check_workers", "get_executor", "interrupted",
-           "open_executor", "workers_renamed_from"]
+__all__ = ["KILLED_RETRIES", "KINDS", "ClusterLostError", "DaskExecutor", "Executor", "FuturesExecutor",
+           "MapExecutor", "ProcessExecutor", "SerialExecutor", "ThreadExecutor", "available_cores", "check_workers",
+           "cluster_lost", "gather_retrying", "get_executor", "interrupted", "killed_worker", "open_executor",
+           "quiet_distributed", "workers_renamed_from"]
 
 #: The kinds named by a string (anything else given as a string with a ``:`` is a Dask scheduler address).
 KINDS = ("serial", "threads", "processes")
+
+#: How many times a Dask task reported as ``KilledWorker`` (its workers died while running it) is submitted
+#: again before the executor reports the error (each time the scheduler allows its ``allowed-failures`` again).
+KILLED_RETRIES = 2
+
+
+class ClusterLostError(RuntimeError):
+    """The Dask scheduler went away (the client lost its connection): the run cannot go on. One line."""
+
+
+def cluster_lost(address: Any, exc: BaseException | None = None) -> ClusterLostError:
+    """The :class:`ClusterLostError` for the scheduler at ``address`` (the cause's first line appended)."""
+    cause = ""
+    if exc is not None:
+        first = str(exc).splitlines()[0] if str(exc) else ""
+        cause = f" ({type(exc).__name__}{': ' + first if first else ''})"
+    return ClusterLostError(f"the Dask scheduler {address} went away{cause}")
+
+
+def killed_worker(exc: BaseException) -> bool:
+    """Whether ``exc`` is Dask's ``KilledWorker`` (a task whose workers died while running it)."""
+    return type(exc).__name__ == "KilledWorker"
+
+
+def _connection_lost(client: Any, exc: BaseException) -> bool:
+    """Whether ``exc`` (raised waiting for or fetching a result) means that ``client`` lost its scheduler."""
+    if isinstance(exc, CancelledError) and "scheduler-connection-lost" in str(exc):
+        return True
+    lost = isinstance(exc, CancelledError | OSError | TimeoutError) or type(exc).__name__ == "CommClosedError"
+    return lost and getattr(client, "status", "running") not in ("running", "newly-created")
+
+
+@contextmanager
+def quiet_distributed() -> Iterator[None]:
+    """Silence ``distributed``'s own error logs (a client closed while it tries to reconnect to a scheduler that
+    went away logs a traceback): the run's end is reported once, as :class:`ClusterLostError`."""
+    import logging
+
+    loggers = [logging.getLogger(name) for name in ("distributed", "distributed.client", "distributed.utils")]
+    levels = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.setLevel(logging.CRITICAL + 1)
+    try:
+        yield
+    finally:
+        for lg, level in zip(loggers, levels, strict=True):
+            lg.setLevel(level)
+
+
+def _address(client: Any) -> str:
+    try:
+        return str(client.scheduler.address)
+    except AttributeError:  # pragma: no cover - a client without a scheduler
+        return "(unknown address)"
+
+
+def gather_retrying(client: Any, futures: Sequence[Any], retries: int = KILLED_RETRIES) -> list[Any]:
+    """``client.gather(futures)``, retrying the tasks reported as ``KilledWorker`` (at most ``retries`` times
+    each) and raising :class:`ClusterLostError` when the scheduler went away."""
+    tries: dict[Any, int] = {}
+    while True:
+        try:
+            return client.gather(list(futures))
+        except Exception as exc:
+            if _connection_lost(client, exc):
+                raise cluster_lost(_address(client), exc) from None
+            killed = [f for f in futures if f.status == "error" and killed_worker(f.exception())]
+            if not killed or any(tries.get(f.key, 0) >= retries for f in killed):
+                raise
+            for f in killed:
+                tries[f.key] = tries.get(f.key, 0) + 1
+            client.retry(killed)
 
 T = TypeVar("T")
 
@@ -415,23 +495,30 @@ class DaskExecutor(Executor):
     """Tasks on a Dask cluster, through a ``distributed.Client`` (given, or connected to ``address``).
 
     A client this executor connected is closed by :meth:`close`; a given one is left open. Results passed on to
-    later tasks stay on the cluster (:meth:`argument`).
+    later tasks stay on the cluster (:meth:`argument`). A task reported as ``KilledWorker`` is retried up to
+    ``killed_retries`` times (:meth:`wait`, :meth:`result`); a lost scheduler raises :class:`ClusterLostError`.
     """
 
     kind = "dask"
     local = False
 
-    def __init__(self, client_or_address: Any, workers: int = 1) -> None:
+    def __init__(self, client_or_address: Any, workers: int = 1, *, killed_retries: int = KILLED_RETRIES) -> None:
         super().__init__(workers)
+        self.killed_retries = killed_retries
+        self._tries: dict[Any, int] = {}  # task key -> times retried after KilledWorker
         if isinstance(client_or_address, str):
             try:
                 from distributed import Client
             except ImportError:  # pragma: no cover - depends on the environment
                 raise ValueError("a Dask scheduler address needs the optional extra: pip install 'odeval[dask]'") \
                     from None
-            self.client, self.owns_client = Client(client_or_address), True
+            try:
+                self.client, self.owns_client = Client(client_or_address), True
+            except OSError as exc:  # no scheduler there (anymore)
+                raise cluster_lost(client_or_address, exc) from None
         else:
             self.client, self.owns_client = client_or_address, False
+        self.address = _address(self.client)
 
     @property
     def workers(self) -> int:
@@ -447,18 +534,51 @@ class DaskExecutor(Executor):
         return self.client.submit(fn, *args, pure=False)
 
     def wait(self, futures: Iterable[Any], timeout: float | None = None) -> list[Any]:
+        """As :meth:`Executor.wait`; a finished task reported as ``KilledWorker`` is retried (not returned) while
+        it has retries left."""
         from distributed import wait
 
         futures = list(futures)
-        try:
-            done = wait(futures, timeout=timeout, return_when="FIRST_COMPLETED").done
-        except TimeoutError:  # nothing finished within the timeout
-            return []
-        return [f for f in futures if f in done]
+        while True:
+            try:
+                done = wait(futures, timeout=timeout, return_when="FIRST_COMPLETED").done
+            except TimeoutError:  # nothing finished within the timeout
+                if _connection_lost(self.client, TimeoutError()):
+                    raise cluster_lost(self.address) from None
+                return []
+            except Exception as exc:
+                if _connection_lost(self.client, exc):
+                    raise cluster_lost(self.address, exc) from None
+                raise
+            finished = [f for f in futures if f in done and not self._retried(f)]
+            if finished or len(done) == 0:
+                return finished
+            # every task that finished was retried: wait again
+
+    def _retried(self, future: Any) -> bool:
+        """Retry ``future`` if it failed with ``KilledWorker`` and has retries left; whether it was retried."""
+        if future.status != "error" or not killed_worker(future.exception()):
+            return False
+        tries = self._tries.get(future.key, 0)
+        if tries >= self.killed_retries:
+            return False
+        self._tries[future.key] = tries + 1
+        self.client.retry([future])
+        return True
+
+    def result(self, future: Any) -> Any:
+        while True:
+            try:
+                return future.result()
+            except Exception as exc:
+                if _connection_lost(self.client, exc):
+                    raise cluster_lost(self.address, exc) from None
+                if not self._retried(future):
+                    raise
 
     def argument(self, future: Any) -> Any:
         if future.status == "error":
-            future.result()  # raises the task's exception here
+            self.result(future)  # raises the task's exception here (after the retries of a KilledWorker)
         return future
 
     def cancel(self, futures: Iterable[Any]) -> None:
@@ -468,8 +588,12 @@ class DaskExecutor(Executor):
 
     def close(self) -> None:
         if self.owns_client and self.client is not None:
-            self.client.close()
-            self.client = None
+            client, self.client = self.client, None
+            if client.status == "running":
+                client.close(timeout=10)
+            else:  # the scheduler went away: stop the reconnection attempts without their tracebacks
+                with quiet_distributed():
+                    client.close(timeout=10)
 
     def __repr__(self) -> str:
         return f"DaskExecutor({self.client!r})"

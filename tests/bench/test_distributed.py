@@ -31,14 +31,19 @@ def _data():
     return X
 
 
-def test_every_method_bit_identical_on_two_worker_processes(cluster):
+@pytest.mark.parametrize("assign", ["spatial", "index"])
+def test_every_method_bit_identical_on_two_worker_processes(cluster, assign):
     X = _data()
+    X = X[np.random.default_rng(2).permutation(len(X))]  # random order: spatial blocks are not ranges
     g = knn_graph(X, 30)
     with distributed.Client(cluster) as client:
-        pg = PartitionedGraph(client, X, 30, n_blocks=3)
+        pg = PartitionedGraph(client, X, 30, n_blocks=3, assign=assign)
+        assert pg.partition.contiguous == (assign == "index")
         assert len(client.scheduler_info()["workers"]) == 2
         full = pg.gather_graph()
         assert np.array_equal(full.distances, g.distances) and np.array_equal(full.indices, g.indices)
+        vol = pg.exchange_volume()
+        assert vol["edges"] == int((g.indices >= 0).sum()) and len(vol["halo_objects"]) == 3
         for name in partitioned_methods():
             det = get_detector(name)
             ks = "1..30" if name != "LOF" else "29..40"  # LOF: k beyond the graph's k_max is skipped alike

@@ -7,7 +7,7 @@ import pytest
 from odeval.detectors import available_methods, get_detector
 from odeval.detectors.blockwise import block_plan, block_raw_scores, partitioned_methods
 from odeval.neighbors import knn_graph
-from odeval.neighbors.blocks import block_bounds, knn_block
+from odeval.neighbors.blocks import Partition, block_bounds, knn_block, knn_rows, spatial_partition
 
 
 @pytest.fixture(scope="module")
@@ -20,6 +20,10 @@ def setting():
     k_max = 22
     g = knn_graph(X, k_max)
     blocks = {nb: [knn_block(X, a, b, k_max) for a, b in block_bounds(len(X), nb)] for nb in (2, 7)}
+    # blocks that are not ranges: a k-d split of the data, and objects dealt out to 3 blocks in turn
+    for name, part in (("spatial", spatial_partition(X, 5)),
+                       ("dealt", Partition.of([np.arange(i, len(X), 3) for i in range(3)]))):
+        blocks[name] = (part, [knn_rows(X, m, k_max) for m in part.members])
     return g, blocks
 
 
@@ -30,14 +34,15 @@ CASES = [("kNN", {}), ("kNNW", {}), ("LDOF", {}), ("FastABOD", {}), ("LOF", {}),
 
 
 @pytest.mark.parametrize("method, params", CASES, ids=[f"{m}{p or ''}" for m, p in CASES])
-@pytest.mark.parametrize("n_blocks", [2, 7])
+@pytest.mark.parametrize("n_blocks", [2, 7, "spatial", "dealt"])
 def test_blockwise_is_bit_identical(setting, method, params, n_blocks):
     g, blocks = setting
     det = get_detector(method, **params)
     lo = max(det.info.min_k, 1)
+    part, blks = (None, blocks[n_blocks]) if isinstance(n_blocks, int) else blocks[n_blocks]
     for ks in (np.arange(lo, g.k_max + 1), np.array([lo, 5, 13, g.k_max])):
         ref = det.raw_scores_all_k(g, ks)
-        got = block_raw_scores(det, blocks[n_blocks], ks)
+        got = block_raw_scores(det, blks, ks, partition=part)
         assert got.shape == ref.shape
         assert np.array_equal(got, ref, equal_nan=True), method
 

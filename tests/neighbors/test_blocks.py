@@ -4,7 +4,18 @@ import numpy as np
 import pytest
 
 from odeval.neighbors import in_degrees_all_k, knn_graph
-from odeval.neighbors.blocks import assemble_blocks, block_bounds, block_halo, in_edges, knn_block
+from odeval.neighbors.blocks import (
+    Partition,
+    assemble_blocks,
+    block_bounds,
+    block_exchange,
+    block_halo,
+    exchange_volume,
+    in_edges,
+    knn_block,
+    knn_rows,
+    spatial_partition,
+)
 
 
 def _data(n=240, seed=3):
@@ -66,6 +77,74 @@ def test_halo_and_in_edges():
     for b in range(len(bounds)):
         for dst, _, km in (p[b] for p in parts):
             assert ((dst >= bounds[b][0]) & (dst < bounds[b][1])).all()
+            for k in range(1, 13):
+                np.add.at(deg[k - 1], dst[km <= k], 1)
+    assert np.array_equal(deg, in_degrees_all_k(g, np.arange(1, 13)))
+
+
+@pytest.mark.parametrize("metric, p", [("euclidean", None), ("cityblock", None), ("chebyshev", None),
+                                       ("minkowski", 3.0), ("seuclidean", None)])
+def test_blocks_of_any_object_set_assemble_to_the_exact_graph(metric, p):
+    """Objects keep their numbers in any partition: spatial blocks and interleaved blocks give the graph bit for
+    bit (ties among reordered objects are put back in object-number order)."""
+    X = _data()
+    X = X[np.random.default_rng(0).permutation(len(X))]  # random order: duplicates and ties scattered
+    ref = knn_graph(X, 18, metric=metric, p=p)
+    for part in (spatial_partition(X, 4), Partition.of([np.arange(i, len(X), 3) for i in range(3)])):
+        blocks = [knn_rows(X, m, 18, metric=metric, p=p) for m in part.members]
+        got = assemble_blocks(blocks)
+        assert np.array_equal(got.distances, ref.distances)
+        assert np.array_equal(got.indices, ref.indices)
+        assert np.array_equal(got.neighborhood_sizes(), ref.neighborhood_sizes())
+        for blk, m in zip(blocks, part.members, strict=True):
+            assert np.array_equal(blk.object_ids, m) and blk.holds(m).all()
+            assert np.array_equal(blk.local(m), np.arange(m.size))
+
+
+def test_spatial_partition_is_deterministic_balanced_and_covers_every_object():
+    X = _data(101)
+    a, b = spatial_partition(X, 6), spatial_partition(X.copy(), 6)
+    assert all(np.array_equal(x, y) for x, y in zip(a.members, b.members, strict=True))
+    sizes = [m.size for m in a.members]
+    assert sum(sizes) == 101 and max(sizes) - min(sizes) <= 2
+    assert np.array_equal(np.sort(np.concatenate(a.members)), np.arange(101))
+    assert not a.contiguous and Partition.of(block_bounds(101, 6)).contiguous
+    assert spatial_partition(X, 500).n_blocks == 101
+    with pytest.raises(ValueError, match="exactly once"):
+        Partition.of([np.arange(0, 5), np.arange(4, 10)])
+    with pytest.raises(ValueError, match="ascending"):
+        knn_rows(X, [5, 3], 4)
+
+
+def test_spatial_blocks_shrink_the_halo_of_data_in_random_order():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(2000, 3))
+    ranges = [knn_block(X, a, b, 15) for a, b in block_bounds(len(X), 4)]
+    part = spatial_partition(X, 4)
+    spatial = [knn_rows(X, m, 15) for m in part.members]
+    by_index, by_space = exchange_volume(ranges), exchange_volume(spatial, part)
+    assert exchange_volume([block_exchange(b, part) for b in spatial], part) == by_space
+    assert by_index["edges"] == by_space["edges"]
+    assert by_index["halo_fraction"] > 0.8 > 0.3 > by_space["halo_fraction"]
+    assert by_space["cross_edges"] < by_index["cross_edges"] / 3
+
+
+def test_halo_and_in_edges_of_spatial_blocks():
+    X = _data()
+    part = spatial_partition(X, 3)
+    blocks = [knn_rows(X, m, 12) for m in part.members]
+    g = knn_graph(X, 12)
+    deg = np.zeros((12, len(X)), dtype=np.int64)
+    parts = [in_edges(blk, part) for blk in blocks]
+    for blk in blocks:
+        h = block_halo(blk, part)
+        valid = blk.indices >= 0
+        ids = np.concatenate([blk.object_ids, h.extra])
+        assert np.array_equal(ids[h.local[valid]], blk.indices[valid])
+        assert np.array_equal(h.owner, part.owner[h.extra])
+    for b in range(part.n_blocks):
+        for dst, _, km in (p[b] for p in parts):
+            assert (part.owner[dst] == b).all()
             for k in range(1, 13):
                 np.add.at(deg[k - 1], dst[km <= k], 1)
     assert np.array_equal(deg, in_degrees_all_k(g, np.arange(1, 13)))

@@ -1,10 +1,19 @@
 """The kNN graph and the scoring partitioned by blocks of objects over a Dask cluster (the edge of
 :mod:`odeval.neighbors.blocks` and :mod:`odeval.detectors.blockwise`, which hold the pure per-block steps).
 
-The data matrix is sent to every worker once (``scatter(broadcast=True)``); block b's exact neighbour lists are
-computed on the worker it is pinned to and stay there; each method's steps run where the blocks are, and only the
-per-object summaries of :mod:`odeval.detectors.blockwise` (and, at the end, each block's scores) cross the
-network. The scores are the one-process exact scores, bit for bit (``tests/bench/test_distributed.py``).
+The data matrix goes to the cluster once, inside a task (so that Dask can make it again when a worker dies with
+the last copy), and from there to every worker that computes a block; the objects are assigned to blocks by
+a k-d split of the data (``assign="spatial"``, the default: a block's halo is then the objects near its boundary)
+or by ranges of object numbers (``assign="index"``); block b's exact neighbour lists are computed on the worker it
+is placed on and stay there; each method's steps run where the blocks are, and only the per-object summaries of
+:mod:`odeval.detectors.blockwise` (and, at the end, each block's scores) cross the network. The scores are the
+one-process exact scores, bit for bit, in object order, for either assignment (``tests/bench/test_distributed.py``).
+
+Faults: blocks are *placed* on workers, not bound to them (``allow_other_workers``), so a worker that dies is
+replaced and its tasks, and the blocks it held, are recomputed elsewhere from the data (Dask's lineage) — the
+same numbers. A task that was running on :data:`ALLOWED_FAILURES` + 1 dying workers is reported by Dask as
+``KilledWorker`` and retried by :class:`odeval.executor.DaskExecutor`'s rule (:func:`odeval.executor.retry_killed`);
+a scheduler that goes away ends the run with :class:`odeval.executor.ClusterLostError` (one line).
 
 >>> with PartitionedGraph.connect(X, k_max=100, scheduler="local:2") as g:       # doctest: +SKIP
 ...     scored = score_ks(partitioned(get_detector("LOF"), g), g, "1..100")
@@ -13,17 +22,49 @@ network. The scores are the one-process exact scores, bit for bit (``tests/bench
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 
 from odeval._validation import check_data_matrix, check_k
 from odeval.detectors.base import Detector, orient
-from odeval.detectors.blockwise import block_plan, block_raw_scores, start_state
+from odeval.detectors.blockwise import block_plan, block_raw_scores, in_object_order, start_state
+from odeval.executor import cluster_lost, gather_retrying, quiet_distributed
 from odeval.neighbors._metrics import resolve_metric
-from odeval.neighbors.blocks import assemble_blocks, block_bounds, knn_block
+from odeval.neighbors.blocks import (
+    Partition,
+    assemble_blocks,
+    block_bounds,
+    block_exchange,
+    exchange_volume,
+    knn_rows,
+    spatial_partition,
+)
 
-__all__ = ["PartitionedGraph", "partitioned", "check_partitionable", "parse_scheduler"]
+__all__ = ["ALLOWED_FAILURES", "ASSIGNMENTS", "PartitionedGraph", "partitioned", "check_partitionable",
+           "parse_scheduler", "local_cluster"]
+
+#: How objects are assigned to blocks: a k-d split of the data, or ranges of object numbers.
+ASSIGNMENTS = ("spatial", "index")
+
+#: Workers that may die while running one task before Dask gives up on it (``KilledWorker``), set on the
+#: LocalCluster that ``local:N`` starts (Dask's default, stated here on purpose: one lost worker — a kill, an
+#: out-of-memory kill of another process — must never fail a run, while a task that itself kills every worker it
+#: runs on must end as an error after a few tries instead of taking the whole cluster down in turn).
+ALLOWED_FAILURES = 3
+
+
+def local_cluster(n_workers: int, **kwargs: Any) -> Any:
+    """A ``LocalCluster`` of ``n_workers`` processes with one thread each (numba and BLAS included), replaced by
+    their nannies when they die, with :data:`ALLOWED_FAILURES`."""
+    from distributed import LocalCluster
+
+    options = {"threads_per_worker": 1, "processes": True, "dashboard_address": ":0",
+               "silence_logs": logging.ERROR, "env": {"NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"},
+               "scheduler_kwargs": {"allowed_failures": ALLOWED_FAILURES}}
+    return LocalCluster(n_workers=n_workers, **{**options, **kwargs})
 
 
 def parse_scheduler(scheduler: str) -> tuple[str, int | str]:
@@ -57,43 +98,58 @@ class PartitionedGraph:
     """
 
     def __init__(self, client: Any, X: Any, k_max: int, metric: str = "euclidean", *, p: float | None = None,
-                 n_blocks: int | None = None, cluster: Any = None):
+                 n_blocks: int | None = None, cluster: Any = None, assign: str = "spatial"):
         X = check_data_matrix(X, min_rows=2)
         self.n_objects = int(X.shape[0])
         self.k_max = check_k(k_max, self.n_objects, name="k_max")
         self.metric = resolve_metric(metric, p=p).label
+        if assign not in ASSIGNMENTS:
+            raise ValueError(f"assign must be one of {', '.join(ASSIGNMENTS)}, got {assign!r}")
         self.client, self._cluster, self._owns_client = client, cluster, False
         workers = sorted(client.scheduler_info()["workers"])
         if not workers:
             raise ValueError("the Dask cluster has no workers")
         n_blocks = 2 * len(workers) if n_blocks is None else n_blocks
-        self.bounds = block_bounds(self.n_objects, n_blocks)
+        self.partition = (spatial_partition(X, n_blocks) if assign == "spatial"
+                          else Partition.of(block_bounds(self.n_objects, n_blocks)))
+        self.assign = assign
         self.n_workers = len(workers)
         self.backend, self.approx_recall, self.search = "exact", None, "brute"
-        self.search_reason = (f"exact brute force in {len(self.bounds)} blocks on {len(workers)} Dask worker(s)")
-        Xf = client.scatter(X, broadcast=True)
-        self.blocks = [client.submit(knn_block, Xf, a, b, self.k_max, metric, p=p, pure=False,
-                                     workers=[workers[i % len(workers)]], allow_other_workers=False)
-                       for i, (a, b) in enumerate(self.bounds)]
-        self.bases = [self._submit(start_state, blk, self.bounds) for blk in self.blocks]
+        how = "a k-d split" if assign == "spatial" else "ranges of object numbers"
+        self.search_reason = (f"exact brute force in {self.partition.n_blocks} blocks on {len(workers)} Dask "
+                              f"worker(s), objects assigned by {how}")
+        # the data and the partition are the roots of every block's lineage: made by tasks (kept by the scheduler),
+        # not scattered, so that a worker dying with the last copy never loses them (they are made again)
+        Xf, part = _root(client, X), _root(client, self.partition)
+        # placed round-robin, not bound: a block whose worker died is recomputed on another one
+        self.blocks = [client.submit(knn_rows, Xf, members, self.k_max, metric, p=p, pure=False,
+                                     workers=[workers[i % len(workers)]], allow_other_workers=True)
+                       for i, members in enumerate(self.partition.members)]
+        self.bases = [self._submit(start_state, blk, part) for blk in self.blocks]
+
+    @property
+    def bounds(self) -> list[tuple[int, int]]:
+        """The (start, stop) of every block (``assign="index"`` only)."""
+        return self.partition.bounds()
 
     @classmethod
     def connect(cls, X: Any, k_max: int, scheduler: str, **kwargs: Any) -> PartitionedGraph:
         """Connect to ``scheduler`` (``tcp://HOST:PORT``, or ``local:N``: start a LocalCluster of N processes with
         one thread each, numba included) and build the graph there."""
         try:
-            from distributed import Client, LocalCluster
+            from distributed import Client
         except ImportError:  # pragma: no cover - depends on the extra
             raise ImportError("a Dask scheduler needs the optional extra: pip install 'odeval[dask]'") from None
         kind, value = parse_scheduler(scheduler)
         cluster = None
         if kind == "local":
-            cluster = LocalCluster(n_workers=int(value), threads_per_worker=1, processes=True,
-                                   dashboard_address=":0", silence_logs=logging.ERROR,
-                                   env={"NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"})
+            cluster = local_cluster(int(value))
             client = Client(cluster)
         else:
-            client = Client(value)
+            try:
+                client = Client(value)
+            except OSError as exc:
+                raise cluster_lost(value, exc) from None
         try:
             graph = cls(client, X, k_max, cluster=cluster, **kwargs)
             graph._owns_client = True
@@ -108,27 +164,58 @@ class PartitionedGraph:
         return self.client.submit(fn, *args, pure=False)
 
     def raw_scores(self, det: Detector, ks: Any) -> np.ndarray:
-        """Raw scores (len(ks), N) of ``det``: its block plan run on the cluster, the blocks' results gathered."""
-        futures = block_raw_scores(det, [], np.asarray(ks, dtype=np.int64), self._submit, self.bases)
-        return np.hstack(self.client.gather(futures))
+        """Raw scores (len(ks), N) of ``det`` in object order: its block plan run on the cluster, the blocks'
+        results gathered (tasks lost with a worker are recomputed; see the module's "Faults")."""
+        futures = block_raw_scores(det, [], np.asarray(ks, dtype=np.int64), self._submit, self.bases,
+                                   partition=self.partition)
+        return in_object_order(gather_retrying(self.client, futures), self.partition)
+
+    def exchange_volume(self) -> dict[str, Any]:
+        """:func:`odeval.neighbors.blocks.exchange_volume` of the blocks, counted where they are."""
+        counts = gather_retrying(self.client, [self._submit(_state_exchange, base) for base in self.bases])
+        return exchange_volume([tuple(c) for c in counts], self.partition)
 
     def gather_graph(self) -> Any:
         """The whole :class:`~odeval.neighbors.KNNGraph` (gathers every block: for tests and small data)."""
-        return assemble_blocks(self.client.gather(self.blocks))
+        return assemble_blocks(gather_retrying(self.client, self.blocks))
 
     def close(self) -> None:
         """Release the blocks on the cluster (and close the client and cluster :meth:`connect` started)."""
         self.blocks, self.bases = [], []
         if self._owns_client:
-            self.client.close()
-            if self._cluster is not None:
-                self._cluster.close()
+            lost = self.client.status != "running"
+            with quiet_distributed() if lost else _nothing():  # a lost scheduler: no reconnection tracebacks
+                self.client.close(timeout=10)
+                if self._cluster is not None:
+                    self._cluster.close()
 
     def __enter__(self) -> PartitionedGraph:
         return self
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+@contextmanager
+def _nothing() -> Iterator[None]:
+    yield
+
+
+def _state_exchange(state: Any) -> tuple[int, int, int]:
+    return block_exchange(state.block, state.partition, state.halo)
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+def _root(client: Any, value: Any) -> Any:
+    """A future of ``value`` that Dask can recompute (the value travels inside its task, once)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*[Ll]arge.*")  # "Sending large graph": here on purpose
+        return client.submit(_identity, value, pure=False)
 
 
 class _Partitioned:

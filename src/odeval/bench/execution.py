@@ -33,7 +33,7 @@ from odeval.bench.progress import Progress
 from odeval.bench.store import ResultStore, UnitResult, is_interrupt
 from odeval.bench.variant_step import failed_variant_tasks, run_variant_job, task_display
 from odeval.data.catalogue import Variant
-from odeval.executor import Executor
+from odeval.executor import ClusterLostError, Executor
 
 __all__ = ["FLUSH_SECONDS", "FLUSH_UNITS", "MAX_RANK_ROWS", "PrepareTask", "RunSummary", "UnitTask",
            "VariantJobTask", "WORKER_DIED_HINT", "best_ks", "drive", "evaluate_estimator_unit", "evaluate_unit",
@@ -405,6 +405,8 @@ class _Driver:
             case UnitTask(plan, uid, method):
                 try:
                     res = self.ex.result(fut)
+                except ClusterLostError:  # the run ends here, the unit did not fail: a rerun computes it
+                    raise
                 except Exception as exc:  # a worker died (e.g. out of memory)
                     res = _failed_unit(uid, plan.ref, method, self.study.metric, worker_failure(exc))
                 self.record(res, plan)
@@ -412,6 +414,8 @@ class _Driver:
             case VariantJobTask(plan):
                 try:
                     results = self.ex.result(fut)
+                except ClusterLostError:
+                    raise
                 except Exception as exc:  # a worker died (e.g. out of memory)
                     results = failed_variant_tasks(plan, self.study.metric, worker_failure(exc))
                 self.record_variant(results)
@@ -422,6 +426,8 @@ class _Driver:
         study = self.study
         try:
             prepared = self.ex.argument(fut)  # with Dask the graph stays on the cluster
+        except ClusterLostError:
+            raise
         except Exception as exc:  # the whole variant failed to load: every unit records the error
             self.active -= 1
             msg = f"preparing {plan.ref.path} failed: {worker_failure(exc).removeprefix('worker failed: ')}"

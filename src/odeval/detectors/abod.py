@@ -327,7 +327,7 @@ def _abod_block(state: BlockState) -> dict[str, Any]:
         raise ValueError(f"FastABOD: the linear kernel needs a Euclidean kNN graph, got metric {b.metric!r}")
     B = b.n_objects
     # row p of the kernel is object p of its X: put the block's objects first, shift the neighbour numbers
-    X = np.ascontiguousarray(np.vstack([b.X[b.start:b.stop], b.X]))
+    X = np.ascontiguousarray(np.vstack([b.X[b.object_ids], b.X]))
     idx = np.where(b.indices >= 0, b.indices + B, -1)
     raw = _abof_linear(X, idx, _neighbourhood_sizes(b, state.ks), _NO_PAIR_VALUE)
     return {"abof": raw, "nopair": (raw == _NO_PAIR_VALUE).all(axis=1)}
@@ -361,7 +361,7 @@ class FastABOD(Detector):
 
     def _block_steps(self) -> list[Step]:
         # the degenerate case "no object has an angle pair" is global: a scan of one bool per k and block
-        return [Step(_abod_block, (Exchange("scan", "nopair", "nopair_all", fold=_fold_and),)),
+        return [Step(_abod_block, (Exchange("scan", "nopair", "nopair_all", fold=_fold_and, in_object_order=False),)),
                 Step(_abod_block_final)]
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:

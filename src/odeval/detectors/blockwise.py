@@ -9,7 +9,14 @@ small per-object summaries:
   :func:`odeval.neighbors.blocks.block_halo`), e.g. the k-distances for all k, then the lrds for all k (LOF);
 * ``edges``: the graph edges q → p routed to the block owning p (reverse neighbours: ODIN, INFLO);
 * ``scan``: a value folded over the blocks in object order (a global sum that must be added in object order to
-  be bit-identical, LoOP's normaliser; a global "all objects" test, FastABOD's degenerate case).
+  be bit-identical, LoOP's normaliser; a global "all objects" test, FastABOD's degenerate case). With blocks
+  that are ranges of object numbers the accumulator passes from block to block; with spatial blocks
+  (:func:`odeval.neighbors.blocks.spatial_partition`) the objects' values are gathered into one task and folded
+  there in object order (N · T floats once: LoOP's Σ PLOF²), unless the exchange declares that the order does not
+  matter (``in_object_order=False``: FastABOD's logical and of one bool per k and block).
+
+Blocks are any sets of objects (:class:`odeval.neighbors.blocks.Partition`); objects keep their numbers, so the
+order of every sum over objects or neighbours is the one-process order whatever the partition.
 
 Each detector declares its own plan next to its one-process kernels (``Detector._block_steps`` in its module,
 the variants without a plan in ``Detector.block_refusals`` with the reason); this module holds what every plan is
@@ -55,10 +62,11 @@ import numpy as np
 
 from odeval.detectors._neighborhood import _iter_blocks, _neighbourhood_sizes
 from odeval.detectors.base import Detector, MethodVariant, _not_partitioned, partitioned_methods
-from odeval.neighbors.blocks import GraphBlock, Halo, block_halo, in_edges
+from odeval.neighbors.blocks import GraphBlock, Halo, Partition, block_halo, in_edges
 
 __all__ = ["BlockState", "Exchange", "Step", "block_plan", "run_plan", "start_state", "block_raw_scores",
            "partitioned_methods", "halo", "with_halo", "per_chunk", "kdist_step", "edges_step", "IN_EDGES",
+           "in_object_order",
            "LIST_ORDER", "BATCH_TOOL_LISTS", "REFUSE_ELKI_VARIANTS", "REFUSE_BATCH_TOOL"]
 
 
@@ -68,7 +76,7 @@ class BlockState:
 
     block: GraphBlock
     halo: Halo
-    bounds: tuple[tuple[int, int], ...]
+    partition: Partition
     det: Detector | None = None
     ks: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
     data: dict[str, Any] = field(default_factory=dict)
@@ -82,13 +90,17 @@ class BlockState:
 @dataclass(frozen=True)
 class Exchange:
     """What a step sends: ``kind`` "halo" | "edges" | "scan", the ``key`` of ``data`` sent and the key ``into``
-    which it is received; ``wanted`` (halo): key of the ids wanted instead of the halo; ``fold`` (scan)."""
+    which it is received; ``wanted`` (halo): key of the ids wanted instead of the halo; ``fold`` (scan):
+    ``fold(acc, value)`` continues the accumulator over one block's value (``acc`` None at the start);
+    ``in_object_order`` (scan): the fold runs over the objects' values (last axis: the block's objects) in object
+    order — False when the value is one per block and the fold does not depend on the order of the blocks."""
 
     kind: str
     key: str
     into: str
     wanted: str | None = None
     fold: Callable[[Any, Any], Any] | None = None
+    in_object_order: bool = True
 
 
 @dataclass(frozen=True)
@@ -145,7 +157,7 @@ def kdist_step(state: BlockState) -> dict[str, Any]:
 
 def edges_step(state: BlockState) -> dict[str, Any]:
     """The block's graph edges q → p grouped by the block owning p (``edges``, sent by :data:`IN_EDGES`)."""
-    return {"edges": in_edges(state.block, list(state.bounds))}
+    return {"edges": in_edges(state.block, state.partition)}
 
 
 def block_plan(det: Any) -> list[Step]:
@@ -157,9 +169,11 @@ def block_plan(det: Any) -> list[Step]:
 
 
 # --- running a plan -------------------------------------------------------------------------------------------------
-def start_state(block: GraphBlock, bounds: Sequence[tuple[int, int]]) -> BlockState:
-    """The state of a block shared by every method: its rows and its halo."""
-    return BlockState(block=block, halo=block_halo(block, list(bounds)), bounds=tuple(bounds))
+def start_state(block: GraphBlock, partition: Any) -> BlockState:
+    """The state of a block shared by every method: its rows and its halo; ``partition``: the
+    :class:`~odeval.neighbors.blocks.Partition` of all blocks (or their (start, stop) bounds)."""
+    part = Partition.of(partition, block.n_total)
+    return BlockState(block=block, halo=block_halo(block, part), partition=part)
 
 
 def _for_method(base: BlockState, det: Detector, ks: np.ndarray) -> BlockState:
@@ -170,15 +184,33 @@ def _apply(fn: Callable[[BlockState], dict[str, Any]], state: BlockState) -> Blo
     return replace(state, data={**state.data, **fn(state)})
 
 
-def _halo_request(state: BlockState, wanted: str | None) -> list[np.ndarray]:
-    """Per owner block: the rows (owner-local) of the objects this block wants."""
+def _halo_request(state: BlockState, wanted: str | None) -> tuple[list[np.ndarray], np.ndarray | None]:
+    """Per owner block: the rows (owner-local) of the objects this block wants (ascending object numbers), and
+    the order in which the owners' answers, concatenated, hold them (None: already in the wanted order, as
+    with blocks that are ranges)."""
     ids = state.halo.extra if wanted is None else state.data[wanted]
-    cuts = np.searchsorted(ids, [a for a, _ in state.bounds] + [state.bounds[-1][1]])
-    return [ids[cuts[i]:cuts[i + 1]] - a for i, (a, _) in enumerate(state.bounds)]
+    part = state.partition
+    owner = part.owner[ids]
+    order = np.argsort(owner, kind="stable")
+    cuts = np.searchsorted(owner[order], np.arange(part.n_blocks + 1))
+    rows = part.position[ids[order]]
+    in_order = bool((np.diff(owner) >= 0).all())
+    return [rows[cuts[i]:cuts[i + 1]] for i in range(part.n_blocks)], None if in_order else order
 
 
-def _take_rows(state: BlockState, key: str, request: list[np.ndarray], owner: int) -> np.ndarray:
-    return state.data[key][request[owner]]
+def _take_rows(state: BlockState, key: str, request: tuple[list[np.ndarray], Any], owner: int) -> np.ndarray:
+    return state.data[key][request[0][owner]]
+
+
+def _receive_halo(state: BlockState, into: str, request: tuple[list[np.ndarray], Any], *pieces: Any) -> BlockState:
+    """The owners' rows, back in the order of the wanted objects (ascending object numbers)."""
+    value = pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
+    order = request[1]
+    if order is not None:
+        back = np.empty_like(value)
+        back[order] = value
+        value = back
+    return replace(state, data={**state.data, into: value})
 
 
 def _receive(state: BlockState, into: str, *pieces: Any) -> BlockState:
@@ -199,6 +231,20 @@ def _fold(fold: Callable[[Any, Any], Any], acc: Any, state: BlockState, key: str
     return fold(acc, state.data[key])
 
 
+def _objects_values(state: BlockState, key: str) -> tuple[np.ndarray, np.ndarray]:
+    return state.block.object_ids, state.data[key]
+
+
+def _fold_in_object_order(fold: Callable[[Any, Any], Any], *pieces: tuple[np.ndarray, np.ndarray]) -> Any:
+    """``fold`` over the values of every object (last axis) put back in object order."""
+    n = sum(ids.size for ids, _ in pieces)
+    first = pieces[0][1]
+    values = np.empty((*first.shape[:-1], n), dtype=first.dtype)
+    for ids, v in pieces:
+        values[..., ids] = v
+    return fold(None, values)
+
+
 def _raw(state: BlockState) -> np.ndarray:
     return state.data["raw"]
 
@@ -207,42 +253,62 @@ def _call(fn: Callable[..., Any], *args: Any) -> Any:
     return fn(*args)
 
 
-def run_plan(plan: Sequence[Step], states: list[Any], submit: Callable[..., Any] = _call) -> list[Any]:
+def run_plan(plan: Sequence[Step], states: list[Any], submit: Callable[..., Any] = _call,
+             contiguous: bool = True) -> list[Any]:
     """Run ``plan`` on the blocks' states; ``submit(fn, *args)`` runs a task (default: here, now — a Dask
-    ``client.submit`` runs it on the cluster, with futures as handles). Returns the final states' handles."""
+    ``client.submit`` runs it on the cluster, with futures as handles). ``contiguous``: the blocks are ranges of
+    object numbers, in order (a scan then passes its accumulator from block to block). Returns the final states'
+    handles."""
     n = len(states)
     for step in plan:
         states = [submit(_apply, step.fn, s) for s in states]
         for ex in step.send:
             if ex.kind == "halo":
                 reqs = [submit(_halo_request, s, ex.wanted) for s in states]
-                states = [submit(_receive, s, ex.into,
+                states = [submit(_receive_halo, s, ex.into, reqs[b],
                                  *[submit(_take_rows, states[a], ex.key, reqs[b], a) for a in range(n)])
                           for b, s in enumerate(states)]
             elif ex.kind == "edges":
                 states = [submit(_receive, s, ex.into, *[submit(_pick, states[a], ex.key, b) for a in range(n)])
                           for b, s in enumerate(states)]
-            else:  # scan: folded over the blocks in object order
+            elif contiguous or not ex.in_object_order:  # scan: block after block (in object order if it matters)
                 acc = None
                 for s in states:
                     acc = submit(_fold, ex.fold, acc, s, ex.key)
+                states = [submit(_receive, s, ex.into, acc) for s in states]
+            else:  # scan in object order over blocks that are not ranges: the values meet in one task
+                acc = submit(_fold_in_object_order, ex.fold, *[submit(_objects_values, s, ex.key) for s in states])
                 states = [submit(_receive, s, ex.into, acc) for s in states]
     return states
 
 
 def block_raw_scores(det: Detector, blocks: Sequence[GraphBlock], ks: Sequence[int],
-                     submit: Callable[..., Any] = _call, bases: Sequence[Any] | None = None) -> Any:
+                     submit: Callable[..., Any] = _call, bases: Sequence[Any] | None = None,
+                     partition: Partition | None = None) -> Any:
     """Raw scores (len(ks), N) of ``det`` from the blocks (ks ascending, each ≤ the blocks' k_max), in this
-    process (or, with ``submit``/``bases``, handles of the per-block (len(ks), B) results)."""
+    process (or, with ``submit``/``bases``, handles of the per-block (len(ks), B) results, in the order of
+    ``partition``'s blocks). The blocks may be any sets of objects (``partition``; default: the blocks' own
+    objects); the in-process result is in object order."""
     ks_arr = np.asarray(ks, dtype=np.int64)
     if ks_arr.size == 0 or (np.diff(ks_arr) <= 0).any():
         raise ValueError("ks must be a non-empty ascending sequence without repeats")
     plan = block_plan(det)
+    if partition is None:
+        partition = Partition.of(blocks)
     if bases is None:
-        bounds = [(b.start, b.stop) for b in blocks]
-        bases = [submit(start_state, b, bounds) for b in blocks]
-    states = run_plan(plan, [submit(_for_method, s, det, ks_arr) for s in bases], submit)
+        bases = [submit(start_state, b, partition) for b in blocks]
+    states = run_plan(plan, [submit(_for_method, s, det, ks_arr) for s in bases], submit, partition.contiguous)
     results = [submit(_raw, s) for s in states]
     if submit is _call:
-        return np.hstack(results)
+        return in_object_order(results, partition)
     return results
+
+
+def in_object_order(parts: Sequence[np.ndarray], partition: Partition) -> np.ndarray:
+    """The per-block (T, B) results of ``partition``'s blocks as one (T, N) array in object order."""
+    if partition.contiguous:
+        return np.hstack(parts)
+    out = np.empty((parts[0].shape[0], partition.n_objects), dtype=parts[0].dtype)
+    for ids, part in zip(partition.members, parts, strict=True):
+        out[:, ids] = part
+    return out

@@ -275,7 +275,7 @@ def _inflo_wanted(state: BlockState) -> dict[str, Any]:
     """The objects whose k-distances INFLO needs: the halo and the reverse neighbours from other blocks."""
     b = state.block
     src = state.data["in"][1]
-    outside = src[(src < b.start) | (src >= b.stop)]
+    outside = src[~b.holds(src)]
     wanted = np.union1d(state.halo.extra, outside)
     kd = np.ascontiguousarray(b.distances[:, :state.k_max]) if "kd" not in state.data else state.data["kd"]
     return {"wanted": wanted, "kd": kd}
@@ -289,15 +289,15 @@ def _inflo_block(state: BlockState) -> dict[str, Any]:
     wanted = d["wanted"]
 
     def to_local(ids: np.ndarray) -> np.ndarray:
-        inside = (ids >= b.start) & (ids < b.stop)
-        return np.where(inside, ids - b.start, B + np.searchsorted(wanted, ids))
+        inside = b.holds(ids)
+        return np.where(inside, b.local(ids), B + np.searchsorted(wanted, ids))
 
     lidx = np.where(b.indices >= 0, to_local(b.indices), -1)
     dst, src, km = d["in"]
     order = np.lexsort((src, dst))
     dst, src, km = dst[order], src[order], km[order]
     ptr = np.zeros(B + 1, dtype=np.int64)
-    np.cumsum(np.bincount(dst - b.start, minlength=B), out=ptr[1:])
+    np.cumsum(np.bincount(b.local(dst), minlength=B), out=ptr[1:])
     kd = with_halo(np.ascontiguousarray(d["kd"][:, state.ks - 1].T), d["kd_halo"][:, state.ks - 1])
     sizes = _neighbourhood_sizes(b, state.ks)
     return {"raw": _inflo_paper_block(lidx, sizes, kd, to_local(src), km, ptr, state.ks, float(state.det.m))}

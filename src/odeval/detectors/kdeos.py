@@ -134,14 +134,15 @@ def _kdeos_sources(D, S, ks, scale, iminbw, dim, gscale, cutoff):  # pragma: no 
 
 
 @njit(cache=True, parallel=True)
-def _kdeos_in_densities(start, src_info, e_ptr, e_src_global, e_src, e_pos, e_dist, e_kmin, ks,  # pragma: no cover
+def _kdeos_in_densities(ids, src_info, e_ptr, e_src_global, e_src, e_pos, e_dist, e_kmin, ks,  # pragma: no cover
                         gscale):
     """KDEOS densities (T, B) of a block's objects: the kernels of every p with q ∈ {p} ∪ N_k(p) (within p's
     cut-off) added in ascending order of p — the order of the one-process density step.
 
-    ``src_info`` (4·T, B + E): :func:`_kdeos_sources` of the block's objects and of the other sources (local
-    numbers); in-edges of object q: ``e_ptr[q]:e_ptr[q + 1]``, sorted by the source's global number, with the
-    position of q in the source's row, the distance and the smallest k at which q belongs to it.
+    ``ids``: the global numbers of the block's objects. ``src_info`` (4·T, B + E): :func:`_kdeos_sources` of the
+    block's objects and of the other sources (local numbers); in-edges of object q: ``e_ptr[q]:e_ptr[q + 1]``,
+    sorted by the source's global number, with the position of q in the source's row, the distance and the
+    smallest k at which q belongs to it.
     """
     B = e_ptr.shape[0] - 1
     T = ks.shape[0]
@@ -152,7 +153,7 @@ def _kdeos_in_densities(start, src_info, e_ptr, e_src_global, e_src, e_pos, e_di
             acc = 0.0
             own = False
             for e in range(e_ptr[q], e_ptr[q + 1] + 1):
-                if not own and (e == e_ptr[q + 1] or e_src_global[e] > start + q):
+                if not own and (e == e_ptr[q + 1] or e_src_global[e] > ids[q]):
                     acc += _kdeos_kernel(0.0, src_info[t, q], src_info[T + t, q], src_info[2 * T + t, q] > 0.0,
                                          gscale)
                     own = True
@@ -195,14 +196,14 @@ def _sources_block(state: BlockState) -> dict[str, Any]:
     s, iminbw, dim = _block_bandwidth_params(state)
     src = _kdeos_sources(b.distances, b.neighborhood_sizes(), state.ks, s, iminbw, dim, GAUSS_NORM, _CUTOFF)
     return {"src": src, "src_t": np.ascontiguousarray(src.T),
-            "edges": in_edges(b, list(state.bounds), positions=True)}
+            "edges": in_edges(b, state.partition, positions=True)}
 
 
 def _sources_wanted(state: BlockState) -> dict[str, Any]:
     """The sources in other blocks whose kernels reach the block's objects."""
     b = state.block
     src = state.data["in"][1]
-    return {"wanted": np.unique(src[(src < b.start) | (src >= b.stop)])}
+    return {"wanted": np.unique(src[~b.holds(src)])}
 
 
 def _density_block(state: BlockState) -> dict[str, Any]:
@@ -213,12 +214,12 @@ def _density_block(state: BlockState) -> dict[str, Any]:
     dst, src, km, pos, dist = d["in"]
     order = np.lexsort((src, dst))
     dst, src, km, pos, dist = dst[order], src[order], km[order], pos[order], dist[order]
-    inside = (src >= b.start) & (src < b.stop)
-    src_local = np.where(inside, src - b.start, B + np.searchsorted(d["wanted"], src))
+    inside = b.holds(src)
+    src_local = np.where(inside, b.local(src), B + np.searchsorted(d["wanted"], src))
     ptr = np.zeros(B + 1, dtype=np.int64)
-    np.cumsum(np.bincount(dst - b.start, minlength=B), out=ptr[1:])
+    np.cumsum(np.bincount(b.local(dst), minlength=B), out=ptr[1:])
     info = with_halo(d["src"], d["src_halo"])
-    dens = _kdeos_in_densities(b.start, info, ptr, src, src_local, pos, dist, km, state.ks, GAUSS_NORM)
+    dens = _kdeos_in_densities(b.object_ids, info, ptr, src, src_local, pos, dist, km, state.ks, GAUSS_NORM)
     return {"dens": dens, "dens_t": np.ascontiguousarray(dens.T)}
 
 

@@ -42,7 +42,7 @@ def _odin_block(state: BlockState) -> dict[str, Any]:
     b = state.block
     dst, _, km = state.data["in"]
     acc = np.zeros((b.k_max + 1) * b.n_objects, dtype=np.int64)
-    np.add.at(acc, (km - 1) * b.n_objects + (dst - b.start), 1)
+    np.add.at(acc, (km - 1) * b.n_objects + b.local(dst), 1)
     deg = np.cumsum(acc.reshape(b.k_max + 1, b.n_objects)[: b.k_max], axis=0)[state.ks - 1]
     return {"raw": deg / state.ks[:, None].astype(np.float64)}
 
