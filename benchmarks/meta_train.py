@@ -139,11 +139,22 @@ def main() -> None:
             score[c] += float(w[te] @ vals)
     best = configs[int(np.argmax(score))]
     p_b = out["measures"][a.measure]["p_meta_vs_knn10_bases"]
+    st = meta_statistics(res.picks, a.measure)
+    sv = st["summary_variants"].set_index("selector")
+    tb = st["tests_bases"].set_index(["selector", "baseline"])
+    record = {"mean_roc_auc": float(sv.loc["meta", "mean"]),
+              "mean_percentile": float(sv.loc["meta", "mean_percentile"]),
+              "p_vs_random": float(tb.loc[("meta", "random"), "p_value"]),
+              "p_vs_default_knn10": float(tb.loc[("meta", "default-knn10"), "p_value"]),
+              "knn10_mean_roc_auc": float(sv.loc["default-knn10", "mean"]),
+              "n_variants": len(table.datasets), "n_bases": len(set(table.bases)),
+              "basis": "held-out picks, leave-one-base-dataset-out (nested model choice); p-values: one-sided "
+                       "Wilcoxon over base datasets"}
     meta = {"store_study_hash": study_hash, "results_sha256": rhash, "script": "benchmarks/meta_train.py",
             "study": "benchmarks/meta_store.toml", "config": best.label(), "n_variants": len(table.datasets),
             "n_bases": len(set(table.bases)), "measure": a.measure,
             "validation": {"p_meta_vs_knn10_bases": p_b, "significant": bool(p_b < 0.05),
-                           "file": "benchmarks/meta_validation.json"}}
+                           "file": "benchmarks/meta_validation.json", **record}}
     model = fit_meta_model(table.features, G, w, best, grid_candidates(), FEATURE_NAMES, meta)
     save_model(model, a.model)
     out["shipped_config"] = best.label()

@@ -105,3 +105,21 @@ def test_shipped_model_records_its_provenance_and_selects() -> None:
     assert "kNN k = 10" in a.note
     with pytest.raises(ValueError, match="needs the data"):
         run_selector("meta", S, names)
+
+
+@pytest.mark.skipif(not MODEL_FILE.exists(), reason="the shipped model is built by benchmarks/meta_train.py")
+def test_select_reports_meta_with_its_out_of_sample_record() -> None:
+    from odeval.labelfree.recommend import SelectSettings, recommend
+    from odeval.labelfree.record import expectations, meta_validated
+
+    X = _table(2, n=120, d=3)
+    rec = recommend(X, settings=SelectSettings(ireos=False, resamples=0, k_max=20))
+    meta = {c.selector: c for c in rec.choices}["meta"]
+    assert meta.kind == "candidate" and meta.name
+    assert ("validated better" in meta.note) == meta_validated()
+    if not meta_validated():
+        assert "NOT shown better than kNN k = 10" in meta.note and rec.recommended_by != "meta"
+    exp = expectations(["meta"])[0]
+    assert exp.p_vs_reference is not None and "leave-one-base-dataset-out" in exp.basis
+    off = recommend(X, settings=SelectSettings(ireos=False, resamples=0, k_max=20, meta=False))
+    assert "meta" not in {c.selector for c in off.choices}

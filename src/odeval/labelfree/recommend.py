@@ -104,6 +104,10 @@ class SelectSettings:
     stability_selectors : tuple of str
         Consensus selectors rerun on each subsample (``select`` is left out by default: the slowest, and the lowest
         record of the four).
+    meta : bool
+        Run the meta-learned selector (:mod:`odeval.labelfree.meta`); it makes the recommendation only where its
+        held-out validation beat kNN k = 10 (:func:`odeval.labelfree.record.meta_validated`), else it is reported
+        with that record.
     details : bool
         Also compute what the HTML page draws (``Recommendation.details``): the weighted Pearson similarity of a
         thinned set of candidates (Schubert et al. 2012) and a 2-D PCA projection of the prepared data.
@@ -129,6 +133,7 @@ class SelectSettings:
     stability_selectors: tuple[str, ...] = ("mc-spearman", "mc-ndcg", "hits")
     details: bool = False
     seed: int = 0
+    meta: bool = True
 
     def __post_init__(self) -> None:
         if self.normalize not in ("minmax", "zscore", None):
@@ -708,6 +713,10 @@ def recommend(data: Dataset | Any, *, settings: SelectSettings = SelectSettings(
     if progress:
         progress("selecting", 0, 1)
     sels = _run_selectors(pool.scores, pool.names, settings.selectors, settings.seed)
+    if settings.meta:
+        from odeval.labelfree.meta import meta_selection
+
+        sels["meta"] = meta_selection(pool.scores, pool.names, X, settings.seed)
     ensemble = sels["ensemble"].scores
     pick: IreosPick | None = None
     if settings.ireos:
