@@ -23,7 +23,7 @@ J. Demšar. Statistical comparisons of classifiers over multiple data sets. JMLR
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -127,9 +127,9 @@ def meta_table(runs: pd.DataFrame, features: pd.DataFrame, bases: dict[str, str]
 def default_configs(seed: int = 0) -> list[MetaConfig]:
     """The configurations the nested validation chooses among (fixed before any result was seen)."""
     cfgs = [MetaConfig("fixed", margin=0.0, seed=seed)]
-    for margin in (0.0, 0.01):
-        cfgs += [MetaConfig("forest", margin=margin, min_leaf=5, n_trees=50, seed=seed),
-                 MetaConfig("forest", margin=margin, min_leaf=15, n_trees=50, seed=seed),
+    for margin in (0.0, 0.01, 0.03):
+        cfgs += [MetaConfig("forest", margin=margin, min_leaf=8, n_trees=30, seed=seed),
+                 MetaConfig("forest", margin=margin, min_leaf=20, n_trees=30, seed=seed),
                  MetaConfig("neighbors", margin=margin, n_neighbors=10, seed=seed)]
     return cfgs
 
@@ -140,8 +140,11 @@ def inner_folds(bases: Sequence[str], n_folds: int = 5) -> list[list[str]]:
     return [uniq[i::n_folds] for i in range(min(n_folds, len(uniq)))]
 
 
-def _pick_value(model: MetaModel, table: MetaTable, rows: np.ndarray) -> tuple[np.ndarray, list[tuple[str, int]]]:
-    """The measure of the model's pick on each of ``rows`` (among the variant's existing grid candidates)."""
+def _pick_value(model: MetaModel, table: MetaTable, rows: np.ndarray, margin: float | None = None
+                ) -> tuple[np.ndarray, list[tuple[str, int]]]:
+    """The measure of the model's pick on each of ``rows`` (among the variant's existing grid candidates), with
+    ``margin`` (default: the model's)."""
+    margin = model.config.margin if margin is None else margin
     grid = model.candidates
     values, picks = np.empty(rows.size), []
     preds = model.predict_gain(table.features[rows])
@@ -149,7 +152,7 @@ def _pick_value(model: MetaModel, table: MetaTable, rows: np.ndarray) -> tuple[n
         q = table.grid_quality[r]
         gain = np.where(np.isnan(q), -np.inf, preds[j])
         i = int(np.argmax(gain))
-        pick = grid[i] if gain[i] > model.config.margin else REFERENCE
+        pick = grid[i] if gain[i] > margin else REFERENCE
         picks.append(pick)
         values[j] = q[grid.index(pick)]
     return values, picks
@@ -157,6 +160,17 @@ def _pick_value(model: MetaModel, table: MetaTable, rows: np.ndarray) -> tuple[n
 
 #: ``fit(features, gain, weight, config, candidates, feature_names) -> MetaModel``; a test may wrap it.
 FitFn = Callable[..., MetaModel]
+
+
+def _fits(fit: FitFn, table: MetaTable, G: np.ndarray, w: np.ndarray, rows: np.ndarray,
+          configs: Sequence[MetaConfig]) -> dict[MetaConfig, MetaModel]:
+    """One fit per configuration up to the margin (the margin only changes the pick, not the model)."""
+    out: dict[MetaConfig, MetaModel] = {}
+    for cfg in configs:
+        key = replace(cfg, margin=0.0)
+        if key not in out:
+            out[key] = fit(table.features[rows], G[rows], w[rows], key, grid_candidates(), FEATURE_NAMES)
+    return out
 
 
 @dataclass
@@ -182,7 +196,6 @@ def leave_one_base_out(table: MetaTable, configs: Sequence[MetaConfig] | None = 
     configs = list(configs) if configs is not None else default_configs()
     bases = np.asarray(table.bases)
     G, w = table.gain(), table.weights()
-    grid = grid_candidates()
     rows_out, chosen, training, per_cfg = [], {}, {}, []
     for b in sorted(set(table.bases)):
         test = np.flatnonzero(bases == b)
@@ -196,15 +209,15 @@ def leave_one_base_out(table: MetaTable, configs: Sequence[MetaConfig] | None = 
         for fold in folds:
             itest = train[np.isin(bases[train], fold)]
             itrain = train[~np.isin(bases[train], fold)]
+            fits = _fits(fit, table, G, w, itrain, configs)
             for c, cfg in enumerate(configs):
-                model = fit(table.features[itrain], G[itrain], w[itrain], cfg, grid, FEATURE_NAMES)
-                vals, _ = _pick_value(model, table, itest)
+                vals, _ = _pick_value(fits[replace(cfg, margin=0.0)], table, itest, cfg.margin)
                 score[c] += float(w[itest] @ vals)
         best = int(np.argmax(score))
         chosen[b] = configs[best].label()
+        fits = _fits(fit, table, G, w, train, configs)
         for c, cfg in enumerate(configs):
-            model = fit(table.features[train], G[train], w[train], cfg, grid, FEATURE_NAMES)
-            vals, picks = _pick_value(model, table, test)
+            vals, picks = _pick_value(fits[replace(cfg, margin=0.0)], table, test, cfg.margin)
             for r, v, p in zip(test, vals, picks, strict=True):
                 per_cfg.append({"dataset": table.datasets[r], "base_dataset": b, "config": cfg.label(),
                                 "value": v, "choice": f"{p[0]}-{p[1]:03d}", "pick": p, "chosen": c == best})
