@@ -125,6 +125,9 @@ def main() -> None:
                      "profiled_attributes": len(prof[key]),
                      "best_other_match": best.replace("campos:", "Campos "), "best_match_fraction": round(best_frac, 3),
                      "matched_by": ("documentation: " + DOCUMENTED[key][1] if key in DOCUMENTED else
+                                    "documentation: joined by " + ", ".join(
+                                        f for f, (tgt, _) in DOCUMENTED.items() if tgt == key)
+                                    if any(tgt == key for tgt, _ in DOCUMENTED.values()) and not by_content[i] else
                                     "content" if by_content[i] else
                                     "Campos file name" if key.startswith("campos:") else "no match (own base)")})
     df = pd.DataFrame(rows)
