@@ -10,8 +10,8 @@ ODDS / ADBench files; its units' ROC AUC and AP are the labelled results), the m
 
 1. :func:`odeval.analysis.meta.leave_one_base_out`: for each base dataset, the configuration is chosen by grouped
    5-fold cross-validation over the *other* base datasets, refitted on them and judged on the held-out one.
-2. The audit's statistics of those held-out picks (by variant and by base dataset) → ``--validation`` (JSON) and
-   the Markdown tables printed for docs/model-selection.md.
+2. The audit's statistics of those held-out picks (by variant and by base dataset) → ``--validation`` (JSON; the
+   picks themselves beside it, ``*_picks.csv``) and the Markdown tables printed for docs/model-selection.md.
 3. The shipped model: the same nested choice over all base datasets, fitted on all variants → ``--model`` (npz, no
    pickle), with the store's study hash, a SHA-256 of the labelled results used, and the validation's verdict.
 """
@@ -84,7 +84,8 @@ def main() -> None:
     t0 = time.perf_counter()
     store = ResultStore(a.store, read_only=True)
     studies = store.studies()
-    study_hash = str(studies.loc[studies["name"] == STUDY_NAME, "study_hash"].iloc[0])
+    ours = studies[studies["name"] == STUDY_NAME].sort_values("created", kind="stable")
+    study_hash = str(ours["study_hash"].iloc[-1])  # the latest registration of the study file
     runs = store.runs(study_hash=study_hash)
     store.close()
     judged = ("roc_auc", "average_precision")
@@ -135,7 +136,10 @@ def main() -> None:
             sel: {"mean": float(r.value), "mean_percentile": float(r.percentile)} for sel, r in s.iterrows()}}
         print(f"\nCampos variants only ({sub['dataset'].nunique()}), {m}: " + ", ".join(
             f"{sel} {r.value:.3f} (percentile {r.percentile:.0f})" for sel, r in s.iterrows()))
-    out["picks"] = res.picks.to_dict("records")
+    picks_file = a.validation.with_name(a.validation.stem + "_picks.csv")
+    res.picks[["dataset", "base_dataset", "selector", "choice", "measure", "value", "percentile", "is_best"]].to_csv(
+        picks_file, index=False, float_format="%.6f")
+    out["picks_file"] = picks_file.name
     # the shipped model: the same nested choice over all base datasets
     bases = np.asarray(table.bases)
     G, w = table.gain(), table.weights()
