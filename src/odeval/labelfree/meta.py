@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 
 __all__ = ["GRID_KS", "GRID_METHODS", "MODEL_FILE", "MetaConfig", "MetaModel", "fit_meta_model", "grid_candidates",
-           "load_model", "meta_pick", "meta_selection"]
+           "load_model", "meta_pick", "validated"]
 
 MODEL_FILE = Path(__file__).resolve().parent / "data" / "meta_selector.npz"
 GRID_METHODS: tuple[str, ...] = ("kNN", "kNNW", "LOF", "SimplifiedLOF", "LoOP", "LDOF", "ODIN", "KDEOS", "COF",
@@ -254,22 +254,17 @@ def meta_pick(X: Any, available: Sequence[tuple[str, int]] | None = None, *, mod
     return pick, gain, f
 
 
-def meta_selection(scores: Any, names: Sequence[str], X: Any, seed: int = 0) -> Any:
-    """The ``meta`` selector's :class:`~odeval.labelfree.selection.Selection` for ``odeval select``, with its
-    out-of-sample record in the note; no choice (``index`` None, the reason in the note) where it cannot run
-    (no model file, a table too small for the meta-features, its pick outside the pool)."""
-    from odeval.labelfree.record import meta_validated
-    from odeval.labelfree.selection import Selection, run_selector
 
+#: Significance level at which the held-out validation counts as "better than kNN k = 10".
+ALPHA = 0.05
+
+
+def validated(model: MetaModel | None = None) -> bool:
+    """True when the (shipped) model's held-out validation beat kNN k = 10: one-sided Wilcoxon over the held-out
+    base datasets, p < :data:`ALPHA`. False when there is no model or no validation recorded."""
     try:
-        sel = run_selector("meta", scores, list(names), X=X, seed=seed)
-    except (ValueError, FileNotFoundError) as exc:
-        return Selection("meta", None, note=f"meta-learned selector not run: {exc}")
-    val = load_model().meta.get("validation", {})
-    p = val.get("p_vs_default_knn10")
-    p_txt = "no validation recorded" if p is None else f"p = {p:.2g}"
-    verdict = (f"validated better than kNN k = 10 out of sample ({p_txt}); it makes the recommendation"
-               if meta_validated() else
-               f"NOT shown better than kNN k = 10 out of sample ({p_txt}, leave-one-base-dataset-out over "
-               f"{val.get('n_bases')} base datasets): reported, not used to recommend")
-    return Selection("meta", sel.index, criterion=sel.criterion, note=f"{sel.note}; {verdict}")
+        model = load_model() if model is None else model
+    except FileNotFoundError:
+        return False
+    p = model.meta.get("validation", {}).get("p_vs_default_knn10")
+    return p is not None and p < ALPHA

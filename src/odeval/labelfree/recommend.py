@@ -714,7 +714,7 @@ def recommend(data: Dataset | Any, *, settings: SelectSettings = SelectSettings(
         progress("selecting", 0, 1)
     sels = _run_selectors(pool.scores, pool.names, settings.selectors, settings.seed)
     if settings.meta:
-        from odeval.labelfree.meta import meta_selection
+        from odeval.labelfree.meta_select import meta_selection
 
         sels["meta"] = meta_selection(pool.scores, pool.names, X, settings.seed)
     ensemble = sels["ensemble"].scores

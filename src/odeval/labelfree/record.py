@@ -95,9 +95,11 @@ def _meta_row() -> tuple[dict[str, Any] | None, int, str]:
 
 def meta_validated() -> bool:
     """True when the shipped meta-selector beat kNN k = 10 out of sample (one-sided Wilcoxon over the held-out base
-    datasets, p < :data:`ALPHA`): only then may it make the recommendation (:func:`best_by_record`)."""
-    row, _, _ = _meta_row()
-    return row is not None and row["p_vs_default_knn10"] is not None and row["p_vs_default_knn10"] < ALPHA
+    datasets, p < 0.05; :func:`odeval.labelfree.meta.validated`): only then may it make the recommendation
+    (:func:`best_by_record`)."""
+    from odeval.labelfree.meta import validated
+
+    return validated()
 
 
 def _row(selector: str) -> tuple[dict[str, Any] | None, int, str]:
