@@ -80,6 +80,9 @@ def main() -> None:
     ap.add_argument("--validation", type=Path, required=True)
     ap.add_argument("--model", type=Path, required=True)
     ap.add_argument("--measure", default="roc_auc")
+    ap.add_argument("--methods", default=None,
+                    help="comma-separated methods: choose only among their grid candidates (a restricted variant, "
+                         "e.g. kNN: which k); the other candidates are masked, never picked")
     a = ap.parse_args()
     t0 = time.perf_counter()
     store = ResultStore(a.store, read_only=True)
@@ -91,6 +94,10 @@ def main() -> None:
     judged = ("roc_auc", "average_precision")
     rhash = results_hash(runs[runs["status"] == "ok"], judged)
     table = meta_table(runs, pd.read_csv(a.features), load_bases(), a.measure, study_hash, judged)
+    if a.methods:
+        keep = {m.strip().lower() for m in a.methods.split(",")}
+        masked = [i for i, (m, _) in enumerate(grid_candidates()) if m.lower() not in keep]
+        table.grid_quality[:, masked] = np.nan
     print(f"{len(table.datasets)} variants, {len(set(table.bases))} base datasets, "
           f"{len(grid_candidates())} grid candidates, {len(FEATURE_NAMES)} meta-features", flush=True)
     configs = default_configs()
@@ -166,7 +173,8 @@ def main() -> None:
               "basis": "held-out picks, leave-one-base-dataset-out (nested model choice); p-values: one-sided "
                        "Wilcoxon over base datasets"}
     meta = {"store_study_hash": study_hash, "results_sha256": rhash, "script": "benchmarks/meta_train.py",
-            "study": "benchmarks/meta_store.toml", "config": best.label(), "n_variants": len(table.datasets),
+            "study": "benchmarks/meta_store.toml", "config": best.label(), "methods": a.methods or "all",
+            "n_variants": len(table.datasets),
             "n_bases": len(set(table.bases)), "measure": a.measure,
             "validation": {"p_meta_vs_knn10_bases": p_b, "significant": bool(p_b < 0.05),
                            "file": "benchmarks/meta_validation.json", **record}}
