@@ -150,14 +150,11 @@ class MetaModel:
         """The pick and its predicted gain: the best predicted candidate among ``available`` (default: the grid)
         if its gain exceeds the margin, else kNN k = 10 (gain 0)."""
         gain = self.predict_gain(features)
-        allowed = set(self.candidates if available is None else [(m.lower(), k) for m, k in available])
-        order = np.argsort(-gain, kind="stable")
-        for i in order:
+        allowed = None if available is None else {(m.lower(), int(k)) for m, k in available}
+        for i in np.argsort(-gain, kind="stable"):
             m, k = self.candidates[i]
-            if (m.lower(), k) in allowed or available is None:
-                if gain[i] > self.config.margin:
-                    return (m, k), float(gain[i])
-                break
+            if allowed is None or (m.lower(), k) in allowed:  # the best predicted candidate on offer
+                return ((m, k), float(gain[i])) if gain[i] > self.config.margin else (REFERENCE, 0.0)
         return REFERENCE, 0.0
 
 

@@ -1024,8 +1024,9 @@ def _meta(S: np.ndarray, names: tuple[str, ...], *, X: Any = None, seed: int = 0
             key = None
         parsed.append((key.method.lower(), int(key.k)) if key is not None and key.k is not None else None)
     available = [p for p in parsed if p is not None]
-    gain = model.predict_gain(meta_features(X))
-    (method, k), g = _meta_choose(model, gain, available)
+    features = meta_features(X)
+    gain = model.predict_gain(features)
+    (method, k), g = model.choose(features, available)
     where = {p: i for i, p in reversed(list(enumerate(parsed))) if p is not None}
     index = where.get((method.lower(), k))
     if index is None:
@@ -1036,17 +1037,6 @@ def _meta(S: np.ndarray, names: tuple[str, ...], *, X: Any = None, seed: int = 0
             f"no candidate predicted to beat kNN k = 10 by more than {model.config.margin:g}: kNN k = 10 "
             f"({model.config.label()})")
     return Selection("meta", index, criterion=crit, note=note)
-
-
-def _meta_choose(model: Any, gain: np.ndarray, available: Sequence[tuple[str, int]]) -> tuple[tuple[str, int], float]:
-    from odeval.labelfree.meta import REFERENCE
-
-    allowed = set(available)
-    for i in np.argsort(-gain, kind="stable"):
-        m, k = model.candidates[i]
-        if (m.lower(), k) in allowed:
-            return ((m, k), float(gain[i])) if gain[i] > model.config.margin else (REFERENCE, 0.0)
-    return REFERENCE, 0.0
 
 
 register_selector(SelectorInfo(
