@@ -116,6 +116,10 @@ class SelectSettings:
         [50, 100]}, seeds = 3}``). Checked when the settings are made: a bad entry is a one-line ``ValueError``.
     campos : bool
         Include the twelve Campos methods over k (False: the pool is ``methods`` alone).
+    meta : bool
+        Run the meta-learned selector (:mod:`odeval.labelfree.meta`); it makes the recommendation only where its
+        held-out validation beat kNN k = 10 (:func:`odeval.labelfree.record.meta_validated`), else it is reported
+        with that record.
     details : bool
         Also compute what the HTML page draws (``Recommendation.details``): the weighted Pearson similarity of a
         thinned set of candidates (Schubert et al. 2012) and a 2-D PCA projection of the prepared data.
@@ -143,6 +147,7 @@ class SelectSettings:
     campos: bool = True
     details: bool = False
     seed: int = 0
+    meta: bool = True
 
     def __post_init__(self) -> None:
         if self.normalize not in ("minmax", "zscore", None):
@@ -951,6 +956,10 @@ def recommend(data: Dataset | Any, *, settings: SelectSettings = SelectSettings(
     if progress:
         progress("selecting", 0, 1)
     sels = _run_selectors(pool.scores, pool.names, settings.selectors, settings.seed)
+    if settings.meta:
+        from odeval.labelfree.meta_select import meta_selection
+
+        sels["meta"] = meta_selection(pool.scores, pool.names, X, settings.seed)
     ensemble = sels["ensemble"].scores
     pick: IreosPick | None = None
     if settings.ireos:

@@ -16,7 +16,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-__all__ = ["RECORD_FILE", "Expectation", "best_by_record", "campos_record", "expectations"]
+__all__ = ["RECORD_FILE", "Expectation", "best_by_record", "campos_record", "expectations", "meta_validated"]
 
 RECORD_FILE = Path(__file__).resolve().parent / "data" / "campos_record.json"
 #: Significance level of the sentences ("better than ...").
@@ -77,7 +77,34 @@ def _sentence(selector: str, p_random: float | None, p_ref: float | None, refere
     return "; ".join(parts) or "no test recorded"
 
 
+def _meta_row() -> tuple[dict[str, Any] | None, int, str]:
+    """The meta-learned selector's record: its own held-out validation (leave-one-base-dataset-out), shipped with its
+    model (:mod:`odeval.labelfree.meta`), not a row of the Campos record."""
+    from odeval.labelfree.meta import load_model
+
+    try:
+        val = load_model().meta.get("validation", {})
+    except FileNotFoundError:
+        return None, 0, ""
+    if "p_vs_default_knn10" not in val:
+        return None, 0, ""
+    return ({k: val.get(k) for k in ("mean_roc_auc", "mean_percentile", "p_vs_random", "p_vs_default_knn10")},
+            int(val.get("n_variants", 0)), f"held out, leave-one-base-dataset-out over {val.get('n_bases')} base "
+            f"datasets ({val.get('n_variants')} variants; Campos + ODDS + ADBench; p over base datasets)")
+
+
+def meta_validated() -> bool:
+    """True when the shipped meta-selector beat kNN k = 10 out of sample (one-sided Wilcoxon over the held-out base
+    datasets, p < 0.05; :func:`odeval.labelfree.meta.validated`): only then may it make the recommendation
+    (:func:`best_by_record`)."""
+    from odeval.labelfree.meta import validated
+
+    return validated()
+
+
 def _row(selector: str) -> tuple[dict[str, Any] | None, int, str]:
+    if selector == "meta":
+        return _meta_row()
     rec = campos_record()
     table = rec["candidates"]["all"]
     if selector == "ireos-guarded":
@@ -113,9 +140,14 @@ def expectations(selectors: Sequence[str]) -> list[Expectation]:
 
 def best_by_record(selectors: Sequence[str]) -> str:
     """Of ``selectors``, the one whose pick had the highest mean percentile on the collection (ties: mean ROC
-    AUC, then the order given). Selectors without a record are never chosen; raises if none has one."""
+    AUC, then the order given). Selectors without a record are never chosen; raises if none has one. The
+    meta-learned selector ``meta`` is chosen when it is among them and :func:`meta_validated`, else never."""
+    if "meta" in selectors and meta_validated():
+        return "meta"  # validated better than kNN k = 10 out of sample, the best of the Campos record
     best, key = None, None
     for sel in selectors:
+        if sel == "meta":  # its held-out record is on another candidate grid: not comparable by percentile
+            continue
         row, _, _ = _row(sel)
         if row is None or row.get("mean_percentile") is None:
             continue

@@ -1005,3 +1005,43 @@ for _lab, _k, _txt in (("laplacian-1", 1, "k = 1"), ("laplacian-sqrt", None, "k 
         _lab, _laplacian_selector(_lab, _k), "pick", False,
         f"smallest Laplacian Score of the candidate's Gaussian-scaled scores on the kNN graph ({_txt}) of the "
         "candidate scorings space (criterion: −score)", _LS_REF, default=False))
+
+
+# ------------------------------------------------------------------------------------------- meta-learned
+def _meta(S: np.ndarray, names: tuple[str, ...], *, X: Any = None, seed: int = 0) -> Selection:
+    """The meta-learned selector (:mod:`odeval.labelfree.meta`): the model's best predicted candidate among those
+    given (matched by method and k), or kNN k = 10 where no gain over it is predicted. ``criterion``: the predicted
+    gain over kNN k = 10 (NaN for candidates outside the model's grid)."""
+    from odeval.labelfree.meta import load_model
+    from odeval.labelfree.metafeatures import meta_features
+
+    model = load_model()
+    parsed: list[tuple[str, int] | None] = []
+    for n in names:
+        try:
+            key = ScoringKey.parse(n)
+        except ValueError:
+            key = None
+        parsed.append((key.method.lower(), int(key.k)) if key is not None and key.k is not None else None)
+    available = [p for p in parsed if p is not None]
+    features = meta_features(X)
+    gain = model.predict_gain(features)
+    (method, k), g = model.choose(features, available)
+    where = {p: i for i, p in reversed(list(enumerate(parsed))) if p is not None}
+    index = where.get((method.lower(), k))
+    if index is None:
+        raise ValueError(f"selector 'meta': its pick {method}-{k:03d} is not among the {len(names)} candidates")
+    grid = {(m.lower(), kk): i for i, (m, kk) in enumerate(model.candidates)}
+    crit = np.array([gain[grid[p]] if p is not None and p in grid else np.nan for p in parsed])
+    note = (f"predicted gain over kNN k = 10: {g:+.3f} ({model.config.label()})" if g > 0 else
+            f"no candidate predicted to beat kNN k = 10 by more than {model.config.margin:g}: kNN k = 10 "
+            f"({model.config.label()})")
+    return Selection("meta", index, criterion=crit, note=note)
+
+
+register_selector(SelectorInfo(
+    "meta", _meta, "pick", True,
+    "meta-learned: the candidate whose gain over kNN k = 10 a model trained on labelled datasets predicts from "
+    "label-free meta-features (kNN k = 10 where none is predicted); data file labelfree/data/meta_selector.npz",
+    "Zhao, Rossi, Akoglu, NeurIPS 2021 (MetaOD); docs/model-selection.md, 'A meta-learned selector'",
+    default=False))
