@@ -66,12 +66,20 @@ import numpy as np
 from odeval._validation import check_scores
 
 __all__ = ["EMMVWarning", "ExcessMassResult", "MassVolumeResult", "excess_mass", "mass_volume", "default_t_grid",
-           "default_alpha_grid", "uniform_in_box", "bounding_box"]
+           "default_alpha_grid", "uniform_in_box", "bounding_box", "T_STEP", "ALPHA_STEP", "T_STEP_SUBSAMPLED",
+           "ALPHA_STEP_SUBSAMPLED"]
 
 T_MAX = 0.9
 ALPHA_MIN = 0.9
 ALPHA_MAX = 0.999
 N_GENERATED = 100_000
+#: Grid steps of the authors' code (EMMV_benchmarks): ``em_bench.py`` (standard criteria, d ≤ 8) integrates EM on
+#: ``t = arange(0, 100/V, 0.01/V)`` and MV on ``α = arange(0.9, 0.999, 0.0001)``; ``em_bench.py``'s
+#: sub-sampling sibling ``em_bench_high.py`` on ``arange(0, 100/V, 0.001/V)`` and ``arange(0.9, 0.999, 0.001)``.
+T_STEP = 0.01
+ALPHA_STEP = 0.0001
+T_STEP_SUBSAMPLED = 0.001
+ALPHA_STEP_SUBSAMPLED = 0.001
 _INTEGRATIONS = ("grid", "exact")
 
 
@@ -142,14 +150,23 @@ class MassVolumeResult:
 # ---------------------------------------------------------------------------------------------- helpers
 
 
-def default_t_grid(volume: float) -> np.ndarray:
-    """The authors' t grid: ``arange(0, 100/volume, 0.01/volume)`` (EMMV_benchmarks, ``em_bench.py``)."""
-    return np.arange(0, 100 / volume, 0.01 / volume)
+def default_t_grid(volume: float, step: float = T_STEP) -> np.ndarray:
+    """The authors' t grid: ``arange(0, 100/volume, step/volume)``.
+
+    ``step`` 0.01 (default, :data:`T_STEP`): ``em_bench.py`` of EMMV_benchmarks (standard criteria, 10,000
+    points); 0.001 (:data:`T_STEP_SUBSAMPLED`): ``em_bench_high.py`` (feature sub-sampling, 100,000 points).
+    """
+    return np.arange(0, 100 / volume, step / volume)
 
 
-def default_alpha_grid(alpha_min: float = ALPHA_MIN, alpha_max: float = ALPHA_MAX) -> np.ndarray:
-    """The authors' α grid: ``arange(alpha_min, alpha_max, 0.0001)`` (stop excluded)."""
-    return np.arange(alpha_min, alpha_max, 0.0001)
+def default_alpha_grid(alpha_min: float = ALPHA_MIN, alpha_max: float = ALPHA_MAX,
+                       step: float = ALPHA_STEP) -> np.ndarray:
+    """The authors' α grid: ``arange(alpha_min, alpha_max, step)`` (stop excluded).
+
+    ``step`` 0.0001 (default, :data:`ALPHA_STEP`): ``em_bench.py`` (990 points 0.9 … 0.9989); 0.001
+    (:data:`ALPHA_STEP_SUBSAMPLED`): ``em_bench_high.py`` (99 points 0.9 … 0.998).
+    """
+    return np.arange(alpha_min, alpha_max, step)
 
 
 def bounding_box(X: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
