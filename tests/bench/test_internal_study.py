@@ -107,5 +107,10 @@ def test_emmv_box_enters_the_ids_unless_it_is_the_box_of_older_stores():
                           list(old.measures), old.keep_scores,
                           {"internal": ["em", "mv"], "options": {"seed": 0}}], sort_keys=True, default=str)
     assert unit_id(sha, ref, m, old) == hashlib.sha256(payload.encode()).hexdigest()[:24]
+    uniform = study_from_dict(_raw(internal=["em", "mv"], internal_options={"sampling": "uniform"}), source="a")
+    nested = study_from_dict(_raw(internal=["em", "mv"], internal_options={"sampling": "nested"}), source="a")
+    assert unit_id(sha, ref, m, uniform) == unit_id(sha, ref, m, default) != unit_id(sha, ref, m, nested)
+    with pytest.raises(StudyError, match=r"internal_options.sampling must be one of \['uniform', 'nested'\]"):
+        study_from_dict(_raw(internal=["em"], internal_options={"sampling": "importance"}), source="t")
     with pytest.raises(StudyError, match=r"internal_options.box must be one of \['author', 'train_test'\]"):
         study_from_dict(_raw(internal=["em"], internal_options={"box": "data"}), source="t")

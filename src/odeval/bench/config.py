@@ -31,7 +31,7 @@ Optional label-free (internal) measures, computed per unit for every computed k 
     internal = ["em", "mv"]     # INTERNAL_MEASURES; methods without a novelty form get a "not applicable" note
     [internal_options]          # optional, the emmv defaults: draws = 50, features = 5, max_dim = 8,
     draws = 10                  # n_generated = 100000, box = "author" ("train_test": before issue 26),
-                                # seed = the study's seed
+                                # sampling = "uniform" ("nested"), seed = the study's seed
     n_generated = 2000
 
 Per-variant label-free work over *all* candidates (every method × k of the study on that variant, or the ten
@@ -64,7 +64,7 @@ from typing import TYPE_CHECKING, Any
 from odeval._key import ScoringKey
 from odeval._krange import KRange, parse_k_range
 from odeval.data.catalogue import Variant
-from odeval.labelfree.emmv_algorithm import BOXES, EMMVSettings
+from odeval.labelfree.emmv_algorithm import BOXES, SAMPLINGS, EMMVSettings
 from odeval.labelfree.ireos import PAPER_KNN, IREOSSettings
 
 if TYPE_CHECKING:
@@ -271,6 +271,8 @@ class Study:
         box = options.pop("box", EMMVSettings.box)
         if box != "train_test":
             options["box"] = box
+        if options.get("sampling") == "uniform":  # the only sampling of older stores: their ids stay
+            del options["sampling"]
         return {"internal": list(self.internal), "options": dict(sorted(options.items()))}
 
     @property
@@ -807,11 +809,12 @@ def _parse_internal(raw: dict[str, Any], meta: dict[str, Any], seed: int, proble
                             f"{list(IREOS_OPTIONS)} (IREOS)")
         elif key != "seed" and not internal:
             problems.append(f"internal_options.{key} is an EM/MV option but internal asks for neither 'em' nor 'mv'")
-        elif key == "box":
-            if value in BOXES:
+        elif key in ("box", "sampling"):
+            allowed = BOXES if key == "box" else SAMPLINGS
+            if value in allowed:
                 options[key] = value
             else:
-                problems.append(f"internal_options.box must be one of {list(BOXES)}, got {value!r}")
+                problems.append(f"internal_options.{key} must be one of {list(allowed)}, got {value!r}")
         elif isinstance(value, bool) or not isinstance(value, int) or (key != "seed" and value < 1):
             problems.append(f"internal_options.{key} must be an integer{'' if key == 'seed' else ' ≥ 1'}, "
                             f"got {value!r}")

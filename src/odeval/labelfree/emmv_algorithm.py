@@ -61,6 +61,7 @@ from odeval.labelfree.excess_mass_volume import (
     default_t_grid,
     excess_mass,
     mass_volume,
+    nested_uniform_in_box,
     uniform_in_box,
 )
 from odeval.measures._ranking import finite_for_ranking
@@ -74,6 +75,8 @@ MAX_DIM = 8
 #: The bounding boxes of :attr:`EMMVSettings.box`: "author" (the authors' code, per setting) and "train_test"
 #: (odeval's box before issue 26: the fitted ∪ evaluated objects, the t / α grids of the standard criteria).
 BOXES = ("author", "train_test")
+#: How :attr:`EMMVSettings.sampling` places the points that estimate the level sets' volumes.
+SAMPLINGS = ("uniform", "nested")
 UNIFORM_CHUNK = 20_000  # emmv_all_k: uniform points queried and scored per block (bounds the query's memory)
 #: emmv_many queries the uniform points through a k-d tree (exact values checked, see _query_uniform) from this
 #: many fitted objects on; below it the brute-force query is as fast.
@@ -177,6 +180,12 @@ class EMMVSettings:
         objects (the authors redraw a draw of box volume 0, which gives the same distribution).
         "train_test": odeval's box before issue 26 — the fitted ∪ evaluated objects in every setting, the
         standard grids everywhere, a constant attribute an error.
+    sampling : {"uniform", "nested"}, default "uniform"
+        "uniform": ``n_generated`` points uniform in the box (the chapter and the authors' code). "nested":
+        the same number of points split between the box and nested quantile boxes of the evaluated objects,
+        importance-weighted (:func:`~odeval.labelfree.excess_mass_volume.nested_uniform_in_box`): unbiased
+        volumes that stay estimable when a few extreme values stretch the box far beyond where the mass lies
+        (zero-inflated, skewed attributes; docs/emmv.md "Estimates that do not exist").
 
     Raises
     ------
@@ -189,6 +198,7 @@ class EMMVSettings:
     max_dim: int = MAX_DIM
     n_generated: int = N_GENERATED
     box: str = "author"
+    sampling: str = "uniform"
 
     def __post_init__(self) -> None:
         _check_count(self.draws, "draws (m)")
@@ -196,11 +206,12 @@ class EMMVSettings:
         _check_count(self.max_dim, "max_dim", 0)
         _check_count(self.n_generated, "n_generated")
         _check_box(self.box)
+        _check_sampling(self.sampling)
 
     def kwargs(self) -> dict[str, Any]:
         """The settings as keyword arguments of :func:`emmv` / :func:`emmv_all_k` / :func:`emmv_many`."""
         return {"draws": self.draws, "features": self.features, "max_dim": self.max_dim,
-                "n_generated": self.n_generated, "box": self.box}
+                "n_generated": self.n_generated, "box": self.box, "sampling": self.sampling}
 
 
 class KNNQueryDetector(NoveltyDetector):
@@ -360,6 +371,12 @@ def _check_box(box: Any) -> str:
     return str(box)
 
 
+def _check_sampling(sampling: Any) -> str:
+    if sampling not in SAMPLINGS:
+        raise ValueError(f"sampling must be one of {', '.join(map(repr, SAMPLINGS))}, got {sampling!r}")
+    return str(sampling)
+
+
 def _check_count(value: Any, name: str, minimum: int = 1) -> int:
     if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
         raise ValueError(f"{name} must be an integer ≥ {minimum}, got {value!r}")
@@ -388,6 +405,14 @@ class _BoxPlan:
     eligible: np.ndarray
     t_step: float
     alpha_step: float
+    sampling: str = "uniform"
+
+    def points(self, lo: np.ndarray, hi: np.ndarray, X_eval_f: np.ndarray, n: int, seed: int
+               ) -> tuple[np.ndarray, np.ndarray | None]:
+        """The draw's volume points and their importance weights (None: uniform, every weight 1)."""
+        if self.sampling == "nested":
+            return nested_uniform_in_box(lo, hi, X_eval_f, n, seed)
+        return uniform_in_box(lo, hi, n, seed), None
 
     def draw_box(self, X_eval: np.ndarray, f: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
         """``(lower, upper, volume)`` of draw ``f``'s box."""
@@ -399,7 +424,7 @@ class _BoxPlan:
 
 
 def _box(X_box: np.ndarray, X_eval: np.ndarray, features: int, max_dim: int, box: str,
-         data_bounds: Any = None) -> _BoxPlan:
+         data_bounds: Any = None, sampling: str = "uniform") -> _BoxPlan:
     """The box plan of :attr:`EMMVSettings.box` and whether to sub-sample features (d > max_dim).
 
     ``X_box``: the fitted ∪ evaluated objects; ``data_bounds``: ``(lower, upper)`` of all the data ("author",
@@ -416,7 +441,7 @@ def _box(X_box: np.ndarray, X_eval: np.ndarray, features: int, max_dim: int, box
         if eligible.size < features:
             raise ValueError(f"only {eligible.size} of {d} attributes vary on the evaluated objects, fewer than "
                              f"features (d'={features}): no feature draw has a box of positive volume")
-        return _BoxPlan(None, None, True, eligible, T_STEP_SUBSAMPLED, ALPHA_STEP_SUBSAMPLED)
+        return _BoxPlan(None, None, True, eligible, T_STEP_SUBSAMPLED, ALPHA_STEP_SUBSAMPLED, sampling)
     if box == "author" and data_bounds is not None:
         lo, hi = (np.asarray(b, dtype=np.float64).reshape(-1) for b in data_bounds)
         if lo.shape != (d,) or hi.shape != (d,) or not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
@@ -430,16 +455,16 @@ def _box(X_box: np.ndarray, X_eval: np.ndarray, features: int, max_dim: int, box
     if const.size:
         raise ValueError(f"attribute(s) {const[:5].tolist()} are constant (zero-width bounding box, volume 0); "
                          "remove them before EM/MV")
-    return _BoxPlan(lo, hi, subsampled, np.arange(d), T_STEP, ALPHA_STEP)
+    return _BoxPlan(lo, hi, subsampled, np.arange(d), T_STEP, ALPHA_STEP, sampling)
 
 
 @workers_renamed_from("n_jobs")
 def emmv(detector: Any, X_train: Any, X_test: Any = None, *, draws: int = EMMVSettings.draws,
          features: int = EMMVSettings.features, max_dim: int = EMMVSettings.max_dim,
-         n_generated: int = EMMVSettings.n_generated, box: str = EMMVSettings.box, seed: int = 0,
-         t_max: float = T_MAX, alpha_min: float = ALPHA_MIN, alpha_max: float = ALPHA_MAX, integration: str = "grid",
-         data_bounds: Any = None, workers: int = 1, progress: Callable[[int, int], None] | None = None,
-         executor: Any = None) -> EMMVResult:
+         n_generated: int = EMMVSettings.n_generated, box: str = EMMVSettings.box,
+         sampling: str = EMMVSettings.sampling, seed: int = 0, t_max: float = T_MAX, alpha_min: float = ALPHA_MIN,
+         alpha_max: float = ALPHA_MAX, integration: str = "grid", data_bounds: Any = None, workers: int = 1,
+         progress: Callable[[int, int], None] | None = None, executor: Any = None) -> EMMVResult:
     """EM and MV criteria of a detector, with the chapter's feature sub-sampling (Goix 2016, Algorithm EMMV).
 
     Parameters
@@ -465,6 +490,9 @@ def emmv(detector: Any, X_train: Any, X_test: Any = None, *, draws: int = EMMVSe
         box of each draw's ``X_test[:, features]`` with the finer grids of ``em_bench_high.py``, attributes
         constant on ``X_test`` never drawn. "train_test": ``X_train ∪ X_test`` restricted to the drawn features,
         the standard grids (odeval before issue 26).
+    sampling : {"uniform", "nested"}, default "uniform"
+        :attr:`EMMVSettings.sampling`: the points estimating the level sets' volumes, uniform in the box or
+        importance-weighted over nested quantile boxes of ``X_test``.
     seed : int, default 0
         Seeds the feature draws, the uniform samples and (where it has a ``random_state``) the detector.
     t_max, alpha_min, alpha_max, integration
@@ -491,7 +519,7 @@ def emmv(detector: Any, X_train: Any, X_test: Any = None, *, draws: int = EMMVSe
     EMMVResult
     """
     seed, draws, features, max_dim, n_generated = _check_settings(seed, draws, features, max_dim, n_generated)
-    box = _check_box(box)
+    box, sampling = _check_box(box), _check_sampling(sampling)
     workers = check_workers(workers)
     Xtr = check_data_matrix(X_train, name="X_train")
     if X_test is None:
@@ -505,7 +533,7 @@ def emmv(detector: Any, X_train: Any, X_test: Any = None, *, draws: int = EMMVSe
             raise ValueError(f"X_test has {Xte.shape[1]} attributes, X_train {Xtr.shape[1]}")
     d = Xtr.shape[1]
     both = Xtr if same else np.vstack([Xtr, Xte])
-    plan = _box(both, Xte, features, max_dim, box, data_bounds)
+    plan = _box(both, Xte, features, max_dim, box, data_bounds, sampling)
     subsampled = plan.subsampled
     det = _as_detector(detector, seed)
     name = getattr(det, "name", type(det).__name__)
@@ -613,7 +641,7 @@ def _one_draw(i, f, useed, *, det, Xtr, Xte, same, plan, n_generated, t_max, alp
             lap("fit")
             s_data = det.score_fitted() if same and hasattr(det, "score_fitted") else det.score(Xte[:, f])
             lap("score_data")
-            U = uniform_in_box(lo, hi, n_generated, useed)
+            U, weights = plan.points(lo, hi, Xte[:, f], n_generated, useed)
             lap("uniform")
             s_unif = det.score(U)
             lap("score_uniform")
@@ -623,18 +651,18 @@ def _one_draw(i, f, useed, *, det, Xtr, Xte, same, plan, n_generated, t_max, alp
     _check_draw_scores(s_data, Xte.shape[0], f"detector {name}: scores of the evaluated objects{where}")
     _check_draw_scores(s_unif, n_generated, f"detector {name}: scores of the uniform sample{where}")
     s_data, s_unif = _finite_jointly(s_data, s_unif)
-    em, mv = _criteria(s_data, s_unif, vol, plan, t_max, alpha_min, alpha_max, integration)
+    em, mv = _criteria(s_data, s_unif, vol, plan, t_max, alpha_min, alpha_max, integration, weights)
     lap("criteria")
     return em, mv, None, cpu
 
 
-def _criteria(s_data, s_unif, vol, plan, t_max, alpha_min, alpha_max, integration):
+def _criteria(s_data, s_unif, vol, plan, t_max, alpha_min, alpha_max, integration, weights=None):
     """EM and MV of one draw on the grids of its box plan (the authors' steps for its setting)."""
     em = excess_mass(s_data, s_unif, vol, t_max=t_max, t=default_t_grid(vol, plan.t_step), integration=integration,
-                     warn=False)
+                     uniform_weights=weights, warn=False)
     mv = mass_volume(s_data, s_unif, vol, alpha_min=alpha_min, alpha_max=alpha_max,
                      alpha=default_alpha_grid(alpha_min, alpha_max, plan.alpha_step), integration=integration,
-                     warn=False)
+                     uniform_weights=weights, warn=False)
     return em, mv
 
 
@@ -670,9 +698,10 @@ def _finite_jointly(s_data: Any, s_unif: Any) -> tuple[np.ndarray, np.ndarray]:
 
 def emmv_all_k(method: str, X: Any, ks: Any, *, draws: int = EMMVSettings.draws,
                features: int = EMMVSettings.features, max_dim: int = EMMVSettings.max_dim,
-               n_generated: int = EMMVSettings.n_generated, box: str = EMMVSettings.box, seed: int = 0,
-               t_max: float = T_MAX, alpha_min: float = ALPHA_MIN, alpha_max: float = ALPHA_MAX,
-               integration: str = "grid", warn: bool = True) -> list[EMMVResult]:
+               n_generated: int = EMMVSettings.n_generated, box: str = EMMVSettings.box,
+               sampling: str = EMMVSettings.sampling, seed: int = 0, t_max: float = T_MAX,
+               alpha_min: float = ALPHA_MIN, alpha_max: float = ALPHA_MAX, integration: str = "grid",
+               warn: bool = True) -> list[EMMVResult]:
     """:func:`emmv` of an odeval method with a novelty form at many k at once, fitted and evaluated on ``X``.
 
     Equals ``[emmv(KNNQueryDetector(method, k), X, ...) for k in ks]`` (same seeds: same feature draws and
@@ -692,7 +721,7 @@ def emmv_all_k(method: str, X: Any, ks: Any, *, draws: int = EMMVSettings.draws,
         The data, fitted and evaluated (the unsupervised same-data setting of :func:`emmv`).
     ks : sequence of int
         Neighbourhood sizes, each ≥ the method's ``min_k`` and < N.
-    draws, features, max_dim, n_generated, box, seed, t_max, alpha_min, alpha_max, integration
+    draws, features, max_dim, n_generated, box, sampling, seed, t_max, alpha_min, alpha_max, integration
         As in :func:`emmv` (fitted and evaluated on ``X``, so both boxes are the box of ``X``; "author" differs
         from "train_test" in the grids and the eligible attributes when sub-sampling).
     warn : bool, default True
@@ -708,15 +737,16 @@ def emmv_all_k(method: str, X: Any, ks: Any, *, draws: int = EMMVSettings.draws,
     Goix (2016), Algorithm evaluation:algo:EMMV (feature sub-sampling, m = 50, d' = 5).
     """
     return emmv_many({method: ks}, X, draws=draws, features=features, max_dim=max_dim, n_generated=n_generated,
-                     box=box, seed=seed, t_max=t_max, alpha_min=alpha_min, alpha_max=alpha_max,
-                     integration=integration, warn=warn)[method]
+                     box=box, sampling=sampling, seed=seed, t_max=t_max, alpha_min=alpha_min,
+                     alpha_max=alpha_max, integration=integration, warn=warn)[method]
 
 
 def emmv_many(methods_ks: Mapping[Any, Any], X: Any, *, draws: int = EMMVSettings.draws,
               features: int = EMMVSettings.features, max_dim: int = EMMVSettings.max_dim,
-              n_generated: int = EMMVSettings.n_generated, box: str = EMMVSettings.box, seed: int = 0,
-              t_max: float = T_MAX, alpha_min: float = ALPHA_MIN, alpha_max: float = ALPHA_MAX,
-              integration: str = "grid", warn: bool = True) -> dict[str, list[EMMVResult]]:
+              n_generated: int = EMMVSettings.n_generated, box: str = EMMVSettings.box,
+              sampling: str = EMMVSettings.sampling, seed: int = 0, t_max: float = T_MAX,
+              alpha_min: float = ALPHA_MIN, alpha_max: float = ALPHA_MAX, integration: str = "grid",
+              warn: bool = True) -> dict[str, list[EMMVResult]]:
     """:func:`emmv_all_k` of several odeval methods at once, sharing the feature draws' work.
 
     The feature draws and uniform samples depend on ``seed`` and the data only, not on the method, so every
@@ -730,7 +760,7 @@ def emmv_many(methods_ks: Mapping[Any, Any], X: Any, *, draws: int = EMMVSetting
     methods_ks : mapping of str (or :class:`odeval._key.ScoringKey`) to sequence of int
         Method name → its neighbourhood sizes (as ``ks`` of :func:`emmv_all_k`); a key instead of a name rebuilds
         the method with the key's parameters (the same method may then appear with several parameter sets).
-    X, draws, features, max_dim, n_generated, box, seed, t_max, alpha_min, alpha_max, integration, warn
+    X, draws, features, max_dim, n_generated, box, sampling, seed, t_max, alpha_min, alpha_max, integration, warn
         As in :func:`emmv_all_k`.
 
     Returns
@@ -746,7 +776,7 @@ def emmv_many(methods_ks: Mapping[Any, Any], X: Any, *, draws: int = EMMVSetting
     from odeval.neighbors import knn_graph
 
     seed, draws, features, max_dim, n_generated = _check_settings(seed, draws, features, max_dim, n_generated)
-    box = _check_box(box)
+    box, sampling = _check_box(box), _check_sampling(sampling)
     Xd = check_data_matrix(X, name="X")
     n, d = Xd.shape
     if not methods_ks:
@@ -766,7 +796,7 @@ def emmv_many(methods_ks: Mapping[Any, Any], X: Any, *, draws: int = EMMVSetting
             raise ValueError(f"{det.info.name}: k must lie in [{det.info.min_k}, {n - 1}] for {n} objects, "
                              f"got {bad[:5]}")
         plan.append((method, det, ks_list))
-    box_plan = _box(Xd, Xd, features, max_dim, box)
+    box_plan = _box(Xd, Xd, features, max_dim, box, sampling=sampling)
     subsampled = box_plan.subsampled
     m = draws if subsampled else 1
     feats, draw_seeds = _draw_plan(d, m, features, subsampled, seed, box_plan.eligible)
@@ -781,7 +811,7 @@ def emmv_many(methods_ks: Mapping[Any, Any], X: Any, *, draws: int = EMMVSetting
                                 "number", {}))
             continue
         graph = knn_graph(Xd[:, f], k_max)
-        U = uniform_in_box(lo, hi, n_generated, useed)
+        U, weights = box_plan.points(lo, hi, Xd[:, f], n_generated, useed)
         s_data = {method: det.score_all_k(graph, ks_list) for method, det, ks_list in plan}
         s_unif = {method: np.empty((len(ks_list), n_generated)) for method, _, ks_list in plan}
         for a in range(0, n_generated, UNIFORM_CHUNK):  # novelty scores are per query row: blocks change nothing
@@ -793,7 +823,7 @@ def emmv_many(methods_ks: Mapping[Any, Any], X: Any, *, draws: int = EMMVSetting
         for method, _, _ks in plan:
             for j, out in enumerate(per_k[method]):
                 sd, su = _finite_jointly(s_data[method][j], s_unif[method][j])
-                em, mv = _criteria(sd, su, vol, box_plan, t_max, alpha_min, alpha_max, integration)
+                em, mv = _criteria(sd, su, vol, box_plan, t_max, alpha_min, alpha_max, integration, weights)
                 out.append((em, mv, None, {}))
         del graph, U, s_unif, s_data
     return {method: [_aggregate(out, feats, subsampled=subsampled, name=f"{det.info.name}(k={k})", n_train=n,

@@ -127,7 +127,8 @@ def chapter_split(X: Any, y: Any, *, setting: str = "novelty", seed: int = 0, ma
 def evaluate_split(name: str, split: ChapterSplit, *, k: int = 20, seed: int = 0, draws: int = EMMVSettings.draws,
                    features: int = EMMVSettings.features, max_dim: int = EMMVSettings.max_dim,
                    n_generated: int = EMMVSettings.n_generated, box: str = EMMVSettings.box,
-                   integration: str = "grid", max_train: int | None = None, workers: int = 1, executor: Any = None,
+                   sampling: str = EMMVSettings.sampling, integration: str = "grid", max_train: int | None = None,
+                   workers: int = 1, executor: Any = None,
                    progress: Callable[[int, int], None] | None = None) -> tuple[EMMVResult, dict[str, float]]:
     """EM/MV (:func:`emmv`) and ROC / PR AUC (labels of the test half) of one detector on a :class:`ChapterSplit`.
 
@@ -150,8 +151,8 @@ def evaluate_split(name: str, split: ChapterSplit, *, k: int = 20, seed: int = 0
     same = split.X_eval is split.X_train or (split.X_eval.shape == X_train.shape and
                                              np.array_equal(split.X_eval, X_train))
     res = emmv(det, X_train, None if same else split.X_eval, draws=draws, features=features, max_dim=max_dim,
-               n_generated=n_generated, box=box, seed=seed, integration=integration, data_bounds=split.bounds,
-               workers=workers, progress=progress, executor=executor)
+               n_generated=n_generated, box=box, sampling=sampling, seed=seed, integration=integration,
+               data_bounds=split.bounds, workers=workers, progress=progress, executor=executor)
     labelled: dict[str, float] = {}
     y = split.y_test
     if y is not None and y.any() and not y.all():
