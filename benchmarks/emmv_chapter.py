@@ -151,6 +151,31 @@ def _done(r: dict | None, draws: int) -> bool:
     return r is not None and (not r["subsampled"] or r["draws"] >= draws)
 
 
+def detector_orders(cache: dict, other: dict | None = None) -> dict[tuple[str, str, str], str]:
+    """EM / MV order of the three detectors per (data set, setting, "em" | "mv"), best first ("a>b>c"; a NaN
+    criterion gives "n/a"). With ``other`` (a second cache), sub-sampled cells of ``cache`` with more draws than
+    ``other``'s are compared on their first m draws (the draw plan is a prefix)."""
+    out: dict[tuple[str, str, str], str] = {}
+    for dataset in DATASETS:
+        for setting in SETTINGS:
+            recs = [cache.get((dataset, setting, d)) for d in DETECTORS]
+            if any(r is None for r in recs):
+                continue
+            for key, best_high in (("em", True), ("mv", False)):
+                vals = {}
+                for d, r in zip(DETECTORS, recs, strict=True):
+                    o = None if other is None else other.get((dataset, setting, d))
+                    m = o["draws"] if o is not None and r["subsampled"] and o["draws"] < r["draws"] else None
+                    v = _prefix_mean(r, m, f"{key}_draws") if m else r[key]
+                    vals[d] = np.nan if v is None else v
+                if any(not np.isfinite(v) for v in vals.values()):
+                    out[(dataset, setting, key)] = "n/a"
+                else:
+                    out[(dataset, setting, key)] = ">".join(sorted(DETECTORS, key=lambda d: vals[d],
+                                                                   reverse=best_high))
+    return out
+
+
 def _sign(x: float) -> int:
     return int(np.sign(x))
 
@@ -328,9 +353,15 @@ def main() -> None:
     ap.add_argument("--only", nargs="*", default=None, help="data sets to run (default: all)")
     ap.add_argument("--detectors", nargs="*", default=list(DETECTORS))
     ap.add_argument("--settings", nargs="*", default=list(SETTINGS))
-    ap.add_argument("--cache", type=Path, default=ROOT / "benchmarks" / "emmv_chapter.jsonl")
+    ap.add_argument("--cache", type=Path, default=None,
+                    help="default: benchmarks/emmv_chapter_author.jsonl (--box author; m = 10 cells, issue 26) or "
+                         "benchmarks/emmv_chapter.jsonl (--box train_test: the m = 50 run of 2026-11-24, which "
+                         "--write-docs renders)")
     ap.add_argument("--write-docs", action="store_true", help="only rewrite docs/emmv.md's tables from the cache")
     args = ap.parse_args()
+    if args.cache is None:
+        name = "emmv_chapter.jsonl" if args.write_docs or args.box == "train_test" else "emmv_chapter_author.jsonl"
+        args.cache = ROOT / "benchmarks" / name
     if args.write_docs:
         doc = ROOT / "docs" / "emmv.md"
         text = doc.read_text()

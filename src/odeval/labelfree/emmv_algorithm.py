@@ -3,7 +3,8 @@
 :func:`emmv` implements Algorithm "EMMV" of Goix (2016), §"Scaling with dimension": for ``d > max_dim``
 (default 8, the chapter's "standard criteria when d ≤ 8"), m draws (default 50) of d' features (default 5;
 without replacement inside a draw, with replacement between draws), the detector refitted on each sub-space,
-the box volume and the uniform sample in d' dimensions, EM and MV criteria computed per draw
+the box volume and the uniform sample in d' dimensions (the box and grids of :attr:`EMMVSettings.box`: by default
+the authors' code per setting), EM and MV criteria computed per draw
 (:func:`~odeval.labelfree.excess_mass_volume.excess_mass`, ``mass_volume``) and averaged. Draws whose
 criterion cannot be estimated (a level set with estimated volume 0, see those functions) are NaN, counted in
 the result (``em_failed``, ``mv_failed``) with their reasons and left out of the average — never silently.

@@ -35,6 +35,8 @@ Grids and end points (the chapter's text states the intervals, the authors' code
 * MV: ``α = arange(0.9, 0.999, 0.0001)`` (990 points, 0.9 … 0.9989: NumPy's ``arange`` excludes the stop, as
   in the authors' code); trapezoid rule. ``integration="exact"`` integrates the step function
   ``MV(α) = V_(⌈αn⌉)`` exactly over ``[0.9, 0.999]``.
+* Feature sub-sampling (the authors' ``em_bench_high.py``): ``t`` step 0.001/volume, ``α`` step 0.001
+  (:data:`T_STEP_SUBSAMPLED`, :data:`ALPHA_STEP_SUBSAMPLED`; ``odeval.labelfree.emmv`` passes them).
 * ``P_n(s ≥ u) ≥ α`` is decided as ``count/n ≥ α`` in floating point, the arithmetic of the authors' loop.
 
 Deviation from the authors' code: their ``em`` uses strict ``s > u`` sets (then forces ``EM(0) = 1``); odeval
