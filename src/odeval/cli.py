@@ -681,6 +681,14 @@ class _SettingDefault:
               show_default=True, help="Largest d evaluated with all features (no sub-sampling).")
 @click.option("--n-generated", type=int, default=_SettingDefault("EMMVSettings", "n_generated"), show_default=True,
               help="Uniform points per evaluation.")
+@click.option("--box", type=click.Choice(["author", "train_test"]), default=_SettingDefault("EMMVSettings", "box"),
+              show_default=True, help="author: the authors' box and grids per setting (all the data when d <= "
+              "--max-dim; each draw's evaluated objects, finer grids when sub-sampling); train_test: the fitted "
+              "and evaluated objects, standard grids (odeval before issue 26).")
+@click.option("--sampling", type=click.Choice(["uniform", "nested"]),
+              default=_SettingDefault("EMMVSettings", "sampling"), show_default=True,
+              help="uniform: the volume points uniform in the box (the chapter); nested: importance-weighted over "
+              "nested quantile boxes of the evaluated objects (estimable on zero-inflated, skewed attributes).")
 @click.option("--integration", type=click.Choice(["grid", "exact"]), default="grid", show_default=True,
               help="grid: the authors' t / alpha grids; exact: exact integrals of the empirical curves.")
 @click.option("--max-outlier-ratio", type=float, default=0.1, show_default=True,
@@ -692,8 +700,8 @@ class _SettingDefault:
                     "any value).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (one JSON object).")
 def emmv_cmd(dataset: str, detector: str, k: int, setting: str | None, split: bool, draws: int, features: int,
-             max_dim: int, n_generated: int, integration: str, max_outlier_ratio: float, min_distinct: int,
-             seed: int, workers: int, as_json: bool) -> None:
+             max_dim: int, n_generated: int, box: str, sampling: str, integration: str, max_outlier_ratio: float,
+             min_distinct: int, seed: int, workers: int, as_json: bool) -> None:
     """Label-free Excess-Mass / Mass-Volume criteria of a detector on DATASET (Goix 2016).
 
     The chapter's protocol: outliers capped, non-continuous attributes dropped, standardised, 50/50 split;
@@ -710,7 +718,8 @@ def emmv_cmd(dataset: str, detector: str, k: int, setting: str | None, split: bo
             raise ValueError(f"--draws must be at least 1, got {draws}")
         if features < 1:
             raise ValueError(f"--features must be at least 1, got {features}")
-        settings = EMMVSettings(draws=draws, features=features, max_dim=max_dim, n_generated=n_generated)
+        settings = EMMVSettings(draws=draws, features=features, max_dim=max_dim, n_generated=n_generated, box=box,
+                                sampling=sampling)
         with bar:
             ev = evaluate_dataset(dataset, detector, k=k, setting=setting, split=split, settings=settings,
                                   integration=integration, max_outlier_ratio=max_outlier_ratio,

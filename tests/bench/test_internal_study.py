@@ -85,3 +85,32 @@ def test_study_check_names_methods_without_emmv(tmp_path):
     out = CliRunner().invoke(main, ["study", "check", str(f)])
     assert out.exit_code == 0, out.output
     assert "ODIN: no EM/MV" in out.output and "kNN: no" not in out.output
+
+
+def test_emmv_box_enters_the_ids_unless_it_is_the_box_of_older_stores():
+    """Issue 26: the default box="author" changed sub-sampled EM/MV values, so it is part of the study hash and
+    unit ids even when not written; box="train_test" (every older store's box) keeps the older ids."""
+    import hashlib
+
+    from odeval._krange import parse_k_range
+
+    default = study_from_dict(_raw(internal=["em", "mv"]), source="a")
+    author = study_from_dict(_raw(internal=["em", "mv"], internal_options={"box": "author"}), source="a")
+    old = study_from_dict(_raw(internal=["em", "mv"], internal_options={"box": "train_test"}), source="a")
+    ref, m = default.datasets[0], default.methods[0]
+    sha = _file_sha256(ref.path)
+    assert default.internal_options == {"seed": 0} and old.internal_options == {"box": "train_test", "seed": 0}
+    assert unit_id(sha, ref, m, default) == unit_id(sha, ref, m, author) != unit_id(sha, ref, m, old)
+    assert default.study_hash == author.study_hash != old.study_hash
+    # the id of box="train_test" is the formula of stores written before the box option existed
+    payload = json.dumps([sha, ref.name, m.name, m.params_json, parse_k_range(m.ks).canonical(), old.metric,
+                          list(old.measures), old.keep_scores,
+                          {"internal": ["em", "mv"], "options": {"seed": 0}}], sort_keys=True, default=str)
+    assert unit_id(sha, ref, m, old) == hashlib.sha256(payload.encode()).hexdigest()[:24]
+    uniform = study_from_dict(_raw(internal=["em", "mv"], internal_options={"sampling": "uniform"}), source="a")
+    nested = study_from_dict(_raw(internal=["em", "mv"], internal_options={"sampling": "nested"}), source="a")
+    assert unit_id(sha, ref, m, uniform) == unit_id(sha, ref, m, default) != unit_id(sha, ref, m, nested)
+    with pytest.raises(StudyError, match=r"internal_options.sampling must be one of \['uniform', 'nested'\]"):
+        study_from_dict(_raw(internal=["em"], internal_options={"sampling": "importance"}), source="t")
+    with pytest.raises(StudyError, match=r"internal_options.box must be one of \['author', 'train_test'\]"):
+        study_from_dict(_raw(internal=["em"], internal_options={"box": "data"}), source="t")

@@ -223,3 +223,32 @@ def test_bad_input_raises_one_line(kwargs, match):
         with pytest.raises(ValueError, match=match) as exc:
             f(args["s_data"], args["s_uniform"], args["volume"], integration=integration)
         assert "\n" not in str(exc.value)
+
+
+def test_nested_points_estimate_volumes_without_bias():
+    """nested_uniform_in_box: importance weights (balance heuristic) make volume / n · Σ w · 1{z ∈ A} an unbiased
+    estimate of Leb(A); with the box alone the points are uniform_in_box's, every weight 1, and the weighted
+    estimators equal the unweighted ones."""
+    from odeval.labelfree.excess_mass_volume import nested_uniform_in_box, uniform_in_box
+
+    rng = np.random.default_rng(0)
+    X = np.where(rng.random((500, 3)) < 0.2, rng.lognormal(size=(500, 3)), 0.0)  # zero-inflated, skewed
+    lo, hi = X.min(0), X.max(0)
+    vol = float(np.prod(hi - lo))
+    U1, w1 = nested_uniform_in_box(lo, hi, X, 5000, 3, levels=())
+    assert np.array_equal(U1, uniform_in_box(lo, hi, 5000, 3)) and np.all(w1 == 1.0)
+    U, w = nested_uniform_in_box(lo, hi, X, 200_000, 4)
+    assert U.shape == (200_000, 3) and np.all((U >= lo) & (U <= hi)) and w.max() <= 4 + 1e-12
+    assert np.mean(w) == pytest.approx(1.0, rel=0.02)  # the box itself
+    for frac in (0.5, 0.05, 0.01):  # corner boxes where the mass lies, down to 1e-6 of the box
+        a_hi = lo + frac * (hi - lo)
+        inside = np.all(U <= a_hi, axis=1)
+        assert vol / U.shape[0] * w[inside].sum() == pytest.approx(frac ** 3 * vol, rel=0.1)
+    s_data, s_unif = rng.normal(size=200), rng.normal(size=3000)
+    for fn in (excess_mass, mass_volume):
+        for integration in ("grid", "exact"):
+            plain = fn(s_data, s_unif, 7.0, integration=integration)
+            weighted = fn(s_data, s_unif, 7.0, integration=integration, uniform_weights=np.ones(3000))
+            assert plain.criterion == weighted.criterion
+    with pytest.raises(ValueError, match="uniform_weights must hold 3000 positive finite numbers"):
+        excess_mass(s_data, s_unif, 7.0, uniform_weights=np.zeros(3000))

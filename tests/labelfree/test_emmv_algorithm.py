@@ -160,7 +160,10 @@ def test_non_refittable_and_bad_settings_are_one_line():
         (lambda: emmv("iforest", X, workers=0, **FAST), r"workers \(or -1: every core\)"),
         (lambda: emmv_all_k("kNN", X, [3], features=11, **FAST), "exceeds the number of attributes"),
         (lambda: emmv_all_k("kNN", X, [3], draws=0, **FAST), r"draws \(m\)"),
-        (lambda: emmv_all_k("kNN", np.c_[X, np.ones(30)], [3], **FAST), "constant"),
+        (lambda: emmv_all_k("kNN", np.c_[X, np.ones(30)], [3], box="train_test", **FAST), "constant"),
+        (lambda: emmv_all_k("kNN", np.c_[X[:, :4], np.ones((30, 6))], [3], **FAST),
+         r"only 4 of 10 attributes vary on the evaluated objects, fewer than features \(d'=5\)"),
+        (lambda: emmv_all_k("kNN", X, [3], box="data", **FAST), "box must be one of 'author', 'train_test'"),
         (lambda: emmv_all_k("kNN", np.where(X > 2, np.inf, X), [3], **FAST), "NaN or infinite"),
     ]
     for call, match in cases:
@@ -336,3 +339,74 @@ def test_emmv_many_values_do_not_depend_on_the_query_path(monkeypatch):
         for a, b in zip(brute[m], tree[m], strict=True):
             assert np.array_equal(a.em_draws, b.em_draws, equal_nan=True)
             assert np.array_equal(a.mv_draws, b.mv_draws, equal_nan=True)
+
+
+def test_author_box_per_setting():
+    """box="author" (default): the standard criteria box all the data (``data_bounds``, anomalies included; else
+    train ∪ test) on the grids of em_bench.py; sub-sampling boxes each draw's evaluated objects on the grids of
+    em_bench_high.py (t step 0.001/V, α step 0.001), attributes constant on them never drawn; "train_test" is
+    odeval's earlier box, bit for bit."""
+    from odeval.labelfree.excess_mass_volume import default_alpha_grid, default_t_grid
+
+    rng = np.random.default_rng(5)
+    Xtr, Xte, anomalies = rng.normal(size=(60, 3)), rng.normal(size=(50, 3)), rng.normal(4, 1, size=(5, 3))
+    allX = np.vstack([Xtr, Xte, anomalies])
+    bounds = (allX.min(0), allX.max(0))
+    res = emmv("iforest", Xtr, Xte, seed=1, data_bounds=bounds, **FAST)
+    det = make_detector("iforest", seed=1).fit(Xtr)
+    ss = np.random.SeedSequence(1)
+    ss.spawn(1)
+    useed = int(ss.spawn(1)[0].generate_state(1)[0])
+    vol = float(np.prod(bounds[1] - bounds[0]))
+    s_u = det.score(uniform_in_box(*bounds, 2000, useed))
+    assert res.em == excess_mass(det.score(Xte), s_u, vol).criterion and res.box == "author"
+    assert res.mv == mass_volume(det.score(Xte), s_u, vol).criterion
+    old = emmv("iforest", Xtr, Xte, seed=1, data_bounds=bounds, box="train_test", **FAST)
+    assert (old.em, old.mv) == (emmv("iforest", Xtr, Xte, seed=1, **FAST).em,
+                                emmv("iforest", Xtr, Xte, seed=1, **FAST).mv)
+    with pytest.raises(ValueError, match="data_bounds must contain"):
+        emmv("iforest", Xtr, Xte, data_bounds=(Xte.min(0), Xte.max(0)), **FAST)
+
+    # sub-sampling: the box of X_test[:, f], the finer grids, constant attributes of X_test never drawn
+    Xtr, Xte = rng.normal(size=(60, 10)), rng.normal(size=(50, 10))
+    Xte[:, 3] = 0.0
+    res = emmv("iforest", Xtr, Xte, draws=3, features=4, seed=2, **FAST)
+    assert all(3 not in f for f in res.features)
+    ss = np.random.SeedSequence(2)
+    ss.spawn(1)
+    useeds = [int(s.generate_state(1)[0]) for s in ss.spawn(3)]
+    for f, useed, em, mv in zip(res.features, useeds, res.em_draws, res.mv_draws, strict=True):
+        lo, hi, vol = bounding_box(Xte[:, f])
+        det = make_detector("iforest", seed=2).fit(Xtr[:, f])
+        s_u, s_d = det.score(uniform_in_box(lo, hi, 2000, useed)), det.score(Xte[:, f])
+        assert em == excess_mass(s_d, s_u, vol, t=default_t_grid(vol, 0.001)).criterion
+        assert mv == mass_volume(s_d, s_u, vol, alpha=default_alpha_grid(0.9, 0.999, 0.001)).criterion
+    old = emmv("iforest", Xtr, Xte, draws=3, features=4, seed=2, box="train_test", **FAST)
+    assert old.box == "train_test" and old.to_dict()["box"] == "train_test"
+
+
+def sparse_data(n: int, d: int, seed: int) -> np.ndarray:
+    """Zero-inflated, right-skewed attributes, like word frequencies or counts: each attribute is 0 for 65–97 %
+    of the objects and lognormal otherwise; standardised as the chapter's protocol does."""
+    rng = np.random.default_rng(seed)
+    nonzero = rng.random((n, d)) < rng.uniform(0.03, 0.35, size=d)
+    X = np.where(nonzero, rng.lognormal(0.0, 1.0, size=(n, d)), 0.0)
+    return (X - X.mean(0)) / X.std(0)
+
+
+@pytest.mark.parametrize("detector", ["iforest", "lof"])
+def test_sparse_data_estimable_with_nested_points_and_exact_integration(detector):
+    """Issue 26, estimates that do not exist. On zero-inflated skewed attributes the objects sit near the box's
+    lower corner: the level sets of mass ≥ 0.9 fill ~1e-5 of a 5-d box, so uniform points leave them empty
+    (volume 0) and the t grid [0, 100/V) ends before EM⁻¹(0.9) (a level set must fill ≥ 0.1 % of the box to
+    be reached). sampling="nested" estimates those volumes (unbiased) and integration="exact" removes the grid's
+    end: EM and MV are estimable in ≥ 90 % of the draws."""
+    X = sparse_data(800, 30, 0)
+    res = emmv(detector, X[:400], X[400:], draws=10, n_generated=20_000, seed=0, sampling="nested",
+               integration="exact")
+    assert res.em_failed <= 1 and res.mv_failed <= 1, res.reasons
+    if detector == "iforest":  # the authors' uniform points: EM and MV missing in most draws
+        with pytest.warns(EMMVWarning):
+            uniform = emmv(detector, X[:400], X[400:], draws=10, n_generated=20_000, seed=0, integration="exact")
+        assert uniform.em_failed >= 5 and uniform.mv_failed >= 5
+        assert any("contains none of the 20000 uniform points" in r for r in uniform.reasons)

@@ -30,7 +30,8 @@ Optional label-free (internal) measures, computed per unit for every computed k 
 
     internal = ["em", "mv"]     # INTERNAL_MEASURES; methods without a novelty form get a "not applicable" note
     [internal_options]          # optional, the emmv defaults: draws = 50, features = 5, max_dim = 8,
-    draws = 10                  # n_generated = 100000, seed = the study's seed
+    draws = 10                  # n_generated = 100000, box = "author" ("train_test": before issue 26),
+                                # sampling = "uniform" ("nested"), seed = the study's seed
     n_generated = 2000
 
 Per-variant label-free work over *all* candidates (every method × k of the study on that variant, or the ten
@@ -63,7 +64,7 @@ from typing import TYPE_CHECKING, Any
 from odeval._key import ScoringKey
 from odeval._krange import KRange, parse_k_range
 from odeval.data.catalogue import Variant
-from odeval.labelfree.emmv_algorithm import EMMVSettings
+from odeval.labelfree.emmv_algorithm import BOXES, SAMPLINGS, EMMVSettings
 from odeval.labelfree.ireos import PAPER_KNN, IREOSSettings
 
 if TYPE_CHECKING:
@@ -255,7 +256,7 @@ class Study:
     source: str
     definition: dict[str, Any]
     internal: tuple[str, ...] = ()
-    internal_options: dict[str, int] = field(default_factory=dict)
+    internal_options: dict[str, Any] = field(default_factory=dict)
     variant_step: VariantStep | None = None
 
     @property
@@ -264,7 +265,15 @@ class Study:
         so studies without ``internal`` keep their hash and unit ids)."""
         if not self.internal:
             return None
-        return {"internal": list(self.internal), "options": dict(sorted(self.internal_options.items()))}
+        # EM/MV's box (issue 26): the default "author" changed the values of sub-sampled units, so it enters the
+        # ids even when not written; "train_test" (the box every older store used) leaves the ids as they were
+        options = dict(self.internal_options)
+        box = options.pop("box", EMMVSettings.box)
+        if box != "train_test":
+            options["box"] = box
+        if options.get("sampling") == "uniform":  # the only sampling of older stores: their ids stay
+            del options["sampling"]
+        return {"internal": list(self.internal), "options": dict(sorted(options.items()))}
 
     @property
     def study_hash(self) -> str:
@@ -776,7 +785,7 @@ def _parse_internal(raw: dict[str, Any], meta: dict[str, Any], seed: int, proble
             problems.append(f"internal: unknown measure(s) {bad}; known: {list(INTERNAL_MEASURES)}")
         wanted = {n.lower() for n in names}
     internal = tuple(m for m in UNIT_MEASURES if m in wanted)
-    options: dict[str, int] = {}
+    options: dict[str, Any] = {}
     ireos_opts: dict[str, Any] = {}
     if not isinstance(opts, dict):
         problems.append(f"internal_options must be a table, got {opts!r}")
@@ -798,6 +807,12 @@ def _parse_internal(raw: dict[str, Any], meta: dict[str, Any], seed: int, proble
                             f"{list(IREOS_OPTIONS)} (IREOS)")
         elif key != "seed" and not internal:
             problems.append(f"internal_options.{key} is an EM/MV option but internal asks for neither 'em' nor 'mv'")
+        elif key in ("box", "sampling"):
+            allowed = BOXES if key == "box" else SAMPLINGS
+            if value in allowed:
+                options[key] = value
+            else:
+                problems.append(f"internal_options.{key} must be one of {list(allowed)}, got {value!r}")
         elif isinstance(value, bool) or not isinstance(value, int) or (key != "seed" and value < 1):
             problems.append(f"internal_options.{key} must be an integer{'' if key == 'seed' else ' ≥ 1'}, "
                             f"got {value!r}")

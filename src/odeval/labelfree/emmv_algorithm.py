@@ -3,7 +3,8 @@
 :func:`emmv` implements Algorithm "EMMV" of Goix (2016), §"Scaling with dimension": for ``d > max_dim``
 (default 8, the chapter's "standard criteria when d ≤ 8"), m draws (default 50) of d' features (default 5;
 without replacement inside a draw, with replacement between draws), the detector refitted on each sub-space,
-the box volume and the uniform sample in d' dimensions, EM and MV criteria computed per draw
+the box volume and the uniform sample in d' dimensions (the box and grids of :attr:`EMMVSettings.box`: by default
+the authors' code per setting), EM and MV criteria computed per draw
 (:func:`~odeval.labelfree.excess_mass_volume.excess_mass`, ``mass_volume``) and averaged. Draws whose
 criterion cannot be estimated (a level set with estimated volume 0, see those functions) are NaN, counted in
 the result (``em_failed``, ``mv_failed``) with their reasons and left out of the average — never silently.
@@ -47,14 +48,21 @@ from odeval.executor import check_workers, open_executor, workers_renamed_from
 from odeval.labelfree.excess_mass_volume import (
     ALPHA_MAX,
     ALPHA_MIN,
+    ALPHA_STEP,
+    ALPHA_STEP_SUBSAMPLED,
     N_GENERATED,
     T_MAX,
+    T_STEP,
+    T_STEP_SUBSAMPLED,
     EMMVWarning,
     ExcessMassResult,
     MassVolumeResult,
     bounding_box,
+    default_alpha_grid,
+    default_t_grid,
     excess_mass,
     mass_volume,
+    nested_uniform_in_box,
     uniform_in_box,
 )
 from odeval.measures._ranking import finite_for_ranking
@@ -65,6 +73,11 @@ __all__ = ["EMMVResult", "EMMVSettings", "KNNQueryDetector", "emmv", "emmv_all_k
 
 SKLEARN_DETECTORS = ("iforest", "ocsvm", "lof")
 MAX_DIM = 8
+#: The bounding boxes of :attr:`EMMVSettings.box`: "author" (the authors' code, per setting) and "train_test"
+#: (odeval's box before issue 26: the fitted ∪ evaluated objects, the t / α grids of the standard criteria).
+BOXES = ("author", "train_test")
+#: How :attr:`EMMVSettings.sampling` places the points that estimate the level sets' volumes.
+SAMPLINGS = ("uniform", "nested")
 UNIFORM_CHUNK = 20_000  # emmv_all_k: uniform points queried and scored per block (bounds the query's memory)
 #: emmv_many queries the uniform points through a k-d tree (exact values checked, see _query_uniform) from this
 #: many fitted objects on; below it the brute-force query is as fast.
@@ -157,28 +170,49 @@ class EMMVSettings:
         The largest dimension evaluated with the standard criteria (all features, one evaluation).
     n_generated : int, default 100,000
         Uniform points per evaluation (:data:`~odeval.labelfree.excess_mass_volume.N_GENERATED`).
+    box : {"author", "train_test"}, default "author"
+        The bounding box of the uniform sample, and the grids, as the authors' code (EMMV_benchmarks) has them
+        in each setting. Standard criteria (``d ≤ max_dim``; ``em_bench.py``): the box of *all* the data,
+        anomalies included (``data_bounds`` of :func:`emmv`, which :mod:`odeval.protocols.emmv_chapter` passes;
+        without it the fitted ∪ evaluated objects), ``t = arange(0, 100/V, 0.01/V)``,
+        ``α = arange(0.9, 0.999, 0.0001)``. Feature sub-sampling (``em_bench_high.py``): the box of each
+        draw's *evaluated* objects ``X_test[:, features]``, ``t = arange(0, 100/V, 0.001/V)``,
+        ``α = arange(0.9, 0.999, 0.001)``, and draws only among the attributes that vary on the evaluated
+        objects (the authors redraw a draw of box volume 0, which gives the same distribution).
+        "train_test": odeval's box before issue 26 — the fitted ∪ evaluated objects in every setting, the
+        standard grids everywhere, a constant attribute an error.
+    sampling : {"uniform", "nested"}, default "uniform"
+        "uniform": ``n_generated`` points uniform in the box (the chapter and the authors' code). "nested":
+        the same number of points split between the box and nested quantile boxes of the evaluated objects,
+        importance-weighted (:func:`~odeval.labelfree.excess_mass_volume.nested_uniform_in_box`): unbiased
+        volumes that stay estimable when a few extreme values stretch the box far beyond where the mass lies
+        (zero-inflated, skewed attributes; docs/emmv.md "Estimates that do not exist").
 
     Raises
     ------
     ValueError
-        A value that is not an integer ≥ 1 (``max_dim``: ≥ 0), one line naming it.
+        A value that is not an integer ≥ 1 (``max_dim``: ≥ 0) or an unknown ``box``, one line naming it.
     """
 
     draws: int = 50
     features: int = 5
     max_dim: int = MAX_DIM
     n_generated: int = N_GENERATED
+    box: str = "author"
+    sampling: str = "uniform"
 
     def __post_init__(self) -> None:
         _check_count(self.draws, "draws (m)")
         _check_count(self.features, "features (d')")
         _check_count(self.max_dim, "max_dim", 0)
         _check_count(self.n_generated, "n_generated")
+        _check_box(self.box)
+        _check_sampling(self.sampling)
 
-    def kwargs(self) -> dict[str, int]:
+    def kwargs(self) -> dict[str, Any]:
         """The settings as keyword arguments of :func:`emmv` / :func:`emmv_all_k` / :func:`emmv_many`."""
         return {"draws": self.draws, "features": self.features, "max_dim": self.max_dim,
-                "n_generated": self.n_generated}
+                "n_generated": self.n_generated, "box": self.box, "sampling": self.sampling}
 
 
 class KNNQueryDetector(NoveltyDetector):
@@ -291,6 +325,8 @@ class EMMVResult:
         ``"fit"`` (refitting the detector), ``"score_data"`` (scoring the evaluated objects), ``"uniform"``
         (drawing the uniform sample), ``"score_uniform"`` (scoring it), ``"criteria"`` (EM and MV). Exact with
         ``workers=1`` and with process workers; it leaves out worker start-up and the parent's bookkeeping.
+    box : str
+        :attr:`EMMVSettings.box` of the evaluation.
     """
 
     em: float
@@ -310,6 +346,7 @@ class EMMVResult:
     em_curve: ExcessMassResult | None = field(default=None, repr=False)
     mv_curve: MassVolumeResult | None = field(default=None, repr=False)
     cpu_seconds: dict[str, float] = field(default_factory=dict, repr=False)
+    box: str = "author"
 
     @property
     def draws(self) -> int:
@@ -324,8 +361,21 @@ class EMMVResult:
                 "subsampled": self.subsampled, "features_per_draw": int(self.features[0].size),
                 "em_failed": self.em_failed, "mv_failed": self.mv_failed, "reasons": self.reasons,
                 "n_train": self.n_train, "n_test": self.n_test, "n_generated": self.n_generated, "seed": self.seed,
+                "box": self.box,
                 "em_draws": [f(x) for x in self.em_draws], "mv_draws": [f(x) for x in self.mv_draws],
                 "features": [x.tolist() for x in self.features]}
+
+
+def _check_box(box: Any) -> str:
+    if box not in BOXES:
+        raise ValueError(f"box must be one of {', '.join(map(repr, BOXES))}, got {box!r}")
+    return str(box)
+
+
+def _check_sampling(sampling: Any) -> str:
+    if sampling not in SAMPLINGS:
+        raise ValueError(f"sampling must be one of {', '.join(map(repr, SAMPLINGS))}, got {sampling!r}")
+    return str(sampling)
 
 
 def _check_count(value: Any, name: str, minimum: int = 1) -> int:
@@ -342,26 +392,80 @@ def _check_settings(seed: Any, draws: Any, features: Any, max_dim: Any, n_genera
             _check_count(max_dim, "max_dim", 0), _check_count(n_generated, "n_generated"))
 
 
-def _box(X: np.ndarray, features: int, max_dim: int) -> tuple[np.ndarray, np.ndarray, bool]:
-    """Bounding box of ``X`` (constant attributes rejected) and whether to sub-sample features (d > max_dim)."""
-    lo, hi, _ = bounding_box(X)
+@dataclass(frozen=True)
+class _BoxPlan:
+    """Where the uniform points of each draw lie and which grids integrate the criteria (:attr:`EMMVSettings.box`).
+
+    ``lo`` / ``hi``: one box for every draw (restricted to the draw's features), or None when each draw takes
+    the box of its evaluated objects (``X_eval[:, features]``). ``eligible``: the attributes draws pick from.
+    """
+
+    lo: np.ndarray | None
+    hi: np.ndarray | None
+    subsampled: bool
+    eligible: np.ndarray
+    t_step: float
+    alpha_step: float
+    sampling: str = "uniform"
+
+    def points(self, lo: np.ndarray, hi: np.ndarray, X_eval_f: np.ndarray, n: int, seed: int
+               ) -> tuple[np.ndarray, np.ndarray | None]:
+        """The draw's volume points and their importance weights (None: uniform, every weight 1)."""
+        if self.sampling == "nested":
+            return nested_uniform_in_box(lo, hi, X_eval_f, n, seed)
+        return uniform_in_box(lo, hi, n, seed), None
+
+    def draw_box(self, X_eval: np.ndarray, f: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+        """``(lower, upper, volume)`` of draw ``f``'s box."""
+        if self.lo is None:
+            lo, hi, _ = bounding_box(X_eval[:, f])
+        else:
+            lo, hi = self.lo[f], self.hi[f]
+        return lo, hi, float(np.prod(hi - lo))
+
+
+def _box(X_box: np.ndarray, X_eval: np.ndarray, features: int, max_dim: int, box: str,
+         data_bounds: Any = None, sampling: str = "uniform") -> _BoxPlan:
+    """The box plan of :attr:`EMMVSettings.box` and whether to sub-sample features (d > max_dim).
+
+    ``X_box``: the fitted ∪ evaluated objects; ``data_bounds``: ``(lower, upper)`` of all the data ("author",
+    standard criteria). A constant attribute of a box that every draw uses is an error; with per-draw boxes
+    ("author", sub-sampling) the attributes constant on the evaluated objects are left out of the draws.
+    """
+    d = X_eval.shape[1]
+    subsampled = d > max_dim
+    if subsampled and features > d:
+        raise ValueError(f"features (d'={features}) exceeds the number of attributes (d={d})")
+    if box == "author" and subsampled:
+        width = X_eval.max(axis=0) - X_eval.min(axis=0)
+        eligible = np.flatnonzero(width > 0)
+        if eligible.size < features:
+            raise ValueError(f"only {eligible.size} of {d} attributes vary on the evaluated objects, fewer than "
+                             f"features (d'={features}): no feature draw has a box of positive volume")
+        return _BoxPlan(None, None, True, eligible, T_STEP_SUBSAMPLED, ALPHA_STEP_SUBSAMPLED, sampling)
+    if box == "author" and data_bounds is not None:
+        lo, hi = (np.asarray(b, dtype=np.float64).reshape(-1) for b in data_bounds)
+        if lo.shape != (d,) or hi.shape != (d,) or not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
+            raise ValueError(f"data_bounds must be two finite arrays of {d} values (lower, upper)")
+        lo_x, hi_x, _ = bounding_box(X_box)
+        if np.any(lo > lo_x) or np.any(hi < hi_x):
+            raise ValueError("data_bounds must contain the fitted and evaluated objects (the box of all the data)")
+    else:
+        lo, hi, _ = bounding_box(X_box)
     const = np.flatnonzero(hi - lo <= 0)
     if const.size:
         raise ValueError(f"attribute(s) {const[:5].tolist()} are constant (zero-width bounding box, volume 0); "
                          "remove them before EM/MV")
-    d = X.shape[1]
-    subsampled = d > max_dim
-    if subsampled and features > d:
-        raise ValueError(f"features (d'={features}) exceeds the number of attributes (d={d})")
-    return lo, hi, subsampled
+    return _BoxPlan(lo, hi, subsampled, np.arange(d), T_STEP, ALPHA_STEP, sampling)
 
 
 @workers_renamed_from("n_jobs")
 def emmv(detector: Any, X_train: Any, X_test: Any = None, *, draws: int = EMMVSettings.draws,
          features: int = EMMVSettings.features, max_dim: int = EMMVSettings.max_dim,
-         n_generated: int = EMMVSettings.n_generated, seed: int = 0, t_max: float = T_MAX,
-         alpha_min: float = ALPHA_MIN, alpha_max: float = ALPHA_MAX, integration: str = "grid",
-         workers: int = 1, progress: Callable[[int, int], None] | None = None, executor: Any = None) -> EMMVResult:
+         n_generated: int = EMMVSettings.n_generated, box: str = EMMVSettings.box,
+         sampling: str = EMMVSettings.sampling, seed: int = 0, t_max: float = T_MAX, alpha_min: float = ALPHA_MIN,
+         alpha_max: float = ALPHA_MAX, integration: str = "grid", data_bounds: Any = None, workers: int = 1,
+         progress: Callable[[int, int], None] | None = None, executor: Any = None) -> EMMVResult:
     """EM and MV criteria of a detector, with the chapter's feature sub-sampling (Goix 2016, Algorithm EMMV).
 
     Parameters
@@ -380,12 +484,24 @@ def emmv(detector: Any, X_train: Any, X_test: Any = None, *, draws: int = EMMVSe
     max_dim : int, default 8
         Largest dimension evaluated with the standard criteria (all features, one evaluation).
     n_generated : int, default 100,000
-        Uniform points per evaluation, in the bounding box of ``X_train ∪ X_test`` (restricted to the drawn
-        features).
+        Uniform points per evaluation, in the bounding box that ``box`` names.
+    box : {"author", "train_test"}, default "author"
+        :attr:`EMMVSettings.box`: "author" — the authors' code in each setting: standard criteria, the box of
+        ``data_bounds`` (all the data, anomalies included) or else of ``X_train ∪ X_test``; sub-sampling, the
+        box of each draw's ``X_test[:, features]`` with the finer grids of ``em_bench_high.py``, attributes
+        constant on ``X_test`` never drawn. "train_test": ``X_train ∪ X_test`` restricted to the drawn features,
+        the standard grids (odeval before issue 26).
+    sampling : {"uniform", "nested"}, default "uniform"
+        :attr:`EMMVSettings.sampling`: the points estimating the level sets' volumes, uniform in the box or
+        importance-weighted over nested quantile boxes of ``X_test``.
     seed : int, default 0
         Seeds the feature draws, the uniform samples and (where it has a ``random_state``) the detector.
     t_max, alpha_min, alpha_max, integration
         See :func:`~odeval.labelfree.excess_mass_volume.excess_mass` and ``mass_volume``.
+    data_bounds : (array-like, array-like), optional
+        Lower and upper bounds of all the data, for ``box="author"`` with the standard criteria (the authors'
+        ``em_bench.py`` boxes every object, anomalies included, which ``X_train`` / ``X_test`` need not hold).
+        Ignored otherwise.
     workers : int, default 1
         Draws evaluated in parallel, by local worker processes unless ``executor`` says otherwise (-1: one per
         core; formerly ``n_jobs``, deprecated). The result is bit-identical whatever ``workers`` and
@@ -404,6 +520,7 @@ def emmv(detector: Any, X_train: Any, X_test: Any = None, *, draws: int = EMMVSe
     EMMVResult
     """
     seed, draws, features, max_dim, n_generated = _check_settings(seed, draws, features, max_dim, n_generated)
+    box, sampling = _check_box(box), _check_sampling(sampling)
     workers = check_workers(workers)
     Xtr = check_data_matrix(X_train, name="X_train")
     if X_test is None:
@@ -417,12 +534,13 @@ def emmv(detector: Any, X_train: Any, X_test: Any = None, *, draws: int = EMMVSe
             raise ValueError(f"X_test has {Xte.shape[1]} attributes, X_train {Xtr.shape[1]}")
     d = Xtr.shape[1]
     both = Xtr if same else np.vstack([Xtr, Xte])
-    lo, hi, subsampled = _box(both, features, max_dim)
+    plan = _box(both, Xte, features, max_dim, box, data_bounds, sampling)
+    subsampled = plan.subsampled
     det = _as_detector(detector, seed)
     name = getattr(det, "name", type(det).__name__)
     m = draws if subsampled else 1
-    feats, draw_seeds = _draw_plan(d, m, features, subsampled, seed)
-    job = dict(det=det, Xtr=Xtr, Xte=Xte, same=same, lo=lo, hi=hi, n_generated=n_generated, t_max=t_max,
+    feats, draw_seeds = _draw_plan(d, m, features, subsampled, seed, plan.eligible)
+    job = dict(det=det, Xtr=Xtr, Xte=Xte, same=same, plan=plan, n_generated=n_generated, t_max=t_max,
                alpha_min=alpha_min, alpha_max=alpha_max, integration=integration, name=name, subsampled=subsampled)
     if executor is None:
         executor = "processes" if workers > 1 and m > 1 else "serial"
@@ -434,21 +552,28 @@ def emmv(detector: Any, X_train: Any, X_test: Any = None, *, draws: int = EMMVSe
                 progress(len(outcomes), m)
     # stacklevel 4: the warning names emmv's caller (frames: _aggregate, emmv, the workers_renamed_from wrapper)
     return _aggregate(outcomes, feats, subsampled=subsampled, name=name, n_train=Xtr.shape[0], n_test=Xte.shape[0],
-                      n_generated=n_generated, seed=seed, stacklevel=4)
+                      n_generated=n_generated, seed=seed, stacklevel=4, box=box)
 
 
-def _draw_plan(d: int, m: int, features: int, subsampled: bool, seed: int) -> tuple[list[np.ndarray], list[int]]:
-    """Feature indices and uniform-sample seed of each of the ``m`` draws (one SeedSequence per call)."""
+def _draw_plan(d: int, m: int, features: int, subsampled: bool, seed: int, eligible: np.ndarray | None = None
+               ) -> tuple[list[np.ndarray], list[int]]:
+    """Feature indices and uniform-sample seed of each of the ``m`` draws (one SeedSequence per call).
+
+    ``eligible``: the attributes draws pick from (default all ``d``; with all of them the draws are those of
+    ``choice(d)``, bit for bit). A uniform draw of d' among the eligible attributes is what the authors'
+    ``em_bench_high.py`` gets by redrawing every draw whose box has volume 0.
+    """
     ss = np.random.SeedSequence(seed)
     feat_rng = np.random.default_rng(ss.spawn(1)[0])
     draw_seeds = [int(s.generate_state(1)[0]) for s in ss.spawn(m)]
-    feats = [np.sort(feat_rng.choice(d, size=features, replace=False)) if subsampled else np.arange(d)
-             for _ in range(m)]
+    pool = np.arange(d) if eligible is None else np.asarray(eligible, dtype=np.int64)
+    feats = [np.sort(pool[feat_rng.choice(pool.size, size=features, replace=False)]) if subsampled
+             else np.arange(d) for _ in range(m)]
     return feats, draw_seeds
 
 
 def _aggregate(outcomes, feats, *, subsampled, name, n_train, n_test, n_generated, seed, stacklevel=2,
-               warn=True) -> EMMVResult:
+               warn=True, box="author") -> EMMVResult:
     """Average the per-draw (em, mv, reason, cpu) outcomes into an :class:`EMMVResult` (NaN draws counted, warned)."""
     m = len(outcomes)
     em_draws = np.full(m, np.nan)
@@ -477,7 +602,7 @@ def _aggregate(outcomes, feats, *, subsampled, name, n_train, n_test, n_generate
     return EMMVResult(em=em_mean, mv=mv_mean, em_draws=em_draws, mv_draws=mv_draws, features=feats,
                       em_failed=em_failed, mv_failed=mv_failed, reasons=reasons, subsampled=subsampled,
                       n_train=n_train, n_test=n_test, n_generated=n_generated, seed=seed, detector=name,
-                      em_curve=em_curve, mv_curve=mv_curve, cpu_seconds=cpu)
+                      em_curve=em_curve, mv_curve=mv_curve, cpu_seconds=cpu, box=box)
 
 
 def _draw_task(task: tuple[int, np.ndarray, int], job: dict[str, Any]) -> tuple:
@@ -487,7 +612,7 @@ def _draw_task(task: tuple[int, np.ndarray, int], job: dict[str, Any]) -> tuple:
     return _one_draw(i, f, useed, **job)
 
 
-def _one_draw(i, f, useed, *, det, Xtr, Xte, same, lo, hi, n_generated, t_max, alpha_min, alpha_max, integration,
+def _one_draw(i, f, useed, *, det, Xtr, Xte, same, plan, n_generated, t_max, alpha_min, alpha_max, integration,
               name, subsampled):
     """Refit on features ``f``, score the evaluated objects and a seeded uniform sample, EM and MV criteria.
 
@@ -495,7 +620,7 @@ def _one_draw(i, f, useed, *, det, Xtr, Xte, same, lo, hi, n_generated, t_max, a
     """
     from joblib import parallel_config
 
-    vol = float(np.prod(hi[f] - lo[f]))
+    lo, hi, vol = plan.draw_box(Xte, f)
     if not vol > 0 or not np.isfinite(vol):  # underflow/overflow of the product
         return None, None, f"box volume {vol!r} in the drawn sub-space is not a positive finite number", {}
     cpu: dict[str, float] = {}
@@ -517,7 +642,7 @@ def _one_draw(i, f, useed, *, det, Xtr, Xte, same, lo, hi, n_generated, t_max, a
             lap("fit")
             s_data = det.score_fitted() if same and hasattr(det, "score_fitted") else det.score(Xte[:, f])
             lap("score_data")
-            U = uniform_in_box(lo[f], hi[f], n_generated, useed)
+            U, weights = plan.points(lo, hi, Xte[:, f], n_generated, useed)
             lap("uniform")
             s_unif = det.score(U)
             lap("score_uniform")
@@ -527,11 +652,19 @@ def _one_draw(i, f, useed, *, det, Xtr, Xte, same, lo, hi, n_generated, t_max, a
     _check_draw_scores(s_data, Xte.shape[0], f"detector {name}: scores of the evaluated objects{where}")
     _check_draw_scores(s_unif, n_generated, f"detector {name}: scores of the uniform sample{where}")
     s_data, s_unif = _finite_jointly(s_data, s_unif)
-    em = excess_mass(s_data, s_unif, vol, t_max=t_max, integration=integration, warn=False)
-    mv = mass_volume(s_data, s_unif, vol, alpha_min=alpha_min, alpha_max=alpha_max, integration=integration,
-                     warn=False)
+    em, mv = _criteria(s_data, s_unif, vol, plan, t_max, alpha_min, alpha_max, integration, weights)
     lap("criteria")
     return em, mv, None, cpu
+
+
+def _criteria(s_data, s_unif, vol, plan, t_max, alpha_min, alpha_max, integration, weights=None):
+    """EM and MV of one draw on the grids of its box plan (the authors' steps for its setting)."""
+    em = excess_mass(s_data, s_unif, vol, t_max=t_max, t=default_t_grid(vol, plan.t_step), integration=integration,
+                     uniform_weights=weights, warn=False)
+    mv = mass_volume(s_data, s_unif, vol, alpha_min=alpha_min, alpha_max=alpha_max,
+                     alpha=default_alpha_grid(alpha_min, alpha_max, plan.alpha_step), integration=integration,
+                     uniform_weights=weights, warn=False)
+    return em, mv
 
 
 def _check_draw_scores(s: Any, n: int, where: str) -> None:
@@ -566,7 +699,8 @@ def _finite_jointly(s_data: Any, s_unif: Any) -> tuple[np.ndarray, np.ndarray]:
 
 def emmv_all_k(method: str, X: Any, ks: Any, *, draws: int = EMMVSettings.draws,
                features: int = EMMVSettings.features, max_dim: int = EMMVSettings.max_dim,
-               n_generated: int = EMMVSettings.n_generated, seed: int = 0, t_max: float = T_MAX,
+               n_generated: int = EMMVSettings.n_generated, box: str = EMMVSettings.box,
+               sampling: str = EMMVSettings.sampling, seed: int = 0, t_max: float = T_MAX,
                alpha_min: float = ALPHA_MIN, alpha_max: float = ALPHA_MAX, integration: str = "grid",
                warn: bool = True) -> list[EMMVResult]:
     """:func:`emmv` of an odeval method with a novelty form at many k at once, fitted and evaluated on ``X``.
@@ -588,8 +722,9 @@ def emmv_all_k(method: str, X: Any, ks: Any, *, draws: int = EMMVSettings.draws,
         The data, fitted and evaluated (the unsupervised same-data setting of :func:`emmv`).
     ks : sequence of int
         Neighbourhood sizes, each ≥ the method's ``min_k`` and < N.
-    draws, features, max_dim, n_generated, seed, t_max, alpha_min, alpha_max, integration
-        As in :func:`emmv`.
+    draws, features, max_dim, n_generated, box, sampling, seed, t_max, alpha_min, alpha_max, integration
+        As in :func:`emmv` (fitted and evaluated on ``X``, so both boxes are the box of ``X``; "author" differs
+        from "train_test" in the grids and the eligible attributes when sub-sampling).
     warn : bool, default True
         Emit an :class:`EMMVWarning` per k with draws whose criterion could not be estimated.
 
@@ -603,15 +738,16 @@ def emmv_all_k(method: str, X: Any, ks: Any, *, draws: int = EMMVSettings.draws,
     Goix (2016), Algorithm evaluation:algo:EMMV (feature sub-sampling, m = 50, d' = 5).
     """
     return emmv_many({method: ks}, X, draws=draws, features=features, max_dim=max_dim, n_generated=n_generated,
-                     seed=seed, t_max=t_max, alpha_min=alpha_min, alpha_max=alpha_max, integration=integration,
-                     warn=warn)[method]
+                     box=box, sampling=sampling, seed=seed, t_max=t_max, alpha_min=alpha_min,
+                     alpha_max=alpha_max, integration=integration, warn=warn)[method]
 
 
 def emmv_many(methods_ks: Mapping[Any, Any], X: Any, *, draws: int = EMMVSettings.draws,
               features: int = EMMVSettings.features, max_dim: int = EMMVSettings.max_dim,
-              n_generated: int = EMMVSettings.n_generated, seed: int = 0, t_max: float = T_MAX,
-              alpha_min: float = ALPHA_MIN, alpha_max: float = ALPHA_MAX, integration: str = "grid", warn: bool = True
-              ) -> dict[str, list[EMMVResult]]:
+              n_generated: int = EMMVSettings.n_generated, box: str = EMMVSettings.box,
+              sampling: str = EMMVSettings.sampling, seed: int = 0, t_max: float = T_MAX,
+              alpha_min: float = ALPHA_MIN, alpha_max: float = ALPHA_MAX, integration: str = "grid",
+              warn: bool = True) -> dict[str, list[EMMVResult]]:
     """:func:`emmv_all_k` of several odeval methods at once, sharing the feature draws' work.
 
     The feature draws and uniform samples depend on ``seed`` and the data only, not on the method, so every
@@ -625,7 +761,7 @@ def emmv_many(methods_ks: Mapping[Any, Any], X: Any, *, draws: int = EMMVSetting
     methods_ks : mapping of str (or :class:`odeval._key.ScoringKey`) to sequence of int
         Method name → its neighbourhood sizes (as ``ks`` of :func:`emmv_all_k`); a key instead of a name rebuilds
         the method with the key's parameters (the same method may then appear with several parameter sets).
-    X, draws, features, max_dim, n_generated, seed, t_max, alpha_min, alpha_max, integration, warn
+    X, draws, features, max_dim, n_generated, box, sampling, seed, t_max, alpha_min, alpha_max, integration, warn
         As in :func:`emmv_all_k`.
 
     Returns
@@ -641,6 +777,7 @@ def emmv_many(methods_ks: Mapping[Any, Any], X: Any, *, draws: int = EMMVSetting
     from odeval.neighbors import knn_graph
 
     seed, draws, features, max_dim, n_generated = _check_settings(seed, draws, features, max_dim, n_generated)
+    box, sampling = _check_box(box), _check_sampling(sampling)
     Xd = check_data_matrix(X, name="X")
     n, d = Xd.shape
     if not methods_ks:
@@ -660,13 +797,14 @@ def emmv_many(methods_ks: Mapping[Any, Any], X: Any, *, draws: int = EMMVSetting
             raise ValueError(f"{det.info.name}: k must lie in [{det.info.min_k}, {n - 1}] for {n} objects, "
                              f"got {bad[:5]}")
         plan.append((method, det, ks_list))
-    lo, hi, subsampled = _box(Xd, features, max_dim)
+    box_plan = _box(Xd, Xd, features, max_dim, box, sampling=sampling)
+    subsampled = box_plan.subsampled
     m = draws if subsampled else 1
-    feats, draw_seeds = _draw_plan(d, m, features, subsampled, seed)
+    feats, draw_seeds = _draw_plan(d, m, features, subsampled, seed, box_plan.eligible)
     k_max = max(max(ks_list) for _, _, ks_list in plan)
     per_k = {method: [[] for _ in ks_list] for method, _, ks_list in plan}
     for f, useed in zip(feats, draw_seeds, strict=True):
-        vol = float(np.prod(hi[f] - lo[f]))
+        lo, hi, vol = box_plan.draw_box(Xd, f)
         if not vol > 0 or not np.isfinite(vol):
             for outs in per_k.values():
                 for out in outs:
@@ -674,7 +812,7 @@ def emmv_many(methods_ks: Mapping[Any, Any], X: Any, *, draws: int = EMMVSetting
                                 "number", {}))
             continue
         graph = knn_graph(Xd[:, f], k_max)
-        U = uniform_in_box(lo[f], hi[f], n_generated, useed)
+        U, weights = box_plan.points(lo, hi, Xd[:, f], n_generated, useed)
         s_data = {method: det.score_all_k(graph, ks_list) for method, det, ks_list in plan}
         s_unif = {method: np.empty((len(ks_list), n_generated)) for method, _, ks_list in plan}
         for a in range(0, n_generated, UNIFORM_CHUNK):  # novelty scores are per query row: blocks change nothing
@@ -686,12 +824,10 @@ def emmv_many(methods_ks: Mapping[Any, Any], X: Any, *, draws: int = EMMVSetting
         for method, _, _ks in plan:
             for j, out in enumerate(per_k[method]):
                 sd, su = _finite_jointly(s_data[method][j], s_unif[method][j])
-                em = excess_mass(sd, su, vol, t_max=t_max, integration=integration, warn=False)
-                mv = mass_volume(sd, su, vol, alpha_min=alpha_min, alpha_max=alpha_max,
-                                 integration=integration, warn=False)
+                em, mv = _criteria(sd, su, vol, box_plan, t_max, alpha_min, alpha_max, integration, weights)
                 out.append((em, mv, None, {}))
         del graph, U, s_unif, s_data
     return {method: [_aggregate(out, feats, subsampled=subsampled, name=f"{det.info.name}(k={k})", n_train=n,
-                                n_test=n, n_generated=n_generated, seed=seed, stacklevel=3, warn=warn)
+                                n_test=n, n_generated=n_generated, seed=seed, stacklevel=3, warn=warn, box=box)
                      for k, out in zip(ks_list, per_k[method], strict=True)]
             for method, det, ks_list in plan}

@@ -35,6 +35,8 @@ Grids and end points (the chapter's text states the intervals, the authors' code
 * MV: ``α = arange(0.9, 0.999, 0.0001)`` (990 points, 0.9 … 0.9989: NumPy's ``arange`` excludes the stop, as
   in the authors' code); trapezoid rule. ``integration="exact"`` integrates the step function
   ``MV(α) = V_(⌈αn⌉)`` exactly over ``[0.9, 0.999]``.
+* Feature sub-sampling (the authors' ``em_bench_high.py``): ``t`` step 0.001/volume, ``α`` step 0.001
+  (:data:`T_STEP_SUBSAMPLED`, :data:`ALPHA_STEP_SUBSAMPLED`; ``odeval.labelfree.emmv`` passes them).
 * ``P_n(s ≥ u) ≥ α`` is decided as ``count/n ≥ α`` in floating point, the arithmetic of the authors' loop.
 
 Deviation from the authors' code: their ``em`` uses strict ``s > u`` sets (then forces ``EM(0) = 1``); odeval
@@ -66,12 +68,20 @@ import numpy as np
 from odeval._validation import check_scores
 
 __all__ = ["EMMVWarning", "ExcessMassResult", "MassVolumeResult", "excess_mass", "mass_volume", "default_t_grid",
-           "default_alpha_grid", "uniform_in_box", "bounding_box"]
+           "default_alpha_grid", "uniform_in_box", "bounding_box", "T_STEP", "ALPHA_STEP", "T_STEP_SUBSAMPLED",
+           "ALPHA_STEP_SUBSAMPLED", "nested_uniform_in_box", "NESTED_LEVELS"]
 
 T_MAX = 0.9
 ALPHA_MIN = 0.9
 ALPHA_MAX = 0.999
 N_GENERATED = 100_000
+#: Grid steps of the authors' code (EMMV_benchmarks): ``em_bench.py`` (standard criteria, d ≤ 8) integrates EM on
+#: ``t = arange(0, 100/V, 0.01/V)`` and MV on ``α = arange(0.9, 0.999, 0.0001)``; ``em_bench.py``'s
+#: sub-sampling sibling ``em_bench_high.py`` on ``arange(0, 100/V, 0.001/V)`` and ``arange(0.9, 0.999, 0.001)``.
+T_STEP = 0.01
+ALPHA_STEP = 0.0001
+T_STEP_SUBSAMPLED = 0.001
+ALPHA_STEP_SUBSAMPLED = 0.001
 _INTEGRATIONS = ("grid", "exact")
 
 
@@ -142,14 +152,23 @@ class MassVolumeResult:
 # ---------------------------------------------------------------------------------------------- helpers
 
 
-def default_t_grid(volume: float) -> np.ndarray:
-    """The authors' t grid: ``arange(0, 100/volume, 0.01/volume)`` (EMMV_benchmarks, ``em_bench.py``)."""
-    return np.arange(0, 100 / volume, 0.01 / volume)
+def default_t_grid(volume: float, step: float = T_STEP) -> np.ndarray:
+    """The authors' t grid: ``arange(0, 100/volume, step/volume)``.
+
+    ``step`` 0.01 (default, :data:`T_STEP`): ``em_bench.py`` of EMMV_benchmarks (standard criteria, 10,000
+    points); 0.001 (:data:`T_STEP_SUBSAMPLED`): ``em_bench_high.py`` (feature sub-sampling, 100,000 points).
+    """
+    return np.arange(0, 100 / volume, step / volume)
 
 
-def default_alpha_grid(alpha_min: float = ALPHA_MIN, alpha_max: float = ALPHA_MAX) -> np.ndarray:
-    """The authors' α grid: ``arange(alpha_min, alpha_max, 0.0001)`` (stop excluded)."""
-    return np.arange(alpha_min, alpha_max, 0.0001)
+def default_alpha_grid(alpha_min: float = ALPHA_MIN, alpha_max: float = ALPHA_MAX,
+                       step: float = ALPHA_STEP) -> np.ndarray:
+    """The authors' α grid: ``arange(alpha_min, alpha_max, step)`` (stop excluded).
+
+    ``step`` 0.0001 (default, :data:`ALPHA_STEP`): ``em_bench.py`` (990 points 0.9 … 0.9989); 0.001
+    (:data:`ALPHA_STEP_SUBSAMPLED`): ``em_bench_high.py`` (99 points 0.9 … 0.998).
+    """
+    return np.arange(alpha_min, alpha_max, step)
 
 
 def bounding_box(X: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
@@ -165,6 +184,62 @@ def uniform_in_box(lower: np.ndarray, upper: np.ndarray, n: int, seed: int) -> n
     return rng.uniform(lower, upper, size=(int(n), np.asarray(lower).shape[0]))
 
 
+#: Quantile levels p of the nested boxes of :func:`nested_uniform_in_box`: ``[Q(p), Q(1 − p)]`` per attribute.
+NESTED_LEVELS = (0.01, 0.1, 0.25)
+
+
+def nested_uniform_in_box(lower: np.ndarray, upper: np.ndarray, X: np.ndarray, n: int, seed: int,
+                          levels: tuple[float, ...] = NESTED_LEVELS) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` points for the Lebesgue volumes of level sets, spread over nested boxes, with their weights.
+
+    Uniform sampling of the box ``[lower, upper]`` spends almost no point where the data's mass lies when a
+    few extreme values stretch the box: on zero-inflated, right-skewed attributes (sparse counts, word
+    frequencies) the level sets holding 90 % of the objects fill 10⁻⁵–10⁻⁶ of a 5-dimensional box, and 10⁵
+    uniform points leave them empty (estimated volume 0, EM and MV not estimable). Here the points are split
+    evenly between the box and sub-boxes ``B_p = Π_j [Q_j(p), Q_j(1 − p)] ∩ box`` of the per-attribute
+    quantiles of ``X`` (the evaluated objects), ``p`` in ``levels``; where an attribute's interval has width 0
+    (an atom, e.g. the zeros of a sparse attribute, holds more than ``1 − 2p`` of the objects) it is the
+    interval between the atom's nearest distinct values instead. Weights (multiple importance sampling, balance
+    heuristic): point ``z`` stands for ``w(z) = (n / V) / Σ_l n_l · 1{z ∈ B_l} / vol(B_l)`` uniform points, so that
+    ``volume / n · Σ_k w_k · 1{z_k ∈ A}`` estimates ``Leb(A)`` without bias for every set ``A`` in the box (the
+    whole box keeps a share of the points, so the weights are bounded by ``1 + len(levels)``). With the box
+    alone every weight is 1: :func:`uniform_in_box`.
+
+    Returns
+    -------
+    U : ndarray of shape (n, d)
+    weights : ndarray of shape (n,)
+        For the ``uniform_weights`` argument of :func:`excess_mass` / :func:`mass_volume`.
+    """
+    lower, upper = np.asarray(lower, dtype=np.float64), np.asarray(upper, dtype=np.float64)
+    X = np.asarray(X, dtype=np.float64)
+    boxes = [(lower, upper)]
+    for p in levels:
+        lo = np.clip(np.quantile(X, p, axis=0), lower, upper)
+        hi = np.clip(np.quantile(X, 1 - p, axis=0), lower, upper)
+        for j in np.flatnonzero(hi <= lo):  # an atom holding more than 1 − 2p of the objects (a zero-inflated
+            # attribute): the interval between its nearest distinct values, where a detector's cell of the atom lies
+            values = np.unique(X[:, j])
+            i = int(np.searchsorted(values, lo[j]))
+            lo[j] = values[i - 1] if i > 0 else lower[j]
+            hi[j] = values[i + 1] if i + 1 < values.size else upper[j]
+            if hi[j] <= lo[j]:  # a constant attribute: the coarser interval
+                lo[j], hi[j] = boxes[-1][0][j], boxes[-1][1][j]
+        boxes.append((lo, hi))
+    n = int(n)
+    counts = np.full(len(boxes), n // len(boxes))
+    counts[0] += n - counts.sum()
+    rng = np.random.default_rng(seed)
+    U = np.concatenate([rng.uniform(lo, hi, size=(c, lower.shape[0])) for (lo, hi), c in zip(boxes, counts,
+                                                                                             strict=True)])
+    volume = float(np.prod(upper - lower))
+    density = np.zeros(n)  # points per unit volume at each point: Σ_l n_l 1{z ∈ B_l} / vol(B_l)
+    for (lo, hi), c in zip(boxes, counts, strict=True):
+        inside = np.all((U >= lo) & (U <= hi), axis=1)
+        density += inside * (c / float(np.prod(hi - lo)))
+    return U, (n / volume) / density
+
+
 def _check_volume(volume: float) -> float:
     try:
         v = float(volume)
@@ -176,7 +251,7 @@ def _check_volume(volume: float) -> float:
     return v
 
 
-def _check_inputs(s_data, s_uniform, volume, integration):
+def _check_inputs(s_data, s_uniform, volume, integration, weights=None):
     if integration not in _INTEGRATIONS:
         raise ValueError(f"integration must be one of {', '.join(_INTEGRATIONS)}, got {integration!r}")
     a = check_scores(s_data, name="s_data (scores of the evaluated objects)")
@@ -185,21 +260,32 @@ def _check_inputs(s_data, s_uniform, volume, integration):
         raise ValueError("s_data is empty: no evaluated objects (empty test split?)")
     if b.size == 0:
         raise ValueError("s_uniform is empty: need n_generated ≥ 1 uniform points")
-    return a, b, _check_volume(volume)
+    if weights is not None:
+        weights = np.asarray(weights, dtype=np.float64)
+        if weights.shape != b.shape or not np.all(np.isfinite(weights)) or np.any(weights <= 0):
+            raise ValueError(f"uniform_weights must hold {b.size} positive finite numbers, one per uniform point")
+    return a, b, _check_volume(volume), weights
 
 
-def _level_set_counts(s_data: np.ndarray, s_uniform: np.ndarray):
+def _level_set_counts(s_data: np.ndarray, s_uniform: np.ndarray, weights: np.ndarray | None = None):
     """Distinct normality levels ``v`` (ascending) of the data, with ``#data ≥ v`` and ``#uniform ≥ v``.
 
-    Normality = −score. Counts by ``searchsorted`` on the sorted normality values.
+    Normality = −score. Counts by ``searchsorted`` on the sorted normality values. With ``weights`` (one per
+    uniform point, :func:`nested_uniform_in_box`) the uniform "count" is the sum of the weights of the points
+    with normality ≥ v (0 exactly when there is none).
     """
     a = np.sort(-s_data)
-    b = np.sort(-s_uniform)
     first = np.flatnonzero(np.r_[True, a[1:] != a[:-1]])  # first index of each distinct value
     v = a[first]
     cnt_data = a.size - first  # #{a ≥ v}
-    cnt_unif = b.size - np.searchsorted(b, v, side="left")  # #{b ≥ v}
-    return v, cnt_data.astype(np.int64), cnt_unif.astype(np.int64)
+    if weights is None:
+        b = np.sort(-s_uniform)
+        cnt_unif = b.size - np.searchsorted(b, v, side="left")  # #{b ≥ v}
+        return v, cnt_data.astype(np.int64), cnt_unif.astype(np.int64)
+    order = np.argsort(-s_uniform, kind="stable")
+    b = -s_uniform[order]
+    above = np.r_[np.cumsum(weights[order][::-1])[::-1], 0.0]  # above[i] = Σ weights of b[i:]
+    return v, cnt_data.astype(np.int64), above[np.searchsorted(b, v, side="left")]
 
 
 @numba.njit(cache=True)
@@ -230,8 +316,9 @@ def _upper_hull(F, U):  # pragma: no cover - numba
 class _EMLines:
     """The EM curve as the upper envelope of the lines ``mass_j − t·vol_j`` (one per distinct data level)."""
 
-    def __init__(self, s_data: np.ndarray, s_uniform: np.ndarray, volume: float) -> None:
-        _, cnt_data, cnt_unif = _level_set_counts(s_data, s_uniform)
+    def __init__(self, s_data: np.ndarray, s_uniform: np.ndarray, volume: float,
+                 weights: np.ndarray | None = None) -> None:
+        _, cnt_data, cnt_unif = _level_set_counts(s_data, s_uniform, weights)
         n, n_gen = s_data.size, s_uniform.size
         # the empty set (u above every score): mass 0, volume 0
         cnt_data = np.r_[cnt_data, 0]
@@ -304,7 +391,8 @@ def _trapezoid(y: np.ndarray, x: np.ndarray) -> float:
 
 
 def excess_mass(s_data, s_uniform, volume: float, *, t_max: float = T_MAX, t: np.ndarray | None = None,
-                integration: str = "grid", warn: bool = True) -> ExcessMassResult:
+                integration: str = "grid", uniform_weights: np.ndarray | None = None,
+                warn: bool = True) -> ExcessMassResult:
     """Empirical Excess-Mass curve and criterion ``∫ EM over [0, EM⁻¹(t_max)]`` (Goix 2016).
 
     ``EM(t) = sup_u { P_n(s ≥ u) − t · Leb(s ≥ u) }`` with ``s = −score`` (odeval scores are higher = more
@@ -329,6 +417,9 @@ def excess_mass(s_data, s_uniform, volume: float, *, t_max: float = T_MAX, t: np
         "grid": trapezoid rule on ``t`` up to and including the first grid point with ``EM ≤ t_max`` (the
         authors' ``amax``; comparable with the published values). "exact": exact integral of the
         piecewise-linear EM curve over ``[0, EM⁻¹(t_max)]``.
+    uniform_weights : array-like of shape (n_uniform,), optional
+        Importance weights of the points (:func:`nested_uniform_in_box`): ``Leb(s ≥ u) = volume ·
+        Σ{weights of s_uniform ≥ u} / n_uniform``. None: every weight 1 (uniform points).
     warn : bool, default True
         Emit an :class:`EMMVWarning` when the criterion is NaN.
 
@@ -343,13 +434,13 @@ def excess_mass(s_data, s_uniform, volume: float, *, t_max: float = T_MAX, t: np
     Goix (2016), thesis chapter "How to Evaluate the Quality of Anomaly Detection Algorithms?", Eqs.
     (evaluation:EM-def-emp) and (evaluation:eq:standard_emp_EM).
     """
-    a, b, volume = _check_inputs(s_data, s_uniform, volume, integration)
+    a, b, volume, w = _check_inputs(s_data, s_uniform, volume, integration, uniform_weights)
     if not 0 < t_max < 1:
         raise ValueError(f"t_max must lie in (0, 1), got {t_max!r}")
     tg = default_t_grid(volume) if t is None else np.asarray(t, dtype=np.float64)
     if tg.ndim != 1 or tg.size < 2 or tg[0] != 0 or np.any(np.diff(tg) <= 0) or not np.all(np.isfinite(tg)):
         raise ValueError("t grid must be a finite, strictly increasing 1-d array starting at 0 with ≥ 2 points")
-    lines = _EMLines(a, b, volume)
+    lines = _EMLines(a, b, volume, w)
     em = lines(tg)
     t_inv = lines.inverse(t_max)
     reason = None
@@ -378,7 +469,8 @@ def excess_mass(s_data, s_uniform, volume: float, *, t_max: float = T_MAX, t: np
 
 
 def mass_volume(s_data, s_uniform, volume: float, *, alpha_min: float = ALPHA_MIN, alpha_max: float = ALPHA_MAX,
-                alpha: np.ndarray | None = None, integration: str = "grid", warn: bool = True) -> MassVolumeResult:
+                alpha: np.ndarray | None = None, integration: str = "grid", uniform_weights: np.ndarray | None = None,
+                warn: bool = True) -> MassVolumeResult:
     """Empirical Mass-Volume curve and criterion ``∫ MV over [alpha_min, alpha_max]`` (Goix 2016).
 
     ``MV(α) = inf_u { Leb(s ≥ u) : P_n(s ≥ u) ≥ α }`` with ``s = −score`` (odeval scores are higher = more
@@ -398,6 +490,8 @@ def mass_volume(s_data, s_uniform, volume: float, *, alpha_min: float = ALPHA_MI
     integration : {"grid", "exact"}, default "grid"
         "grid": trapezoid rule on the α grid (the authors' code). "exact": exact integral of the step function
         over ``[alpha_min, alpha_max]``.
+    uniform_weights : array-like of shape (n_uniform,), optional
+        As in :func:`excess_mass`.
     warn : bool, default True
         Emit an :class:`EMMVWarning` when the criterion is NaN.
 
@@ -412,7 +506,7 @@ def mass_volume(s_data, s_uniform, volume: float, *, alpha_min: float = ALPHA_MI
     Goix (2016), thesis chapter "How to Evaluate the Quality of Anomaly Detection Algorithms?", Eqs.
     (evaluation:MV-def-emp) and (evaluation:eq:standard_emp_MV).
     """
-    a, b, volume = _check_inputs(s_data, s_uniform, volume, integration)
+    a, b, volume, w = _check_inputs(s_data, s_uniform, volume, integration, uniform_weights)
     if not 0 < alpha_min < alpha_max <= 1:
         raise ValueError(f"need 0 < alpha_min < alpha_max ≤ 1, got alpha_min={alpha_min!r}, alpha_max={alpha_max!r}")
     ag = default_alpha_grid(alpha_min, alpha_max) if alpha is None else np.asarray(alpha, dtype=np.float64)
@@ -420,12 +514,19 @@ def mass_volume(s_data, s_uniform, volume: float, *, alpha_min: float = ALPHA_MI
         raise ValueError("alpha grid must be a strictly increasing 1-d array inside (0, 1] with ≥ 2 points")
     n, n_gen = a.size, b.size
     normal_desc = np.sort(-a)[::-1]  # normality, descending: normal_desc[k-1] = k-th largest
-    b_sorted = np.sort(-b)
+    if w is None:
+        b_sorted = np.sort(-b)
+        above = None
+    else:  # importance weights: the level set's weight sum replaces its count in the volume
+        order = np.argsort(-b, kind="stable")
+        b_sorted = -b[order]
+        above = np.r_[np.cumsum(w[order][::-1])[::-1], 0.0]
     mass = np.arange(1, n + 1) * (1.0 / n)  # the authors' mass = 1/n · cpt
 
     def vol_at_k(k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # level set of the k largest normalities
-        cnt = n_gen - np.searchsorted(b_sorted, normal_desc[k - 1], side="left")
-        return cnt / n_gen * volume, cnt
+        pos = np.searchsorted(b_sorted, normal_desc[k - 1], side="left")
+        cnt = n_gen - pos
+        return (cnt if above is None else above[pos]) / n_gen * volume, cnt
 
     k_grid = np.minimum(np.searchsorted(mass, ag, side="left") + 1, n)  # smallest k with k/n ≥ α
     mv, cnt = vol_at_k(k_grid)

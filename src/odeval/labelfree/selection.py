@@ -721,7 +721,8 @@ def _default(method: str, k: int) -> SelectorFn:
 # --------------------------------------------------------------------------------- EM / MV (need the data)
 def emmv_criteria(names: Sequence[str | ScoringKey | None], X: Any, *, seed: int = 0,
                   draws: int = EMMVSettings.draws, features: int = EMMVSettings.features,
-                  max_dim: int = EMMVSettings.max_dim, n_generated: int = EMMVSettings.n_generated
+                  max_dim: int = EMMVSettings.max_dim, n_generated: int = EMMVSettings.n_generated,
+                  box: str = EMMVSettings.box, sampling: str = EMMVSettings.sampling
                   ) -> tuple[np.ndarray, np.ndarray, tuple[tuple[int, str], ...]]:
     """EM and MV criteria (Goix 2016) of every candidate, refitted on ``X`` and evaluated on it.
 
@@ -729,8 +730,9 @@ def emmv_criteria(names: Sequence[str | ScoringKey | None], X: Any, *, seed: int
     (``LOF-010``, ``LDF(h=2.0)-007``): the detector is rebuilt from the key's method and parameters at its k.
     The unsupervised same-data setting of :func:`odeval.labelfree.emmv` (fit on ``X``, ``P_n`` over ``X``, the
     fitted objects scored with self excluded), with its feature sub-sampling when d > ``max_dim`` (``draws``
-    draws of ``features`` attributes) and ``n_generated`` uniform points per evaluation
-    (:class:`~odeval.labelfree.emmv_algorithm.EMMVSettings`). One call of :func:`odeval.labelfree.emmv_many`
+    draws of ``features`` attributes), ``n_generated`` uniform points per evaluation, the box / grids of
+    ``box`` and the volume points of ``sampling`` (:class:`~odeval.labelfree.emmv_algorithm.EMMVSettings`). One
+    call of :func:`odeval.labelfree.emmv_many`
     for all candidates: one kNN graph and one uniform-sample query per feature draw, shared by every method,
     parameter set and k. The candidates' stored scores are not used: EM/MV need the scores of new (uniform)
     points, so the detector is rebuilt from its key.
@@ -761,7 +763,8 @@ def emmv_criteria(names: Sequence[str | ScoringKey | None], X: Any, *, seed: int
     from odeval.labelfree.emmv_algorithm import emmv_many
     from odeval.labelfree.excess_mass_volume import EMMVWarning
 
-    settings = EMMVSettings(draws=draws, features=features, max_dim=max_dim, n_generated=n_generated)
+    settings = EMMVSettings(draws=draws, features=features, max_dim=max_dim, n_generated=n_generated, box=box,
+                            sampling=sampling)
     Xd = np.ascontiguousarray(np.asarray(X, dtype=np.float64))
     n = Xd.shape[0]
     R = len(names)

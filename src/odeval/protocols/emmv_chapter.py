@@ -42,7 +42,10 @@ class ChapterSplit:
 
     ``X_train``: what the detector is fitted on; ``X_eval``: the objects of the EM/MV criteria (novelty: the
     normal test objects; unsupervised: the whole test half); ``X_test`` / ``y_test``: the labelled test half
-    for ROC / PR (``y_test`` None for unlabelled data); ``features``: the kept attribute indices of the input.
+    for ROC / PR (``y_test`` None for unlabelled data); ``features``: the kept attribute indices of the input;
+    ``bounds``: ``(lower, upper)`` of all the prepared objects, both halves and anomalies included — the box of
+    the authors' ``em_bench.py`` (EMMV_benchmarks), which :func:`evaluate_split` passes to
+    :func:`~odeval.labelfree.emmv` as ``data_bounds`` (used by ``box="author"`` with the standard criteria).
     """
 
     X_train: np.ndarray
@@ -51,6 +54,7 @@ class ChapterSplit:
     y_test: np.ndarray | None
     features: np.ndarray
     n_outliers_dropped: int
+    bounds: tuple[np.ndarray, np.ndarray] | None = None
 
 
 def chapter_split(X: Any, y: Any, *, setting: str = "novelty", seed: int = 0, max_outlier_ratio: float | None = 0.1,
@@ -97,6 +101,7 @@ def chapter_split(X: Any, y: Any, *, setting: str = "novelty", seed: int = 0, ma
     if standardize:
         sd = X.std(axis=0)
         X = (X - X.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
+    bounds = (X.min(axis=0), X.max(axis=0))  # all the data, anomalies included (em_bench.py's box)
     if split:
         order = rng.permutation(X.shape[0])
         half = X.shape[0] // 2
@@ -115,20 +120,23 @@ def chapter_split(X: Any, y: Any, *, setting: str = "novelty", seed: int = 0, ma
     if X_eval.shape[0] == 0:
         raise ValueError("empty test split: no (normal) test objects to evaluate")
     return ChapterSplit(X_train=X_train, X_eval=X_eval, X_test=X_test, y_test=y_test if labelled else None,
-                        features=feats, n_outliers_dropped=dropped)
+                        features=feats, n_outliers_dropped=dropped, bounds=bounds)
 
 
 @workers_renamed_from("n_jobs")
 def evaluate_split(name: str, split: ChapterSplit, *, k: int = 20, seed: int = 0, draws: int = EMMVSettings.draws,
                    features: int = EMMVSettings.features, max_dim: int = EMMVSettings.max_dim,
-                   n_generated: int = EMMVSettings.n_generated, integration: str = "grid",
-                   max_train: int | None = None, workers: int = 1, executor: Any = None,
+                   n_generated: int = EMMVSettings.n_generated, box: str = EMMVSettings.box,
+                   sampling: str = EMMVSettings.sampling, integration: str = "grid", max_train: int | None = None,
+                   workers: int = 1, executor: Any = None,
                    progress: Callable[[int, int], None] | None = None) -> tuple[EMMVResult, dict[str, float]]:
     """EM/MV (:func:`emmv`) and ROC / PR AUC (labels of the test half) of one detector on a :class:`ChapterSplit`.
 
     ``workers`` (formerly ``n_jobs``, deprecated) and ``executor`` as for :func:`emmv`. ``max_train``: fit on a
     seeded random subset of at most this many training objects (default: 10,000 for "ocsvm", as the authors'
-    code; None otherwise). ROC AUC = :func:`odeval.measures.roc_auc`, PR =
+    code; None otherwise). ``box`` (:attr:`~odeval.labelfree.emmv_algorithm.EMMVSettings.box`): "author" boxes
+    all the prepared data (``split.bounds``) for the standard criteria and each draw's evaluated objects when
+    sub-sampling, as the authors' code. ROC AUC = :func:`odeval.measures.roc_auc`, PR =
     :func:`odeval.measures.average_precision` of the detector fitted on all kept features.
     """
     from odeval.measures import average_precision, roc_auc
@@ -143,8 +151,8 @@ def evaluate_split(name: str, split: ChapterSplit, *, k: int = 20, seed: int = 0
     same = split.X_eval is split.X_train or (split.X_eval.shape == X_train.shape and
                                              np.array_equal(split.X_eval, X_train))
     res = emmv(det, X_train, None if same else split.X_eval, draws=draws, features=features, max_dim=max_dim,
-               n_generated=n_generated, seed=seed, integration=integration, workers=workers, progress=progress,
-               executor=executor)
+               n_generated=n_generated, box=box, sampling=sampling, seed=seed, integration=integration,
+               data_bounds=split.bounds, workers=workers, progress=progress, executor=executor)
     labelled: dict[str, float] = {}
     y = split.y_test
     if y is not None and y.any() and not y.all():
