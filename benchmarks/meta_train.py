@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from odeval.analysis.meta import (
-    default_configs,
+    CONFIG_SETS,
     inner_folds,
     leave_one_base_out,
     load_bases,
@@ -79,6 +79,12 @@ def main() -> None:
     ap.add_argument("features", type=Path)
     ap.add_argument("--validation", type=Path, required=True)
     ap.add_argument("--model", type=Path, required=True)
+    ap.add_argument("--configs", choices=sorted(CONFIG_SETS), default="attempt1",
+                    help="the configuration set the nested choice is among (attempt2: pre-registered in "
+                         "benchmarks/meta_attempt2.md)")
+    ap.add_argument("--ship-if-significant", action="store_true",
+                    help="write --model only when the held-out nested choice beats kNN k = 10 (p < 0.05 over "
+                         "base datasets); otherwise leave the shipped model as it is")
     ap.add_argument("--measure", default="roc_auc")
     ap.add_argument("--methods", default=None,
                     help="comma-separated methods: choose only among their grid candidates (a restricted variant, "
@@ -100,11 +106,12 @@ def main() -> None:
         table.grid_quality[:, masked] = np.nan
     print(f"{len(table.datasets)} variants, {len(set(table.bases))} base datasets, "
           f"{len(grid_candidates())} grid candidates, {len(FEATURE_NAMES)} meta-features", flush=True)
-    configs = default_configs()
+    configs = CONFIG_SETS[a.configs]()
     res = leave_one_base_out(table, configs)
     out: dict = {"store_study_hash": study_hash, "results_sha256": rhash, "measure": a.measure,
                  "n_variants": len(table.datasets), "n_bases": len(set(table.bases)),
-                 "configs": [c.label() for c in configs], "chosen_per_fold": res.chosen, "measures": {}}
+                 "config_set": a.configs, "configs": [c.label() for c in configs], "chosen_per_fold": res.chosen,
+                 "measures": {}}
     for m in judged:
         stats = meta_statistics(res.picks, m)
         md_v, md_b = markdown(stats, m, "variants"), markdown(stats, m, "bases")
@@ -178,6 +185,14 @@ def main() -> None:
             "n_bases": len(set(table.bases)), "measure": a.measure,
             "validation": {"p_meta_vs_knn10_bases": p_b, "significant": bool(p_b < 0.05),
                            "file": "benchmarks/meta_validation.json", **record}}
+    meta["validation"]["file"] = str(a.validation)
+    meta["config_set"] = a.configs
+    out["nested_choice_on_all"] = best.label()
+    if a.ship_if_significant and not p_b < 0.05:
+        out["shipped_config"] = None
+        a.validation.write_text(json.dumps(out, indent=1, default=str) + "\n", encoding="utf-8")
+        print(f"\nnot significant (p = {p_text(p_b)}): {a.model} left as it is; {time.perf_counter() - t0:.0f} s")
+        return
     model = fit_meta_model(table.features, G, w, best, grid_candidates(), FEATURE_NAMES, meta)
     save_model(model, a.model)
     out["shipped_config"] = best.label()

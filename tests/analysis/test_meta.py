@@ -12,6 +12,7 @@ import pytest
 from odeval.analysis.meta import (
     BASES_FILE,
     MetaTable,
+    attempt2_configs,
     inner_folds,
     leave_one_base_out,
     load_bases,
@@ -59,12 +60,16 @@ def _guarded_fit(calls: list[set[str]]):
 
 
 CONFIGS = [MetaConfig("fixed"), MetaConfig("neighbors", n_neighbors=3), MetaConfig("forest", n_trees=3, min_leaf=2)]
+#: Attempt 2's kinds, small: the no-leakage guarantee must cover every kind the nested choice can take.
+CONFIGS2 = [MetaConfig("default"), MetaConfig("lowrank", rank=2, n_trees=3, min_leaf=2, margin=0.01),
+            MetaConfig("winprob", n_trees=3, min_leaf=2, margin=0.5)]
 
 
-def test_no_held_out_base_dataset_reaches_training() -> None:
+@pytest.mark.parametrize("configs", [CONFIGS, CONFIGS2], ids=["attempt1", "attempt2"])
+def test_no_held_out_base_dataset_reaches_training(configs: list[MetaConfig]) -> None:
     table = _table()
     calls: list[set[str]] = []
-    res = leave_one_base_out(table, CONFIGS, n_inner=3, fit=_guarded_fit(calls))
+    res = leave_one_base_out(table, configs, n_inner=3, fit=_guarded_fit(calls))
     assert calls and all(len(c) < len(set(BASES)) for c in calls)
     for b, trained in res.training.items():
         assert not {table.bases[table.datasets.index(d)] for d in trained} & {b}
@@ -73,6 +78,18 @@ def test_no_held_out_base_dataset_reaches_training() -> None:
     picks = res.picks
     assert set(picks["selector"]) == {"meta", "default-knn10", "default-lof20", "random"}
     assert len(picks) == len(BASES) * 4 * 2
+
+
+def test_attempt2_is_deterministic_and_matches_its_preregistration() -> None:
+    """The ten configurations of benchmarks/meta_attempt2.md, and two runs give the same picks."""
+    labels = [c.label() for c in attempt2_configs()]
+    assert labels == ["default", *(f"lowrank(r={r},leaf=10),margin={m:g}" for r in (3, 10) for m in (0, 0.01, 0.03)),
+                      *(f"winprob(leaf=10),tau={t:g}" for t in (0.5, 0.6, 0.7))]
+    assert {c.n_trees for c in attempt2_configs() if c.kind != "default"} == {100}
+    a = leave_one_base_out(_table(), CONFIGS2, n_inner=2)
+    b = leave_one_base_out(_table(), CONFIGS2, n_inner=2)
+    pd.testing.assert_frame_equal(a.picks, b.picks)
+    assert a.chosen == b.chosen
 
 
 def test_the_guard_itself_fails_on_a_leaking_fold(monkeypatch) -> None:

@@ -123,3 +123,71 @@ def test_select_reports_meta_with_its_out_of_sample_record() -> None:
     assert exp.p_vs_reference is not None and "leave-one-base-dataset-out" in exp.basis
     off = recommend(X, settings=SelectSettings(ireos=False, resamples=0, k_max=20, meta=False))
     assert "meta" not in {c.selector for c in off.choices}
+
+
+# ------------------------------------------------------------------ attempt 2: default, lowrank, winprob kinds
+def test_low_rank_is_the_weighted_truncated_svd() -> None:
+    from odeval.labelfree.meta import low_rank
+
+    _, G, w = _training()
+    full, _ = low_rank(G, w, min(G.shape))
+    np.testing.assert_allclose(full, G, atol=1e-12)  # full rank reconstructs the matrix
+    rec3, U3 = low_rank(G, w, 3)
+    assert U3.shape == (G.shape[0], 3)
+    again = low_rank(G.copy(), w.copy(), 3)
+    assert np.array_equal(rec3, again[0]) and np.array_equal(U3, again[1])
+    mu = w @ G / w.sum()
+    # the rank-3 reconstruction is the best rank-3 weighted approximation: no worse than a random rank-3 projection
+    Q, _ = np.linalg.qr(np.random.default_rng(1).normal(size=(G.shape[1], 3)))
+    err = lambda R: float(w @ ((G - R) ** 2).sum(axis=1))  # noqa: E731
+    assert err(rec3) <= err(mu + (G - mu) @ Q @ Q.T)
+    with pytest.raises(ValueError, match="rank 0"):
+        low_rank(G, w, 0)
+
+
+def test_lowrank_prediction_equals_scikit_learn_on_the_latent_factors(tmp_path) -> None:
+    from sklearn.ensemble import RandomForestRegressor
+
+    from odeval.labelfree.meta import low_rank
+
+    F, G, w = _training()
+    cfg = MetaConfig("lowrank", rank=4, n_trees=7, min_leaf=3, seed=5)
+    m1 = fit_meta_model(F, G, w, cfg, grid_candidates(), FEATURE_NAMES)
+    m2 = fit_meta_model(F, G, w, cfg, grid_candidates(), FEATURE_NAMES)
+    Q = np.random.default_rng(9).normal(size=(6, F.shape[1]))
+    assert np.array_equal(m1.predict_gain(Q), m2.predict_gain(Q))
+    rec, U = low_rank(G, w, 4)
+    mu = w @ G / w.sum()
+    V = np.linalg.lstsq(U, rec - mu, rcond=None)[0]  # (r, R): rec = mu + U V
+    rf = RandomForestRegressor(n_estimators=7, min_samples_leaf=3, max_features=cfg.max_features, bootstrap=False,
+                               random_state=5, n_jobs=1).fit(F, U, sample_weight=w)
+    np.testing.assert_allclose(m1.predict_gain(Q), mu + rf.predict(Q) @ V, rtol=1e-9, atol=1e-10)
+    back = read_model(save_model(m1, tmp_path / "m.npz"))
+    assert back.config == cfg and np.array_equal(back.predict_gain(Q), m1.predict_gain(Q))
+
+
+def test_winprob_estimates_the_probability_of_beating_knn10(tmp_path) -> None:
+    F, G, w = _training()
+    G[:] = -0.1
+    knn10 = grid_candidates().index(("kNN", 10))
+    lof20 = grid_candidates().index(("LOF", 20))
+    G[:, knn10] = 0.0
+    G[:, lof20] = np.where(np.arange(G.shape[0]) % 4 == 0, -0.3, 0.01)  # LOF k = 20 wins on 3 tables in 4
+    m = fit_meta_model(F, G, w, MetaConfig("winprob", n_trees=5, min_leaf=50, margin=0.6), grid_candidates(),
+                       FEATURE_NAMES)
+    p = m.predict_gain(F[0])
+    assert p[knn10] == 0.0 and p[lof20] == pytest.approx(w[np.arange(len(w)) % 4 != 0].sum() / w.sum())
+    assert m.choose(F[0])[0] == ("LOF", 20)
+    strict = fit_meta_model(F, G, w, MetaConfig("winprob", n_trees=5, min_leaf=50, margin=0.9), grid_candidates(),
+                            FEATURE_NAMES)
+    assert strict.choose(F[0]) == (("kNN", 10), 0.0)
+    back = read_model(save_model(m, tmp_path / "m.npz"))
+    assert back.config == m.config and np.array_equal(back.predict_gain(F), m.predict_gain(F))
+
+
+def test_default_kind_always_picks_knn10() -> None:
+    F, G, w = _training()
+    G[:, grid_candidates().index(("LOF", 20))] = 0.5
+    m = fit_meta_model(F, G, w, MetaConfig("default"), grid_candidates(), FEATURE_NAMES)
+    assert all(m.choose(f) == (("kNN", 10), 0.0) for f in F[:5])
+    assert m.config.label() == "default"

@@ -34,7 +34,8 @@ from odeval.analysis.selection import pick_rows, selection_friedman, selection_s
 from odeval.labelfree.meta import REFERENCE, MetaConfig, MetaModel, fit_meta_model, grid_candidates
 from odeval.labelfree.metafeatures import FEATURE_NAMES
 
-__all__ = ["BASES_FILE", "LOBOResult", "MetaTable", "base_level", "default_configs", "inner_folds",
+__all__ = ["BASES_FILE", "CONFIG_SETS", "LOBOResult", "MetaTable", "attempt2_configs", "base_level",
+           "default_configs", "inner_folds",
            "leave_one_base_out", "load_bases", "meta_table", "meta_statistics"]
 
 BASES_FILE = Path(__file__).resolve().parents[1] / "labelfree" / "data" / "meta_base_datasets.csv"
@@ -132,6 +133,23 @@ def default_configs(seed: int = 0) -> list[MetaConfig]:
                  MetaConfig("forest", margin=margin, min_leaf=20, n_trees=30, seed=seed),
                  MetaConfig("neighbors", margin=margin, n_neighbors=10, seed=seed)]
     return cfgs
+
+
+def attempt2_configs(seed: int = 0) -> list[MetaConfig]:
+    """Attempt 2's ten configurations, exactly as pre-registered in ``benchmarks/meta_attempt2.md`` (committed
+    before any of them was fitted): the default (kNN k = 10 always), MetaOD-style low-rank models (rank 3 or 10,
+    margins 0 / 0.01 / 0.03) and the pairwise win-probability forest (τ = 0.5 / 0.6 / 0.7); forests of 100 trees,
+    min leaf 10."""
+    cfgs = [MetaConfig("default", margin=0.0, seed=seed)]
+    for rank in (3, 10):
+        cfgs += [MetaConfig("lowrank", margin=m, rank=rank, n_trees=100, min_leaf=10, seed=seed)
+                 for m in (0.0, 0.01, 0.03)]
+    cfgs += [MetaConfig("winprob", margin=tau, n_trees=100, min_leaf=10, seed=seed) for tau in (0.5, 0.6, 0.7)]
+    return cfgs
+
+
+#: The configuration sets of ``benchmarks/meta_train.py --configs``.
+CONFIG_SETS = {"attempt1": default_configs, "attempt2": attempt2_configs}
 
 
 def inner_folds(bases: Sequence[str], n_folds: int = 5) -> list[list[str]]:

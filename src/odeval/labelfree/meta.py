@@ -19,6 +19,20 @@ datasets) with a simpler regressor, chosen by nested leave-one-base-dataset-out 
   space (the similarity-based baseline of MetaOD's §4, "ISAC/ARGOSMART"-like).
 * ``fixed``: the candidate with the largest weighted mean gain over the training tables (a learned default).
 
+Attempt 2 (pre-registered in ``benchmarks/meta_attempt2.md`` before it was run) adds:
+
+* ``default``: kNN k = 10 always (abstention; lets a nested choice shrink all the way to the default).
+* ``lowrank``: MetaOD's model (Zhao, Rossi and Akoglu 2021, §3.2–3.4) with a squared loss: the training gain
+  matrix is factorised by a weighted truncated SVD of rank r, G ≈ 1 μᵀ + U Vᵀ (U = (G − 1 μᵀ) V, V the first r
+  right singular vectors of diag(√w) (G − 1 μᵀ)); a random forest maps the meta-features to the latent factors
+  U (as MetaOD's implementation does), and the predicted gain is μ + Û Vᵀ. Stored exactly like ``forest``: the
+  trees are fitted on U, and ``train_gain`` holds the rank-r reconstruction μ + U Vᵀ, whose weighted leaf mean
+  equals μ + (the forest's prediction of U) Vᵀ (linear in U; tested against scikit-learn).
+* ``winprob``: a pairwise objective against the default (the pairwise view of learning to rank, Burges et al.,
+  ICML 2005): the forest is fitted on the win indicators 1[gain > 0], so a leaf's weighted mean is the estimated
+  probability P(candidate beats kNN k = 10 | meta-features); the pick is the candidate with the largest
+  probability when it exceeds the margin τ (the margin is a probability here).
+
 Training tables are weighted 1 / (number of variants of their base dataset), so a base dataset with 40 downsampled
 variants counts as much as one with one file. Everything is deterministic (the forest's seed is stored).
 
@@ -30,6 +44,7 @@ References
 ----------
 Y. Zhao, R. A. Rossi, L. Akoglu. Automatic unsupervised outlier model selection. NeurIPS 2021 (MetaOD).
 L. Breiman. Random forests. Machine Learning 45, 2001.
+C. Burges et al. Learning to rank using gradient descent. ICML 2005 (pairwise objectives).
 """
 
 from __future__ import annotations
@@ -44,7 +59,7 @@ from typing import Any
 import numpy as np
 
 __all__ = ["GRID_KS", "GRID_METHODS", "MODEL_FILE", "MetaConfig", "MetaModel", "fit_meta_model", "grid_candidates",
-           "load_model", "meta_pick", "validated"]
+           "load_model", "low_rank", "meta_pick", "validated"]
 
 MODEL_FILE = Path(__file__).resolve().parent / "data" / "meta_selector.npz"
 GRID_METHODS: tuple[str, ...] = ("kNN", "kNNW", "LOF", "SimplifiedLOF", "LoOP", "LDOF", "ODIN", "KDEOS", "COF",
@@ -65,12 +80,15 @@ class MetaConfig:
 
     Attributes
     ----------
-    kind : {"forest", "neighbors", "fixed"}
+    kind : {"forest", "neighbors", "fixed", "default", "lowrank", "winprob"}
     margin : float
-        Pick the best predicted candidate only when its predicted gain over kNN k = 10 exceeds this.
-    n_trees, min_leaf, max_features : forest settings
+        Pick the best predicted candidate only when its predicted gain over kNN k = 10 (``winprob``: its
+        estimated probability of beating kNN k = 10) exceeds this.
+    n_trees, min_leaf, max_features : forest settings (also of ``lowrank`` and ``winprob``)
     n_neighbors : neighbors setting
     seed : int
+    rank : int
+        Rank r of the ``lowrank`` factorisation.
     """
 
     kind: str = "forest"
@@ -80,11 +98,15 @@ class MetaConfig:
     max_features: float = 0.33
     n_neighbors: int = 10
     seed: int = 0
+    rank: int = 0
 
     def label(self) -> str:
         body = {"forest": f"forest(leaf={self.min_leaf})", "neighbors": f"neighbors(m={self.n_neighbors})",
-                "fixed": "fixed"}[self.kind]
-        return f"{body},margin={self.margin:g}"
+                "fixed": "fixed", "default": "default", "lowrank": f"lowrank(r={self.rank},leaf={self.min_leaf})",
+                "winprob": f"winprob(leaf={self.min_leaf})"}[self.kind]
+        if self.kind == "default":
+            return body
+        return f"{body},{'tau' if self.kind == 'winprob' else 'margin'}={self.margin:g}"
 
 
 @dataclass
@@ -100,6 +122,8 @@ class MetaModel:
         Standardisation of the features (neighbors).
     train_features : ndarray (n, F)
     train_gain : ndarray (n, R)
+        What a prediction averages over training tables: the gain (``forest``, ``neighbors``, ``fixed``), its
+        rank-r reconstruction (``lowrank``) or the win indicators 1[gain > 0] (``winprob``).
     train_weight : ndarray (n,)
     trees : list of dict
         Per tree: ``feature``, ``threshold``, ``left``, ``right`` (scikit-learn's arrays; leaves have left = −1)
@@ -125,7 +149,9 @@ class MetaModel:
         one = F.ndim == 1
         F = np.atleast_2d(F)
         G, w = self.train_gain, self.train_weight
-        if self.config.kind == "fixed":
+        if self.config.kind == "default":
+            out = np.zeros((F.shape[0], G.shape[1]))  # never above a margin ≥ 0: always kNN k = 10
+        elif self.config.kind == "fixed":
             out = np.repeat((w @ G / w.sum())[None, :], F.shape[0], axis=0)
         elif self.config.kind == "neighbors":
             Z = (F - self.center) / self.scale
@@ -182,22 +208,56 @@ def fit_meta_model(features: np.ndarray, gain: np.ndarray, weight: np.ndarray, c
     scale[scale == 0] = 1.0
     trees: list[dict[str, np.ndarray]] = []
     if config.kind == "forest":
-        from sklearn.ensemble import RandomForestRegressor
-
-        rf = RandomForestRegressor(n_estimators=config.n_trees, min_samples_leaf=config.min_leaf,
-                                   max_features=config.max_features, bootstrap=False, random_state=config.seed,
-                                   n_jobs=1)
-        rf.fit(X, G, sample_weight=w)
-        leaves = rf.apply(X)
-        for t, est in enumerate(rf.estimators_):
-            tr = est.tree_
-            trees.append({"feature": tr.feature.astype(np.int32), "threshold": tr.threshold.astype(np.float64),
-                          "left": tr.children_left.astype(np.int32), "right": tr.children_right.astype(np.int32),
-                          "train_leaf": leaves[:, t].astype(np.int32)})
-    elif config.kind not in ("neighbors", "fixed"):
-        raise ValueError(f"unknown meta-model kind {config.kind!r}; use 'forest', 'neighbors' or 'fixed'")
+        trees = _fit_forest(X, G, w, config)
+    elif config.kind == "lowrank":
+        G, latent = low_rank(G, w, config.rank)
+        trees = _fit_forest(X, latent, w, config)
+    elif config.kind == "winprob":
+        G = (G > 0).astype(np.float64)
+        trees = _fit_forest(X, G, w, config)
+    elif config.kind not in ("neighbors", "fixed", "default"):
+        raise ValueError(f"unknown meta-model kind {config.kind!r}; use 'forest', 'neighbors', 'fixed', 'default', "
+                         "'lowrank' or 'winprob'")
     return MetaModel(config, [(str(m), int(k)) for m, k in candidates], tuple(feature_names), center, scale, X, G, w,
                      trees, dict(meta or {}))
+
+
+def _fit_forest(X: np.ndarray, Y: np.ndarray, w: np.ndarray, config: MetaConfig) -> list[dict[str, np.ndarray]]:
+    """A seeded multi-output regression forest of Y on X, kept as split arrays plus each training row's leaf."""
+    from sklearn.ensemble import RandomForestRegressor
+
+    rf = RandomForestRegressor(n_estimators=config.n_trees, min_samples_leaf=config.min_leaf,
+                               max_features=config.max_features, bootstrap=False, random_state=config.seed,
+                               n_jobs=1)
+    rf.fit(X, Y, sample_weight=w)
+    leaves = rf.apply(X)
+    trees = []
+    for t, est in enumerate(rf.estimators_):
+        tr = est.tree_
+        trees.append({"feature": tr.feature.astype(np.int32), "threshold": tr.threshold.astype(np.float64),
+                      "left": tr.children_left.astype(np.int32), "right": tr.children_right.astype(np.int32),
+                      "train_leaf": leaves[:, t].astype(np.int32)})
+    return trees
+
+
+def low_rank(gain: np.ndarray, weight: np.ndarray, rank: int) -> tuple[np.ndarray, np.ndarray]:
+    """Weighted truncated SVD of the gain matrix (MetaOD's factorisation, Zhao et al. 2021 §3.2, squared loss).
+
+    Returns the rank-r reconstruction μ + U Vᵀ (n, R) and the latent factors U = (G − 1 μᵀ) V (n, r), where μ is
+    the weighted column mean and V the first r right singular vectors of diag(√w) (G − 1 μᵀ), each signed so that
+    its largest entry in absolute value is positive (deterministic output).
+    """
+    G = np.asarray(gain, dtype=np.float64)
+    w = np.asarray(weight, dtype=np.float64)
+    if not 1 <= rank <= min(G.shape):
+        raise ValueError(f"low_rank: rank {rank} outside 1..{min(G.shape)} for a {G.shape[0]} x {G.shape[1]} matrix")
+    mu = w @ G / w.sum()
+    C = G - mu
+    _, _, vt = np.linalg.svd(np.sqrt(w)[:, None] * C, full_matrices=False)
+    V = vt[:rank].T.copy()
+    V *= np.sign(V[np.argmax(np.abs(V), axis=0), np.arange(rank)])
+    U = C @ V
+    return mu + U @ V.T, U
 
 
 def save_model(model: MetaModel, path: str | Path) -> Path:
