@@ -375,6 +375,31 @@ def _cof_from_acdist(ac, X, dist, idx, sizes, ks, elki, reorder):  # pragma: no 
     return out
 
 
+@njit(cache=True, parallel=True)
+def _cof_from_acdist_rows(ac_rows, idx, sizes, ks, elki):  # pragma: no cover - numba
+    """:func:`_cof_from_acdist` without ELKI's list reordering, on object-major ac-dists (N, len(ks)): the same
+    sums in the same order, but one neighbour's ac-dists for all k are contiguous (cache-friendly at large N)."""
+    n, nk = ac_rows.shape
+    out = np.empty((nk, n))
+    for p in prange(n):
+        for t in range(nk):
+            m = sizes[t, p]
+            s = 0.0
+            for j in range(m):
+                s += ac_rows[idx[p, j], t]
+            a = ac_rows[p, t]
+            if elki:
+                if s > 0.0:
+                    out[t, p] = a * (ks[t] + 1.0) / s
+                else:
+                    out[t, p] = np.inf if a > 0.0 else 1.0
+            elif s == 0.0:
+                out[t, p] = np.inf if a > 0.0 else 1.0
+            else:
+                out[t, p] = a * m / s
+    return out
+
+
 def cof_scores(graph: Any, ks: int | Sequence[int], variant: str = MethodVariant.PAPER) -> np.ndarray:
     """COF scores of all objects for every k in ``ks``, from one kNN graph.
 
@@ -454,11 +479,13 @@ class COF(Detector):
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         v = _variant_lists(graph, ks, self.info, self.variant)
-        ac = np.empty((v.ks.size, int(v.graph.n_objects)))
-        for rows, block in _iter_blocks(v.graph, v.sizes[-1]):
-            sz = np.ascontiguousarray(v.sizes[:, rows])
-            if v.elki and not v.cks:
+        if v.elki and not v.cks:  # ELKI's list order among ties: the reordering kernels
+            ac = np.empty((v.ks.size, int(v.graph.n_objects)))
+            for rows, block in _iter_blocks(v.graph, v.sizes[-1]):
+                sz = np.ascontiguousarray(v.sizes[:, rows])
                 ac[:, rows] = _acdist_chunk(block, sz, v.ks, v.elki, v.X, rows, v.dist, v.idx, True)
-            else:
-                ac[:, rows] = _acdist_chunk_trail(block, sz, v.ks, v.cks)
-        return _cof_from_acdist(ac, v.X, v.dist, v.idx, v.sizes, v.ks, v.elki, not v.cks)[v.inverse]
+            return _cof_from_acdist(ac, v.X, v.dist, v.idx, v.sizes, v.ks, v.elki, True)[v.inverse]
+        ac_rows = np.empty((int(v.graph.n_objects), v.ks.size))  # object-major: see _cof_from_acdist_rows
+        for rows, block in _iter_blocks(v.graph, v.sizes[-1]):
+            ac_rows[rows] = _acdist_chunk_trail(block, np.ascontiguousarray(v.sizes[:, rows]), v.ks, v.cks).T
+        return _cof_from_acdist_rows(ac_rows, v.idx, v.sizes, v.ks, v.elki)[v.inverse]
