@@ -168,22 +168,38 @@ def _better(v, pos, bv, bpos, elki):  # pragma: no cover - numba
 @njit(cache=True)
 def _prim_rest(B, n, conn, mind, chain, e, st, elki):  # pragma: no cover - numba
     """Prim's steps st+1..n over members 1..n of B: ``conn`` marks the connected members, ``mind`` the distances
-    of the others to the connected set; writes the picks to ``chain`` and their edges to ``e``."""
+    of the others to the connected set; writes the picks to ``chain`` and their edges to ``e``.
+
+    Connected members are kept at distance +inf (``pen`` adds +inf to their row entries, 0 to the others: x + 0
+    = x for x ≥ 0), so the update is a branch-free, vectorisable minimum; the scan ascends with ``<`` (the
+    first smallest: paper) or ``<=`` (the last: elki), which is :func:`_better`'s rule."""
+    pen = np.zeros(n + 1)
+    for i in range(1, n + 1):
+        if conn[i]:
+            pen[i] = np.inf
+            mind[i] = np.inf
     while st < n:
         best = -1
         bv = np.inf
-        for i in range(1, n + 1):
-            if not conn[i] and _better(mind[i], i, bv, best, elki):
-                best = i
-                bv = mind[i]
+        if elki:
+            for i in range(1, n + 1):
+                if mind[i] <= bv:
+                    best = i
+                    bv = mind[i]
+        else:
+            for i in range(1, n + 1):
+                if mind[i] < bv:
+                    best = i
+                    bv = mind[i]
         st += 1
         chain[st] = best
         e[st] = bv
         conn[best] = True
+        pen[best] = np.inf
+        mind[best] = np.inf
         row = B[best]
         for i in range(1, n + 1):
-            if not conn[i] and row[i] < mind[i]:
-                mind[i] = row[i]
+            mind[i] = min(mind[i], row[i] + pen[i])
 
 
 @njit(cache=True)
