@@ -8,7 +8,13 @@ from typing import Any, ClassVar
 import numpy as np
 from numba import njit, prange
 
-from odeval.detectors._neighborhood import _elki_perm, _iter_blocks, _row_has_ties, _variant_lists
+from odeval.detectors._neighborhood import (
+    _elki_perm,
+    _in_request_order,
+    _iter_blocks,
+    _row_has_ties,
+    _variant_lists,
+)
 from odeval.detectors.base import VARIANT, Detector, MethodInfo, MethodVariant, register
 from odeval.detectors.blockwise import REFUSE_ELKI_VARIANTS, BlockState, Step, halo, per_chunk, with_halo
 
@@ -500,8 +506,9 @@ class COF(Detector):
             for rows, block in _iter_blocks(v.graph, v.sizes[-1]):
                 sz = np.ascontiguousarray(v.sizes[:, rows])
                 ac[:, rows] = _acdist_chunk(block, sz, v.ks, v.elki, v.X, rows, v.dist, v.idx, True)
-            return _cof_from_acdist(ac, v.X, v.dist, v.idx, v.sizes, v.ks, v.elki, True)[v.inverse]
+            cof = _cof_from_acdist(ac, v.X, v.dist, v.idx, v.sizes, v.ks, v.elki, True)
+            return _in_request_order(cof, v.inverse)
         ac_rows = np.empty((int(v.graph.n_objects), v.ks.size))  # object-major: see _cof_from_acdist_rows
         for rows, block in _iter_blocks(v.graph, v.sizes[-1]):
             ac_rows[rows] = _acdist_chunk_trail(block, np.ascontiguousarray(v.sizes[:, rows]), v.ks, v.cks).T
-        return _cof_from_acdist_rows(ac_rows, v.idx, v.sizes, v.ks, v.elki)[v.inverse]
+        return _in_request_order(_cof_from_acdist_rows(ac_rows, v.idx, v.sizes, v.ks, v.elki), v.inverse)

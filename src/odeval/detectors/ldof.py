@@ -15,6 +15,7 @@ from numba import njit, prange
 from odeval.detectors._neighborhood import (
     _BLOCK_BUDGET,
     _elki_perm,
+    _in_request_order,
     _is_euclidean,
     _iter_blocks,
     _row_has_ties,
@@ -308,7 +309,7 @@ class LDOF(Detector):
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         v = _variant_lists(graph, ks, self.info, self.variant)
         if not v.elki and _is_euclidean(v.graph):  # no distance blocks: _ldof_euclidean_rows
-            return _ldof_euclidean_rows(v.X, v.dist, v.idx, v.sizes)[v.inverse]
+            return _in_request_order(_ldof_euclidean_rows(v.X, v.dist, v.idx, v.sizes), v.inverse)
         out = np.empty((v.ks.size, int(v.graph.n_objects)))
         for rows, block in _iter_blocks(v.graph, v.sizes[-1]):
             sz = np.ascontiguousarray(v.sizes[:, rows])
@@ -318,7 +319,7 @@ class LDOF(Detector):
                 out[:, rows] = _ldof_elki_chunk(block, sz, v.ks, v.X, rows, v.dist, v.idx)
             else:
                 out[:, rows] = _ldof_chunk(block, sz)
-        return out[v.inverse]
+        return _in_request_order(out, v.inverse)
 
     def novelty_raw_scores_all_k(self, graph: Any, query: Any, ks: Sequence[int]) -> np.ndarray:
         """Novelty LDOF (variant "paper"): the same formula with N = N_k(q), q's training neighbours (ties
