@@ -473,7 +473,7 @@ def _parse_params(items: tuple[str, ...], methods: list[str]) -> dict[str, dict]
 @click.option("--metric", default="euclidean", show_default=True,
               help="Distance: euclidean, manhattan, chebyshev, cosine, minkowski (with --p), or another scipy metric.")
 @click.option("--p", "p", type=float, default=None, help="Minkowski exponent.")
-@click.option("--backend", type=click.Choice(["auto", "exact", "brute", "tree", "approx"]), default="auto",
+@click.option("--backend", type=click.Choice(["auto", "exact", "brute", "leaves", "tree", "approx"]), default="auto",
               show_default=True,
               help="kNN search: auto (exact k-d tree or brute force by dimensionality; HNSW only where exact "
                    "cannot keep up), exact, brute, tree, or approx (faiss HNSW, odeval[approx]; recall reported).")

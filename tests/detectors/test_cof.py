@@ -190,3 +190,23 @@ def test_cof_trail_reuse_across_k_equals_fresh_computation(seed):
     together = cof_scores(g, ks)
     for t, k in enumerate(ks):
         np.testing.assert_array_equal(together[t], cof_scores(g, [k])[0])
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_extended_trail_equals_prim_redo(seed):
+    """The trail extended member by member (issue 28) gives the reference kernel's ac-dists bit for bit — paper and
+    ELKI tie rules, every k and sparse k, on data with ties and duplicates."""
+    from odeval.detectors._neighborhood import _iter_blocks, _variant_lists
+    from odeval.detectors.cof import _acdist_chunk_trail, _acdist_chunk_trail_redo
+
+    rng = np.random.default_rng(seed)
+    X = np.vstack([np.round(rng.normal(size=(250, 3)) * 2) / 2, rng.normal(size=(150, 6))[:, :3] * 4])
+    X[5:15] = X[0]
+    g = knn_graph(X, 40)
+    for ks in (list(range(1, 41)), [1, 2, 7, 8, 20, 40]):
+        v = _variant_lists(g, ks, COF.info, "paper")
+        for rows, block in _iter_blocks(v.graph, v.sizes[-1]):
+            sz = np.ascontiguousarray(v.sizes[:, rows])
+            for elki in (False, True):
+                np.testing.assert_array_equal(_acdist_chunk_trail(block, sz, v.ks, elki),
+                                              _acdist_chunk_trail_redo(block, sz, v.ks, elki))

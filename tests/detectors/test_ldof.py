@@ -159,3 +159,20 @@ def test_ldof_elki_variant_same_formula():
         LDOF(variant="elki-0.7.1").raw_scores_all_k(knn_graph(X, 3, metric="manhattan"), [3])
     with pytest.raises(ValueError, match="unknown variant"):
         LDOF(variant="0.7.5")
+
+
+def test_ldof_without_blocks_equals_the_block_kernel():
+    """The block-free Euclidean kernel (issue 28) gives the (w+1)²-block kernel's values bit for bit."""
+    from odeval.detectors._neighborhood import _iter_blocks, _variant_lists
+    from odeval.detectors.ldof import LDOF, _ldof_chunk, _ldof_euclidean_rows
+
+    rng = np.random.default_rng(4)
+    X = np.vstack([np.round(rng.normal(size=(300, 5)), 1), rng.normal(size=(100, 5)) * 3])
+    X[20:32] = X[7]  # duplicates: inner distance 0
+    g = knn_graph(X, 30)
+    for ks in (list(range(2, 31)), [2, 3, 9, 30]):
+        v = _variant_lists(g, ks, LDOF.info, "paper")
+        ref = np.empty((v.ks.size, g.n_objects))
+        for rows, block in _iter_blocks(v.graph, v.sizes[-1]):
+            ref[:, rows] = _ldof_chunk(block, np.ascontiguousarray(v.sizes[:, rows]))
+        np.testing.assert_array_equal(_ldof_euclidean_rows(v.X, v.dist, v.idx, v.sizes), ref)

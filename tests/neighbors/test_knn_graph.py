@@ -244,19 +244,46 @@ def test_tree_search_identical_to_brute_force(metric):
     np.testing.assert_array_equal(small.indices, knn_graph(X, 4, metric=metric, backend="brute").indices)
 
 
+@pytest.mark.parametrize("metric", ["euclidean", "cityblock", "chebyshev"])
+def test_leaves_search_identical_to_brute_force(metric):
+    from odeval.neighbors import graph as graph_module
+
+    rng = np.random.default_rng(12)
+    X = np.vstack([np.round(rng.normal(size=(700, 4)), 1),  # a coarse grid: many ties at the k-distance
+                   rng.normal(size=(300, 4)) * 3 + 5])
+    X[10:40] = X[3]  # 31 duplicates
+    X[50:200] = np.round(X[50:200], 0)  # massive ties: some rows overflow the tie buffer and are redone
+    brute = knn_graph(X, 12, metric=metric, backend="brute")
+    for leaf_size in (7, 64, 2000):  # one leaf, and leaves smaller than k_max
+        leaves = graph_module._leaves_parts(X, 12, brute.metric_spec, 64, leaf_size=leaf_size)
+        got = graph_module._assemble(X, 12, brute.metric_spec, leaves, "exact")
+        np.testing.assert_array_equal(got.indices, brute.indices)
+        np.testing.assert_array_equal(got.distances, brute.distances)
+    g = knn_graph(X, 30, metric=metric, backend="leaves")
+    assert g.search == "leaves" and g.backend == "exact"
+    ref = knn_graph(X, 30, metric=metric, backend="brute")
+    np.testing.assert_array_equal(g.indices, ref.indices)
+    np.testing.assert_array_equal(g.distances, ref.distances)
+
+
 def test_choose_search():
     from odeval.neighbors.graph import choose_search
 
-    assert choose_search(10**6, 3, "euclidean")[0] == "tree"
-    assert choose_search(10**6, 10, "euclidean")[0] == "brute"
+    assert choose_search(10**6, 3, "euclidean")[0] == "leaves"
+    assert choose_search(10**6, 10, "euclidean")[0] == "leaves"
+    assert choose_search(10**6, 10, "euclidean", "auto")[0] == "leaves"  # exact at 10⁶ × 10 (issue 28)
     assert choose_search(1000, 3, "euclidean")[0] == "brute"
     assert choose_search(10**5, 50, "euclidean")[0] == "brute"
     assert choose_search(10**6, 50, "euclidean", "auto")[0] == "hnsw"
     assert choose_search(10**6, 50, "euclidean", "exact")[0] == "brute"
     assert choose_search(10**6, 5, "cosine")[0] == "brute"
+    assert choose_search(10**6, 6, "cosine", "auto")[0] == "hnsw"
     assert choose_search(10, 5, "euclidean", "tree")[0] == "tree"
+    assert choose_search(10, 5, "cityblock", "leaves")[0] == "leaves"
     with pytest.raises(ValueError, match="tree"):
         choose_search(10, 5, "cosine", "tree")
+    with pytest.raises(ValueError, match="leaves"):
+        choose_search(10, 5, "cosine", "leaves")
     with pytest.raises(ValueError, match="unknown backend"):
         choose_search(10, 5, "euclidean", "fast")
 

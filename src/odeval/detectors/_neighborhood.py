@@ -45,6 +45,15 @@ def _prepare_ks(graph: Any, ks: int | Sequence[int], info: MethodInfo) -> tuple[
     return arr, uniq, inverse.reshape(-1)
 
 
+def _in_request_order(scores: np.ndarray, inverse: np.ndarray) -> np.ndarray:
+    """``scores[inverse]`` (rows of the distinct ks back in the requested order), without the copy when the
+    request was already the distinct ks in ascending order — the common case, where the copy was one more
+    (len(ks), N) matrix at peak memory (0.8 GB at N = 10⁶, k = 1..100)."""
+    if inverse.size == scores.shape[0] and np.array_equal(inverse, np.arange(inverse.size)):
+        return scores
+    return scores[inverse]
+
+
 def _neighbourhood_sizes(graph: Any, ks: np.ndarray) -> np.ndarray:
     """|N_k(p)| (ties included) for every k in ``ks`` (ascending) and every object: shape (len(ks), N)."""
     return np.stack([np.asarray(graph.neighborhood_size(int(k)), dtype=np.int64) for k in ks])

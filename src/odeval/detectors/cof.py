@@ -8,7 +8,13 @@ from typing import Any, ClassVar
 import numpy as np
 from numba import njit, prange
 
-from odeval.detectors._neighborhood import _elki_perm, _iter_blocks, _row_has_ties, _variant_lists
+from odeval.detectors._neighborhood import (
+    _elki_perm,
+    _in_request_order,
+    _iter_blocks,
+    _row_has_ties,
+    _variant_lists,
+)
 from odeval.detectors.base import VARIANT, Detector, MethodInfo, MethodVariant, register
 from odeval.detectors.blockwise import REFUSE_ELKI_VARIANTS, BlockState, Step, halo, per_chunk, with_halo
 
@@ -71,8 +77,10 @@ def _acdist_chunk_paper(block: np.ndarray, sizes: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True, parallel=True)
-def _acdist_chunk_trail(block, sizes, ks, elki):  # pragma: no cover - numba
-    """ac-dist for the chunk's objects and all k, reusing the SBN trail across k: the paper variant, or
+def _acdist_chunk_trail_redo(block, sizes, ks, elki):  # pragma: no cover - numba
+    """The previous form of :func:`_acdist_chunk_trail` (kept as the reference the tests compare it with).
+
+    ac-dist for the chunk's objects and all k, reusing the SBN trail across k: the paper variant, or
     (``elki``) ELKI 0.7.1's on lists that are prefixes of one another in ELKI's order (the batch tool's
     sublists).
 
@@ -152,6 +160,192 @@ def _acdist_chunk_trail(block, sizes, ks, elki):  # pragma: no cover - numba
     return out
 
 
+@njit(cache=True, inline="always")
+def _better(v, pos, bv, bpos, elki):  # pragma: no cover - numba
+    """Prim's choice between a member at list position ``pos`` with distance ``v`` to the connected set and the
+    best so far (``bpos`` < 0: none): smaller distance, ties to the earlier position (paper) or the later (elki)."""
+    if bpos < 0 or v < bv:
+        return True
+    if v == bv:
+        return pos > bpos if elki else pos < bpos
+    return False
+
+
+@njit(cache=True)
+def _prim_rest(B, n, conn, mind, chain, e, st, elki):  # pragma: no cover - numba
+    """Prim's steps st+1..n over members 1..n of B: ``conn`` marks the connected members, ``mind`` the distances
+    of the others to the connected set; writes the picks to ``chain`` and their edges to ``e``.
+
+    Connected members are kept at distance +inf (``pen`` adds +inf to their row entries, 0 to the others: x + 0
+    = x for x ≥ 0), so the update is a branch-free, vectorisable minimum; the scan ascends with ``<`` (the
+    first smallest: paper) or ``<=`` (the last: elki), which is :func:`_better`'s rule."""
+    pen = np.zeros(n + 1)
+    for i in range(1, n + 1):
+        if conn[i]:
+            pen[i] = np.inf
+            mind[i] = np.inf
+    while st < n:
+        best = -1
+        bv = np.inf
+        if elki:
+            for i in range(1, n + 1):
+                if mind[i] <= bv:
+                    best = i
+                    bv = mind[i]
+        else:
+            for i in range(1, n + 1):
+                if mind[i] < bv:
+                    best = i
+                    bv = mind[i]
+        st += 1
+        chain[st] = best
+        e[st] = bv
+        conn[best] = True
+        pen[best] = np.inf
+        mind[best] = np.inf
+        row = B[best]
+        for i in range(1, n + 1):
+            mind[i] = min(mind[i], row[i] + pen[i])
+
+
+@njit(cache=True)
+def _old_argmin(delta, conn, n_prev, elki):  # pragma: no cover - numba
+    """(value, position) of the smallest ``delta`` among the old members 1..n_prev not yet connected (tie rule of
+    :func:`_better`); (inf, −1) if none."""
+    bpos = -1
+    bv = np.inf
+    for i in range(1, n_prev + 1):
+        if not conn[i] and delta[i] < np.inf and _better(delta[i], i, bv, bpos, elki):
+            bpos = i
+            bv = delta[i]
+    return bv, bpos
+
+
+@njit(cache=True)
+def _extend_trail(B, n_prev, n, chain, e, nchain, ne, conn, delta, mind, elki):  # pragma: no cover - numba
+    """The SBN trail of members 1..n from the trail ``chain``/``e`` of members 1..n_prev (new members come later
+    in list order), in O(n) per step plus O(n) per member that joins out of the old trail's order.
+
+    Prim's run on the larger set is followed step by step. Its connected set is {p} ∪ (the old trail's first
+    s − 1 picks) ∪ X, X the members picked out of the old order (new members, or old ones pulled forward);
+    ``delta[r]`` is the distance of an old remaining member r to X, ``mind[q]`` that of a new member q to the
+    connected set. The old trail's next pick c with edge V stays Prim's choice among the old members as long as
+    every old remaining r has delta[r] > V (its distance to the connected set is then min(old distance ≥ V,
+    delta[r] > V)); if some delta[r] < V the old member with the smallest delta is the old members' choice, at
+    that distance; a new member wins against either by the tie rule of :func:`_better` (new positions are
+    later). The exact tie delta[r] = V (which old member the old trail would have preferred is not known) falls
+    back to Prim from the current state. Every edge is a copy of a block entry, so the trail and its edges are
+    those of Prim from scratch, bit for bit.
+    """
+    for i in range(n + 1):
+        conn[i] = False
+    for i in range(1, n_prev + 1):
+        delta[i] = np.inf
+    for q in range(n_prev + 1, n + 1):
+        mind[q] = B[0, q]
+    dval = np.inf
+    dpos = -1
+    s_old = 1
+    st = 0
+    while st < n:
+        while s_old <= n_prev and conn[chain[s_old]]:
+            s_old += 1
+        bq = -1
+        bqv = np.inf
+        for q in range(n_prev + 1, n + 1):
+            if not conn[q] and _better(mind[q], q, bqv, bq, elki):
+                bq = q
+                bqv = mind[q]
+        outside = True  # the pick joins X
+        if s_old <= n_prev:
+            V = e[s_old]
+            if dval == V:  # fall back: distances of every unconnected member to the connected set, then Prim
+                for i in range(1, n + 1):
+                    if not conn[i]:
+                        v = B[0, i]
+                        for s2 in range(1, st + 1):
+                            w = B[nchain[s2], i]
+                            if w < v:
+                                v = w
+                        mind[i] = v
+                _prim_rest(B, n, conn, mind, nchain, ne, st, elki)
+                st = n
+                break
+            if dval < V:
+                pick, val = dpos, dval
+            else:
+                pick, val = chain[s_old], V
+                outside = False
+            if bq >= 0 and _better(bqv, bq, val, pick, elki):
+                pick, val = bq, bqv
+                outside = True
+        else:
+            pick, val = bq, bqv
+        st += 1
+        nchain[st] = pick
+        ne[st] = val
+        conn[pick] = True
+        row = B[pick]
+        for q in range(n_prev + 1, n + 1):
+            if not conn[q] and row[q] < mind[q]:
+                mind[q] = row[q]
+        if outside:
+            for i in range(1, n_prev + 1):
+                if not conn[i] and row[i] < delta[i]:
+                    delta[i] = row[i]
+            dval, dpos = _old_argmin(delta, conn, n_prev, elki)
+        else:
+            s_old += 1
+            if pick == dpos:
+                dval, dpos = _old_argmin(delta, conn, n_prev, elki)
+    for s2 in range(1, n + 1):
+        chain[s2] = nchain[s2]
+        e[s2] = ne[s2]
+
+
+@njit(cache=True, parallel=True)
+def _acdist_chunk_trail(block, sizes, ks, elki):  # pragma: no cover - numba
+    """ac-dist for the chunk's objects and all k from one SBN trail per object, extended as N_k(p) grows: the
+    paper variant, or (``elki``) ELKI 0.7.1's on lists that are prefixes of one another in ELKI's order (the
+    batch tool's sublists). Sizes ascend along axis 0.
+
+    The trail of the first non-empty neighbourhood is Prim's from scratch; every larger neighbourhood's trail is
+    derived from the previous one by :func:`_extend_trail` (bit-identical to Prim from scratch, and to
+    :func:`_acdist_chunk_trail_redo`). With ``elki`` the sum runs over the first k edges only, with ELKI's
+    weights and normaliser (:func:`_chain_acdist`).
+    """
+    nk, m = sizes.shape
+    out = np.empty((nk, m))
+    W1 = block.shape[1]
+    for c in prange(m):
+        B = block[c]
+        chain = np.zeros(W1, dtype=np.int64)
+        e = np.zeros(W1)
+        nchain = np.zeros(W1, dtype=np.int64)
+        ne = np.zeros(W1)
+        conn = np.zeros(W1, dtype=np.bool_)
+        delta = np.empty(W1)
+        mind = np.empty(W1)
+        n_prev = 0
+        for t in range(nk):
+            n = sizes[t, c]
+            if n > n_prev:
+                if n_prev == 0:
+                    for i in range(n + 1):
+                        conn[i] = False
+                        mind[i] = B[0, i]
+                    _prim_rest(B, n, conn, mind, chain, e, 0, elki)
+                else:
+                    _extend_trail(B, n_prev, n, chain, e, nchain, ne, conn, delta, mind, elki)
+                n_prev = n
+            steps = min(ks[t], n) if elki else n
+            acsum = 0.0
+            for st in range(1, steps + 1):
+                acsum += e[st] * (steps + 1 - st)
+            out[t, c] = _acdist_normalised(acsum, n, elki)
+    return out
+
+
 @njit(cache=True, parallel=True)
 def _acdist_chunk(block, sizes, ks, elki, X, rows, dist, idx, reorder):  # pragma: no cover - numba
     nk, m = sizes.shape
@@ -191,6 +385,31 @@ def _cof_from_acdist(ac, X, dist, idx, sizes, ks, elki, reorder):  # pragma: no 
             for j in range(1, m + 1):
                 s += ac[t, idx[p, perm[j] - 1]]
             a = ac[t, p]
+            if elki:
+                if s > 0.0:
+                    out[t, p] = a * (ks[t] + 1.0) / s
+                else:
+                    out[t, p] = np.inf if a > 0.0 else 1.0
+            elif s == 0.0:
+                out[t, p] = np.inf if a > 0.0 else 1.0
+            else:
+                out[t, p] = a * m / s
+    return out
+
+
+@njit(cache=True, parallel=True)
+def _cof_from_acdist_rows(ac_rows, idx, sizes, ks, elki):  # pragma: no cover - numba
+    """:func:`_cof_from_acdist` without ELKI's list reordering, on object-major ac-dists (N, len(ks)): the same
+    sums in the same order, but one neighbour's ac-dists for all k are contiguous (cache-friendly at large N)."""
+    n, nk = ac_rows.shape
+    out = np.empty((nk, n))
+    for p in prange(n):
+        for t in range(nk):
+            m = sizes[t, p]
+            s = 0.0
+            for j in range(m):
+                s += ac_rows[idx[p, j], t]
+            a = ac_rows[p, t]
             if elki:
                 if s > 0.0:
                     out[t, p] = a * (ks[t] + 1.0) / s
@@ -282,11 +501,14 @@ class COF(Detector):
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         v = _variant_lists(graph, ks, self.info, self.variant)
-        ac = np.empty((v.ks.size, int(v.graph.n_objects)))
-        for rows, block in _iter_blocks(v.graph, v.sizes[-1]):
-            sz = np.ascontiguousarray(v.sizes[:, rows])
-            if v.elki and not v.cks:
+        if v.elki and not v.cks:  # ELKI's list order among ties: the reordering kernels
+            ac = np.empty((v.ks.size, int(v.graph.n_objects)))
+            for rows, block in _iter_blocks(v.graph, v.sizes[-1]):
+                sz = np.ascontiguousarray(v.sizes[:, rows])
                 ac[:, rows] = _acdist_chunk(block, sz, v.ks, v.elki, v.X, rows, v.dist, v.idx, True)
-            else:
-                ac[:, rows] = _acdist_chunk_trail(block, sz, v.ks, v.cks)
-        return _cof_from_acdist(ac, v.X, v.dist, v.idx, v.sizes, v.ks, v.elki, not v.cks)[v.inverse]
+            cof = _cof_from_acdist(ac, v.X, v.dist, v.idx, v.sizes, v.ks, v.elki, True)
+            return _in_request_order(cof, v.inverse)
+        ac_rows = np.empty((int(v.graph.n_objects), v.ks.size))  # object-major: see _cof_from_acdist_rows
+        for rows, block in _iter_blocks(v.graph, v.sizes[-1]):
+            ac_rows[rows] = _acdist_chunk_trail(block, np.ascontiguousarray(v.sizes[:, rows]), v.ks, v.cks).T
+        return _in_request_order(_cof_from_acdist_rows(ac_rows, v.idx, v.sizes, v.ks, v.elki), v.inverse)

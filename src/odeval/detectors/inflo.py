@@ -8,7 +8,13 @@ from typing import Any, ClassVar
 import numpy as np
 from numba import njit, prange
 
-from odeval.detectors._neighborhood import _elki_perm, _neighbourhood_sizes, _row_has_ties, _variant_lists
+from odeval.detectors._neighborhood import (
+    _elki_perm,
+    _in_request_order,
+    _neighbourhood_sizes,
+    _row_has_ties,
+    _variant_lists,
+)
 from odeval.detectors.base import VARIANT, Detector, MethodInfo, MethodVariant, Number, register
 from odeval.detectors.blockwise import IN_EDGES, REFUSE_ELKI_VARIANTS, BlockState, Step, edges_step, halo, with_halo
 
@@ -327,4 +333,5 @@ class INFLO(Detector):
         else:
             kds = np.stack([np.asarray(v.graph.kdist(int(k)), dtype=np.float64) for k in v.ks])
         rev = _reverse_positions(v.idx, np.ascontiguousarray(v.sizes[-1]))
-        return _inflo_all_k(v.X, v.dist, v.idx, rev, v.sizes, kds, v.ks, self.m, v.elki, not v.cks)[v.inverse]
+        out = _inflo_all_k(v.X, v.dist, v.idx, rev, v.sizes, kds, v.ks, self.m, v.elki, not v.cks)
+        return _in_request_order(out, v.inverse)

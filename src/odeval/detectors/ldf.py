@@ -26,10 +26,11 @@ _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 
 
 def _ldf_all_k(D, I, S, ks, h, c, dim, log_sqrt_2pi, gscale, KD):
-    """(len(ks), N) LDF scores: :func:`_ldf_lde`, then :func:`_ldf_factor` (run per block by
-    :mod:`odeval.detectors.blockwise`)."""
-    sizes, lde, loglde = _ldf_lde(D, I, S, ks, h, dim, log_sqrt_2pi, gscale, KD)
-    return _ldf_factor(I, sizes, lde, loglde, c)
+    """(len(ks), N) LDF scores: :func:`_ldf_lde_rows`, then :func:`_ldf_factor_rows` — the arithmetic of
+    :func:`_ldf_lde` and :func:`_ldf_factor` (which the block steps of :mod:`odeval.detectors.blockwise` run) on
+    object-major intermediates."""
+    lde, loglde = _ldf_lde_rows(D, I, S, ks, h, dim, log_sqrt_2pi, gscale, KD)
+    return _ldf_factor_rows(I, S, ks, lde, loglde, c)
 
 
 @njit(cache=True, parallel=True)
@@ -135,6 +136,107 @@ def _ldf_factor(I, sizes, lde, loglde, c):  # pragma: no cover - numba
             s = 0.0
             for j in range(n):
                 s += math.exp(loglde[t, I[p, j]] - top)
+            logm = top + math.log(s / n)  # log of the mean LDE of the neighbours
+            out[t, p] = 1.0 / (math.exp(lq - logm) + c)
+    return out
+
+
+@njit(cache=True, parallel=True)
+def _ldf_lde_rows(D, I, S, ks, h, dim, log_sqrt_2pi, gscale, KD):  # pragma: no cover - numba
+    """:func:`_ldf_lde` in object-major layout: (lde, loglde), each (N, len(ks)), without the neighbourhood
+    sizes (read from ``S``): the same expressions in the same order, so the same values; a neighbour's LDEs for
+    all k are contiguous for :func:`_ldf_factor_rows`."""
+    N = D.shape[0]
+    T = ks.shape[0]
+    lde = np.empty((N, T))
+    loglde = np.empty((N, T))  # +inf when some neighbour has k-distance 0
+    tiny = 2.2250738585072014e-308  # smallest normal float64
+    for p in prange(N):
+        for t in range(T):
+            k = ks[t]
+            n = S[p, k - 1]
+            inf = False
+            direct = 0.0
+            ok = True
+            for j in range(n):
+                kd = KD[I[p, j], k - 1]
+                if not kd > 0.0 or np.isinf(kd):
+                    inf = True
+                    break
+                v = max(kd, D[p, j]) / (h * kd)
+                norm = powi(h * kd, dim)
+                if not (norm >= tiny and norm < np.inf):
+                    ok = False
+                    break
+                direct += gscale * math.exp(-0.5 * v * v) / norm
+            if inf:
+                loglde[p, t] = np.inf
+                lde[p, t] = np.inf
+                continue
+            if ok:
+                direct /= n
+                ok = direct >= tiny and direct < np.inf
+            if ok:
+                lde[p, t] = direct
+                loglde[p, t] = math.log(direct)
+                continue
+            # log space: log of φ(v) / (h·kd)^dim, φ the 1-d standard normal density; log-sum-exp
+            lde[p, t] = np.nan
+            top = -np.inf
+            for j in range(n):
+                kd = KD[I[p, j], k - 1]
+                v = max(kd, D[p, j]) / (h * kd)
+                lt = -0.5 * v * v - log_sqrt_2pi - dim * math.log(h * kd)
+                if lt > top:
+                    top = lt
+            s = 0.0
+            for j in range(n):
+                kd = KD[I[p, j], k - 1]
+                v = max(kd, D[p, j]) / (h * kd)
+                s += math.exp(-0.5 * v * v - log_sqrt_2pi - dim * math.log(h * kd) - top)
+            loglde[p, t] = top + math.log(s / n)
+    return lde, loglde
+
+
+@njit(cache=True, parallel=True)
+def _ldf_factor_rows(I, S, ks, lde, loglde, c):  # pragma: no cover - numba
+    """:func:`_ldf_factor` on the object-major LDEs of :func:`_ldf_lde_rows` (same sums, same order)."""
+    N, T = lde.shape
+    out = np.empty((T, N))
+    for p in prange(N):
+        for t in range(T):
+            n = S[p, ks[t] - 1]
+            # direct path, ELKI's arithmetic
+            lp = lde[p, t]
+            ok = not np.isnan(lp)
+            m = 0.0
+            for j in range(n):
+                v = lde[I[p, j], t]
+                if np.isnan(v):
+                    ok = False
+                    break
+                m += v
+            if ok:
+                m /= n
+                div = lp + c * m
+                if div == np.inf:
+                    out[t, p] = 0.0 if m < np.inf else 1.0
+                else:
+                    out[t, p] = m / div if div > 0 else 0.0
+                continue
+            # log-space path
+            top = -np.inf
+            for j in range(n):
+                v = loglde[I[p, j], t]
+                if v > top:
+                    top = v
+            lq = loglde[p, t]
+            if np.isinf(top) or np.isinf(lq):  # LDE(p) + c·m = +inf
+                out[t, p] = 1.0 if np.isinf(top) else 0.0
+                continue
+            s = 0.0
+            for j in range(n):
+                s += math.exp(loglde[I[p, j], t] - top)
             logm = top + math.log(s / n)  # log of the mean LDE of the neighbours
             out[t, p] = 1.0 / (math.exp(lq - logm) + c)
     return out

@@ -12,7 +12,15 @@ from typing import Any, ClassVar
 import numpy as np
 from numba import njit, prange
 
-from odeval.detectors._neighborhood import _BLOCK_BUDGET, _elki_perm, _iter_blocks, _row_has_ties, _variant_lists
+from odeval.detectors._neighborhood import (
+    _BLOCK_BUDGET,
+    _elki_perm,
+    _in_request_order,
+    _is_euclidean,
+    _iter_blocks,
+    _row_has_ties,
+    _variant_lists,
+)
 from odeval.detectors.base import VARIANT, Detector, MethodInfo, MethodVariant, check_ks, register
 from odeval.detectors.blockwise import REFUSE_ELKI_VARIANTS, BlockState, Step, per_chunk
 from odeval.neighbors._kernels import _pair_key, pair_distances
@@ -64,6 +72,50 @@ def _ldof_chunk(block, sizes):  # pragma: no cover - numba
                 for i in range(1, j):
                     psum += block[c, i, j]
             out[t, c] = _ldof_ratio(dsum, psum, target)
+    return out
+
+
+@njit(cache=True, parallel=True)
+def _ldof_euclidean_rows(X, dist, idx, sizes):  # pragma: no cover - numba
+    """:func:`_ldof_chunk` for every object of a Euclidean graph without the (w+1)² distance blocks: the
+    distances of a new member to the earlier ones are computed here, vectorised over the earlier members, each
+    ``sqrt(Σ_t (x_t − y_t)²)`` summed in attribute order as :func:`odeval.detectors._neighborhood.
+    _euclidean_blocks` computes it, and added in the same order — the same values, without writing and reading
+    (w+1)² floats per object. ``sizes``: (n_k, N), ascending along axis 0."""
+    nk, n_obj = sizes.shape
+    d = X.shape[1]
+    out = np.empty((nk, n_obj))
+    for p in prange(n_obj):
+        w = sizes[nk - 1, p]
+        MT = np.empty((d, w + 1))  # member coordinates, transposed (member i ≥ 1 = idx[p, i − 1])
+        for i in range(1, w + 1):
+            a = idx[p, i - 1]
+            for t in range(d):
+                MT[t, i] = X[a, t]
+        acc = np.empty(w + 1)
+        dsum = 0.0
+        psum = 0.0
+        j = 0
+        for t in range(nk):
+            target = sizes[t, p]
+            while j < target:
+                j += 1
+                dsum += dist[p, j - 1]
+                if j > 1:
+                    xj = MT[0, j]
+                    row = MT[0, 1:j]
+                    for i in range(j - 1):
+                        u = row[i] - xj
+                        acc[i] = u * u
+                    for tt in range(1, d):
+                        xj = MT[tt, j]
+                        row = MT[tt, 1:j]
+                        for i in range(j - 1):
+                            u = row[i] - xj
+                            acc[i] += u * u
+                    for i in range(j - 1):
+                        psum += np.sqrt(acc[i])
+            out[t, p] = _ldof_ratio(dsum, psum, target)
     return out
 
 
@@ -256,6 +308,8 @@ class LDOF(Detector):
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         v = _variant_lists(graph, ks, self.info, self.variant)
+        if not v.elki and _is_euclidean(v.graph):  # no distance blocks: _ldof_euclidean_rows
+            return _in_request_order(_ldof_euclidean_rows(v.X, v.dist, v.idx, v.sizes), v.inverse)
         out = np.empty((v.ks.size, int(v.graph.n_objects)))
         for rows, block in _iter_blocks(v.graph, v.sizes[-1]):
             sz = np.ascontiguousarray(v.sizes[:, rows])
@@ -265,7 +319,7 @@ class LDOF(Detector):
                 out[:, rows] = _ldof_elki_chunk(block, sz, v.ks, v.X, rows, v.dist, v.idx)
             else:
                 out[:, rows] = _ldof_chunk(block, sz)
-        return out[v.inverse]
+        return _in_request_order(out, v.inverse)
 
     def novelty_raw_scores_all_k(self, graph: Any, query: Any, ks: Sequence[int]) -> np.ndarray:
         """Novelty LDOF (variant "paper"): the same formula with N = N_k(q), q's training neighbours (ties

@@ -26,11 +26,15 @@ def _loop_all_k(X, D, I, S, ks, lam, elki, elki_order):
     """(len(ks), N) LoOP scores: the steps below, in order (the block-partitioned run,
     :mod:`odeval.detectors.blockwise`, runs the same steps per block)."""
     pdist = _loop_pdist(D, ks)
-    sums = _loop_sums(pdist, I, ks, D.shape[0])
+    if elki_order:
+        sums = _loop_sums(pdist, I, ks, D.shape[0])
+    else:  # object-major copy: a neighbour's pdist for all k contiguous (same sums, same order)
+        sums = _loop_sums_rows(np.ascontiguousarray(pdist.T), I, ks)
     if elki_order:
         for t in range(ks.shape[0]):
             _elki_comparison_sums(X, D, I, S, ks[t], pdist[t], sums[t])
     plof = _loop_plof(pdist, sums, ks, elki)
+    del pdist, sums  # peak memory: three (len(ks), N) matrices at a time, not four (0.8 GB each at 10⁶ × 100 k)
     acc = np.zeros(ks.shape[0])
     _loop_acc(plof, elki, acc)
     return _loop_erf(plof, acc, D.shape[0], lam, elki)
@@ -71,6 +75,22 @@ def _loop_sums(pdist, I, ks, N):  # pragma: no cover - numba
             s = 0.0
             for j in range(k):
                 s += pdist[t, I[p, j]]
+            sums[t, p] = s
+    return sums
+
+
+@njit(cache=True, parallel=True)
+def _loop_sums_rows(pdist_rows, I, ks):  # pragma: no cover - numba
+    """:func:`_loop_sums` on object-major pdist (N, len(ks)): the same sums in the same order, without one
+    scattered read per (k, neighbour) (cache misses at large N)."""
+    N, T = pdist_rows.shape
+    sums = np.empty((T, N))
+    for p in prange(N):
+        for t in range(T):
+            k = ks[t]
+            s = 0.0
+            for j in range(k):
+                s += pdist_rows[I[p, j], t]
             sums[t, p] = s
     return sums
 

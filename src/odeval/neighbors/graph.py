@@ -29,46 +29,48 @@ __all__ = ["KNNGraph", "knn_graph", "choose_search", "BACKENDS"]
 _DEFAULT_BLOCK_ENTRIES = 2**23
 _MAX_ABS_VALUE = 1e150  # squares of larger coordinate differences overflow float64
 
-#: ``knn_graph`` backends: "exact" (brute or tree, chosen by :func:`choose_search`), "brute", "tree", "approx"
-#: (faiss HNSW) and "auto" (exact unless exact cannot keep up, then approx).
-BACKENDS = ("exact", "auto", "brute", "tree", "approx")
+#: ``knn_graph`` backends: "exact" (brute or leaves, chosen by :func:`choose_search`), "brute", "leaves", "tree",
+#: "approx" (faiss HNSW) and "auto" (exact unless exact cannot keep up, then approx).
+BACKENDS = ("exact", "auto", "brute", "tree", "leaves", "approx")
 _TREE_METRICS = {"euclidean", "cityblock", "chebyshev"}
-# measured (docs/scaling.md): brute/tree CPU 0.74 (d=3), 0.59 (d=6), 0.52 (d=10) at N=4·10⁴; 1.05 at N=10⁵,
-# d=3; the tree's cost grows like the brute force's at d=10, and ~N^1.05 at d=3
-_TREE_MAX_DIM = 5
-_TREE_MIN_N = 100_000
-#: pair-dimension evaluations (N² · d) beyond which "auto" gives up exact search in high dimension: ≈ 7·10⁵ × 10
-#: objects × dims, where the brute-force kernel alone takes ≈ 2,200 CPU s (≈ 20 min on 2 cores; 10⁶ × 10:
-#: ≈ 4,500 CPU s, over issue 17's 30-minute budget for the whole all-k study by itself), see docs/scaling.md
+# measured (docs/scaling.md, 10-d Gaussian mixture, k_max = 100, CPU s): leaves / brute 0.28 at N = 10⁵, 0.22 at
+# 2·10⁵; about equal on Waveform (3,443 × 21); 1.1–1.3× slower on structureless uniform/Gaussian data in 30–50 d
+_LEAVES_MAX_DIM = 16
+_LEAVES_MIN_N = 20_000
+#: pair-dimension evaluations (N² · d) beyond which "auto" gives up exact search where the leaves search does not
+#: apply (d > 16 or another metric): ≈ 7·10⁵ × 10 objects × dims, where the brute-force kernel alone takes
+#: ≈ 2,200 CPU s, see docs/scaling.md
 _BRUTE_BUDGET = 5e12
 
 
 def choose_search(n: int, d: int, metric: str, backend: str = "exact") -> tuple[str, str]:
-    """Which kNN search a backend uses for N objects in d dimensions: ("brute" | "tree" | "hnsw", reason).
+    """Which kNN search a backend uses for N objects in d dimensions: ("brute" | "leaves" | "tree" | "hnsw",
+    reason).
 
-    * "tree" (scikit-learn k-d tree candidates, then this module's exact arithmetic and tie rule) for the
-      Euclidean, Manhattan and Chebyshev metrics when d ≤ 5 and N ≥ 10⁵;
+    * "leaves" (spatial leaves with bounding-box pruning, :mod:`odeval.neighbors._leaves`: the brute-force
+      arithmetic on the leaves a query cannot rule out) for the Euclidean, Manhattan and Chebyshev metrics when
+      d ≤ 16 and N ≥ 2·10⁴;
     * "brute" (the numba kernel, working set O(N · k_max)) otherwise;
-    * with ``backend="auto"``: "hnsw" (approximate, recall reported) only where d > 5 and N² · d > 5·10¹²,
-      where the exact searches cannot keep up.
-    ``backend`` "brute", "tree" and "approx" force the search.
+    * with ``backend="auto"``: "hnsw" (approximate, recall reported) only where "leaves" does not apply and
+      N² · d > 5·10¹², where brute force cannot keep up.
+    ``backend`` "brute", "leaves", "tree" and "approx" force the search; all exact searches give the same graph.
     """
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; available: {', '.join(map(repr, BACKENDS))}")
     if backend == "approx":
         return "hnsw", "requested (backend='approx')"
-    if backend in ("brute", "tree"):
-        if backend == "tree" and metric not in _TREE_METRICS:
-            raise ValueError(f"backend='tree' supports {sorted(_TREE_METRICS)}, not metric {metric!r}")
+    if backend in ("brute", "tree", "leaves"):
+        if backend != "brute" and metric not in _TREE_METRICS:
+            raise ValueError(f"backend={backend!r} supports {sorted(_TREE_METRICS)}, not metric {metric!r}")
         return backend, f"requested (backend={backend!r})"
     tree_ok = metric in _TREE_METRICS
-    if tree_ok and d <= _TREE_MAX_DIM and n >= _TREE_MIN_N:
-        return "tree", f"exact k-d tree: d={d} <= {_TREE_MAX_DIM} and N={n} >= {_TREE_MIN_N}"
-    if backend == "auto" and d > _TREE_MAX_DIM and float(n) * n * d > _BRUTE_BUDGET:
-        return "hnsw", (f"approximate: N²·d={float(n) * n * d:.2g} > {_BRUTE_BUDGET:.0e} with "
-                             f"d={d} > {_TREE_MAX_DIM}")
-    why = (f"metric {metric} has no tree" if not tree_ok else
-           f"d={d} > {_TREE_MAX_DIM}" if d > _TREE_MAX_DIM else f"N={n} < {_TREE_MIN_N}")
+    if tree_ok and d <= _LEAVES_MAX_DIM and n >= _LEAVES_MIN_N:
+        return "leaves", f"exact, pruned by spatial leaves: d={d} <= {_LEAVES_MAX_DIM} and N={n} >= {_LEAVES_MIN_N}"
+    if backend == "auto" and float(n) * n * d > _BRUTE_BUDGET:
+        return "hnsw", (f"approximate: N²·d={float(n) * n * d:.2g} > {_BRUTE_BUDGET:.0e} and "
+                        + (f"metric {metric} has no leaves search" if not tree_ok else f"d={d} > {_LEAVES_MAX_DIM}"))
+    why = (f"metric {metric} has no leaves search" if not tree_ok else
+           f"d={d} > {_LEAVES_MAX_DIM}" if d > _LEAVES_MAX_DIM else f"N={n} < {_LEAVES_MIN_N}")
     return "brute", f"exact brute force: {why}"
 
 
@@ -100,7 +102,7 @@ class KNNGraph:
     approx_recall : float or None
         ``backend="approx"`` only: mean recall of the approximate k_max-neighbourhoods against the exact ones
         (ties included) on a random sample of objects.
-    search : {"brute", "tree", "hnsw"}
+    search : {"brute", "leaves", "tree", "hnsw"}
         The search that produced the graph (see :func:`choose_search`); ``search_reason`` says why.
     """
 
@@ -258,10 +260,10 @@ def knn_graph(
     metric : str, default "euclidean"
         ``"euclidean"``, ``"manhattan"``, ``"chebyshev"``, ``"minkowski"`` (with ``p``), ``"cosine"`` or
         another real-valued scipy/scikit-learn metric name; see :func:`odeval.neighbors.resolve_metric`.
-    backend : {"exact", "auto", "brute", "tree", "approx"}, default "exact"
-        ``"exact"``: the exact search chosen by :func:`choose_search` (k-d tree for low dimension, else brute
-        force; identical graphs); ``"brute"`` / ``"tree"`` force one; ``"auto"``: exact, or approximate where the
-        exact searches cannot keep up (see :func:`choose_search`).
+    backend : {"exact", "auto", "brute", "leaves", "tree", "approx"}, default "exact"
+        ``"exact"``: the exact search chosen by :func:`choose_search` (spatial leaves with pruning for d ≤ 16,
+        else brute force; identical graphs); ``"brute"`` / ``"leaves"`` / ``"tree"`` force one; ``"auto"``:
+        exact, or approximate where the exact searches cannot keep up (see :func:`choose_search`).
         ``"approx"``: candidate neighbours from a faiss HNSW index (the ``faiss-cpu`` package, extra
         ``odeval[approx]``; built on one thread with a seeded level generator, so deterministic), then exact
         distances of the candidates with this module's arithmetic, sorted
@@ -312,6 +314,8 @@ def knn_graph(
                              "overflow float64 — rescale the data")
     if search == "tree":
         parts = _tree_parts(X, k_max, spec, block)
+    elif search == "leaves":
+        parts = _leaves_parts(X, k_max, spec, block)
     else:
         parts = _brute_parts(X, k_max, spec, 0, n, block)
 
@@ -340,6 +344,42 @@ def _brute_parts(X, k_max, spec, q0, q1, block):
     done = np.flatnonzero(~redo)
     parts = [(done + q0, keys[done], idx[done], cnt[done])]
     parts += _select_rows(X, spec, np.flatnonzero(redo) + q0, k_max, block)  # rows with massive ties
+    return parts
+
+
+#: Objects per leaf of the "leaves" search: small leaves prune more, but each visited leaf costs a bound per query.
+_LEAF_SIZE = 128
+
+
+def _leaves_parts(X, k_max, spec, block, leaf_size: int = _LEAF_SIZE):
+    """Exact graph rows by spatial leaves with bounding-box pruning (:mod:`odeval.neighbors._leaves`): the
+    brute-force kernel's arithmetic, heap and tie buffer on the leaves a query cannot rule out, so the graph is
+    the brute-force one bit for bit; rows with massive ties are recomputed from full distance rows."""
+    from odeval.neighbors import _leaves
+
+    n = X.shape[0]
+    perm, starts = _leaves.leaf_order(X, leaf_size)
+    Xp = np.ascontiguousarray(X[perm])
+    XpT = np.ascontiguousarray(Xp.T)
+    nleaf = starts.size - 1
+    lo = np.empty((nleaf, X.shape[1]))
+    hi = np.empty((nleaf, X.shape[1]))
+    for b in range(nleaf):
+        part = Xp[starts[b]:starts[b + 1]]
+        lo[b], hi[b] = part.min(axis=0), part.max(axis=0)
+    cap = k_max + 8
+    keys = np.full((n, cap), np.inf)
+    idx = np.full((n, cap), -1, dtype=np.int64)
+    cnt = np.zeros(n, dtype=np.int64)
+    _leaves.leaves_knn(Xp, XpT, perm, starts, lo, hi, k_max, _NUMBA_METRICS[spec.name], cap, 4 * k_max + 64,
+                       keys, idx, cnt)
+    del Xp, XpT
+    redo = (cnt < 0) | (cnt > cap)
+    if not redo.any():
+        return [(np.arange(n, dtype=np.int64), keys, idx, cnt)]
+    done = np.flatnonzero(~redo)
+    parts = [(done, keys[done], idx[done], cnt[done])]
+    parts += _select_rows(X, spec, np.flatnonzero(redo), k_max, block)  # rows with massive ties
     return parts
 
 
