@@ -47,7 +47,7 @@ def _node(D2, c, gamma, warm=None, with_b=False):
 
 @pytest.mark.parametrize("mcl", [1.0, 3.0])
 def test_pinned_solver_matches_scipy(mcl):
-    """The damped Newton on the pinned dual solves its stationarity conditions (residual <= 1e-6 in a; p as scipy's
+    """The damped Newton on the pinned dual solves its stationarity conditions (residual <= 1e-5 in a; p as scipy's
     root finder gives it, 1e-7, wherever that converges), from 0 to large gamma, with an exact duplicate and a
     near-duplicate of the positive object in the data."""
     rng = np.random.default_rng(0)
@@ -64,7 +64,7 @@ def test_pinned_solver_matches_scipy(mcl):
         p, a, b = _node(D2, c, gamma, with_b=True)
         K = np.exp(-gamma * D2)
         f = A * K[1:, 0] - K[1:, 1:] @ a[1:] + b
-        assert np.abs(a[1:] - c[1:] / (1 + np.exp(-f))).max() < 1e-6  # a_i up to c_i = 100
+        assert np.abs(a[1:] - c[1:] / (1 + np.exp(-f))).max() < 1e-5  # a_i up to c_i = 100: 1e-7 relative
         assert p == pytest.approx(1 / (1 + np.exp(-(A - K[0, 1:] @ a[1:] + b))), abs=1e-12)
         ref = _pinned_by_scipy(K, c, A)
         if ref is not None:
@@ -72,7 +72,7 @@ def test_pinned_solver_matches_scipy(mcl):
             checked += 1
         assert a[0] == A and a[1:].sum() == pytest.approx(A, rel=1e-12) and (a[1:] > 0).all() and (a < c).all()
         p_warm, _ = _node(D2, c, gamma, warm=_node(D2, c, gamma * 1.5)[1])  # warm start: the same optimum
-        assert p_warm == pytest.approx(p, abs=1e-8)
+        assert p_warm == pytest.approx(p, abs=1e-7)
     assert checked >= 4
 
 

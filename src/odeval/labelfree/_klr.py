@@ -492,6 +492,7 @@ def _pinned_newton(K: np.ndarray, c: np.ndarray, a: np.ndarray, tol: float, maxi
     vs = 1.0
     refresh = True
     dec_prev = np.inf
+    spread_prev = np.inf
     for _ in range(maxit):
         for i in range(m):
             ai = a[i + 1]
@@ -520,9 +521,11 @@ def _pinned_newton(K: np.ndarray, c: np.ndarray, a: np.ndarray, tol: float, maxi
         if dec < 0.0:
             dec = 0.0
         # the decrement alone does not bound the gradient (the entropy's curvature c / (a (c - a)) is large where a
-        # is small), and p depends on b = the common gradient value: stop when the gradient is also constant
-        if 0.5 * dec <= tol * (1.0 + abs(obj)) and spread <= 1e-8 * (1.0 + abs(lam)):
+        # is small), and p depends on b = the common gradient value: once the decrement is small, go on while the
+        # gradient's spread still falls (at least halves per step) and is above 1e-8 (rounding stops it earlier)
+        if 0.5 * dec <= tol * (1.0 + abs(obj)) and (spread <= 1e-8 * (1.0 + abs(lam)) or spread > 0.5 * spread_prev):
             break
+        spread_prev = spread
         t = 1.0
         for i in range(m):
             if dl[i] < 0.0:
