@@ -7,11 +7,16 @@ approximate (kNN subsets of 250, Sect. 3.5.3), gamma_max searched. Table 6 = Spe
 the candidates' ROC AUC; Table 7 = ROC AUC / AP of the candidate with the largest index against min / mean / max
 of the ten. The paper's values sit beside ours.
 
-One JSON line per (variant, mode, m_cl) goes to ``--out`` (default benchmarks/ireos_authors.jsonl); lines already
+Both separability classifiers (``--classifier``): "pinned", the authors' reference code's (odeval's default since
+2026-11), and "optimum", the exact KLR optimum (the rows of the earlier runs, which hold no ``classifier`` key).
+
+One JSON line per (variant, mode, m_cl, candidates, classifier) goes to ``--out`` (default
+benchmarks/ireos_authors.jsonl); lines already
 there are skipped, so a run can be stopped and resumed. Cheapest first (m_cl = 1 shares every curve between the
 candidates; small N first).
 
-    PYTHONPATH=src nice -n 10 .venv/bin/python benchmarks/ireos_authors.py [--max-n 500] [--table]
+    PYTHONPATH=src nice -n 10 .venv/bin/python benchmarks/ireos_authors.py [--max-n 500] [--classifier pinned]
+        [--mcl 1,sqrt5,n] [--only Wilt,Annthyroid] [--exact-max-n 1013] [--budget 600] [--table]
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ import numpy as np
 from scipy.stats import spearmanr
 
 from odeval.data import load_dataset
-from odeval.labelfree.ireos import PAPER_KNN, ireos
+from odeval.labelfree.ireos import CLASSIFIERS, PAPER_KNN, ireos
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "datasets"
@@ -122,7 +127,7 @@ def load_variant(folder: Path, *, alt_wbc: bool = False, glosh_complement: bool 
     return {"X": X, "y": np.asarray(ds.y, bool), "W": W, "info": info, "name": folder.name, "base": base}
 
 
-def run_one(v: dict, mcl: str, knn: int | None) -> dict:
+def run_one(v: dict, mcl: str, knn: int | None, classifier: str = "pinned") -> dict:
     """IREOS of the ten candidates; Spearman against ROC AUC (Table 6) and the pick (Table 7)."""
     n_out = int(v["y"].sum())
     m_cl = {"1": 1, "sqrt5": "sqrt5", "n": n_out}[mcl]
@@ -130,7 +135,7 @@ def run_one(v: dict, mcl: str, knn: int | None) -> dict:
     # zeros, Waveform's GLOSH-30, has no outlier: it is refused and left out, as the README says).
     keep = [i for i, w in enumerate(v["W"]) if (w > 0).any()]
     t0 = time.perf_counter()
-    r = ireos(v["X"], [v["W"][i] for i in keep], weights="none", m_cl=m_cl, knn=knn)
+    r = ireos(v["X"], [v["W"][i] for i in keep], weights="none", m_cl=m_cl, knn=knn, classifier=classifier)
     seconds = time.perf_counter() - t0
     auc = np.array([v["info"][i]["auc"] for i in keep])
     ap = np.array([v["info"][i]["ap"] for i in keep])
@@ -144,10 +149,10 @@ def run_one(v: dict, mcl: str, knn: int | None) -> dict:
             "pick_k": v["info"][keep[pick]]["k"], "pick_auc": float(auc[pick]), "pick_ap": float(ap[pick]),
             "auc_min_mean_max": [float(auc.min()), float(auc.mean()), float(auc.max())],
             "ap_min_mean_max": [float(np.nanmin(ap)), float(np.nanmean(ap)), float(np.nanmax(ap))],
-            "n_fits": int(r.n_fits), "seconds": round(seconds, 2)}
+            "n_fits": int(r.n_fits), "seconds": round(seconds, 2), "classifier": classifier}
 
 
-def jobs(max_n: int) -> list[tuple[Path, str, str, bool]]:
+def jobs(max_n: int, exact_max_n: int = EXACT_MAX_N) -> list[tuple[Path, str, str, str]]:
     """(folder, m_cl, mode, candidates: "stored", "alt10" or "glosh"), cheapest first: m_cl = 1 (curves shared by
     the candidates) before the others, N <= 500 before the rest, small N first."""
     out = []
@@ -158,7 +163,7 @@ def jobs(max_n: int) -> list[tuple[Path, str, str, bool]]:
             if n > max_n or (n <= EXACT_MAX_N) != small:
                 continue
             for mcl in group:
-                modes = (["exact"] if n <= EXACT_MAX_N else []) + (["knn"] if n > PAPER_KNN + 1 else [])
+                modes = (["exact"] if n <= exact_max_n else []) + (["knn"] if n > PAPER_KNN + 1 else [])
                 for mode in modes:
                     out.append((f, mcl, mode, "stored"))
                     if base_name(f) == "WBC":
@@ -170,22 +175,67 @@ def jobs(max_n: int) -> list[tuple[Path, str, str, bool]]:
 
 def key(row: dict) -> tuple:
     return (row["variant"], row["mode"], row["m_cl"],
-            row.get("candidates", "alt10" if row.get("alt_wbc") else "stored"))
+            row.get("candidates", "alt10" if row.get("alt_wbc") else "stored"), row.get("classifier", "optimum"))
 
 
-def run(out: Path, max_n: int) -> None:
+def run(out: Path, max_n: int, classifier: str = "pinned", mcls: tuple[str, ...] = MCLS,
+        only: tuple[str, ...] | None = None, exact_max_n: int = EXACT_MAX_N, budget: float | None = None) -> None:
+    """Run the missing jobs; ``budget`` (CPU seconds): a job is run in a child process and stopped there, with a
+    line saying so, when it takes longer (a stopped job writes no row)."""
     done = {key(json.loads(line)) for line in out.read_text().splitlines()} if out.exists() else set()
-    for folder, mcl, mode, cands in jobs(max_n):
+    for folder, mcl, mode, cands in jobs(max_n, exact_max_n):
+        if mcl not in mcls or (only and base_name(folder) not in only):
+            continue
         knn = None if mode == "exact" else PAPER_KNN
-        k = (folder.name, "exact" if knn is None else f"knn{knn}", mcl, cands)
+        k = (folder.name, "exact" if knn is None else f"knn{knn}", mcl, cands, classifier)
         if k in done:
             continue
-        row = run_one(load_variant(folder, alt_wbc=cands == "alt10", glosh_complement=cands == "glosh"), mcl, knn)
-        row["candidates"] = cands
+        if budget is None:
+            row = _job(folder, mcl, knn, cands, classifier)
+        else:
+            row = _job_with_budget(folder, mcl, knn, cands, classifier, budget)
+            if row is None:
+                print(f"{folder.name:40s} {k[1]:6s} m_cl={mcl:5s} {cands:6s} {classifier}: stopped after "
+                      f"{budget:.0f} s CPU (no row)", flush=True)
+                continue
         with out.open("a") as fh:
             fh.write(json.dumps(row) + "\n")
-        print(f"{row['variant']:40s} {row['mode']:6s} m_cl={mcl:5s} {cands:6s} rho={row['spearman']:+.3f} "
-              f"pick={row['pick_algorithm']}-{row['pick_k']} auc={row['pick_auc']:.3f} {row['seconds']}s", flush=True)
+        print(f"{row['variant']:40s} {row['mode']:6s} m_cl={mcl:5s} {cands:6s} {classifier} rho={row['spearman']:+.3f} "
+              f"pick={row['pick_algorithm']}-{row['pick_k']} auc={row['pick_auc']:.3f} gmax={row['gamma_max']:.4g} "
+              f"{row['seconds']}s", flush=True)
+
+
+def _job(folder: Path, mcl: str, knn: int | None, cands: str, classifier: str) -> dict:
+    row = run_one(load_variant(folder, alt_wbc=cands == "alt10", glosh_complement=cands == "glosh"), mcl, knn,
+                  classifier)
+    row["candidates"] = cands
+    return row
+
+
+def _job_child(conn, *args) -> None:
+    import resource
+
+    budget = args[-1]
+    resource.setrlimit(resource.RLIMIT_CPU, (int(budget), int(budget) + 5))
+    conn.send(_job(*args[:-1]))
+
+
+def _job_with_budget(folder: Path, mcl: str, knn: int | None, cands: str, classifier: str,
+                     budget: float) -> dict | None:
+    """:func:`_job` in a child process limited to ``budget`` CPU seconds (None when it was stopped)."""
+    import multiprocessing as mp
+
+    ctx = mp.get_context("fork")
+    parent, child = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_job_child, args=(child, folder, mcl, knn, cands, classifier, budget))
+    proc.start()
+    child.close()
+    try:
+        row = parent.recv()
+    except EOFError:  # the child was stopped (its CPU limit) before it sent a row
+        row = None
+    proc.join()
+    return row if proc.exitcode == 0 else None
 
 
 def fmt(x) -> str:
@@ -202,19 +252,19 @@ def table(out: Path) -> str:
     lines7 = ["| dataset | mode | ROC AUC min / mean / max (ours; paper) | AP min / mean / max | "
               "pick m_cl = 1: ROC AUC (AP) ours / paper | pick √(5 %·N) | pick n |",
               "| --- | --- | --- | --- | --- | --- | --- |"]
-    for folder in variants():
+    for folder, clf in [(f, c) for f in variants() for c in CLASSIFIERS]:
         base, n = base_name(folder), _n_lines(folder / "w_1.txt.gz")
         kinds = ["stored"] + (["alt10"] if base == "WBC" else []) + (["glosh"] if base in GLOSH_DEGENERATE else [])
         for alt in kinds:
             for m, mode in enumerate(("exact", f"knn{PAPER_KNN}")):
                 look = mode if (mode == "exact" or n > PAPER_KNN + 1) else "exact"
-                got = [by.get((folder.name, look, mcl, alt)) for mcl in MCLS]
+                got = [by.get((folder.name, look, mcl, alt, clf)) for mcl in MCLS]
                 if not any(got):
                     continue
                 paper6 = TABLE6[base][m]
                 name = base + {"stored": "", "alt10": " (790b162 cand. 10)", "glosh": " (GLOSH 1 − w)"}[alt]
                 cells = [f"{fmt(g['spearman'] if g else None)} / {fmt(p)}" for g, p in zip(got, paper6, strict=True)]
-                lines.append(f"| {name} | {n} | {mode} | " + " | ".join(cells) + " |")
+                lines.append(f"| {name} | {n} | {mode}, {clf} | " + " | ".join(cells) + " |")
                 p7 = TABLE7[base]
                 first = next(g for g in got if g)
                 lo, mean, hi = first["auc_min_mean_max"]
@@ -222,7 +272,7 @@ def table(out: Path) -> str:
                 picks = [f"{g['pick_algorithm']}-{g['pick_k']} {fmt(g['pick_auc'])} ({fmt(g['pick_ap'])})"
                          f"{'*' if g['pick_ties'] > 1 else ''} / {fmt(p)}" if g else f"— / {fmt(p)}"
                          for g, p in zip(got, p7[1 + m], strict=True)]
-                lines7.append(f"| {name} | {mode} | {fmt(lo)} / {fmt(mean)} / {fmt(hi)}; "
+                lines7.append(f"| {name} | {mode}, {clf} | {fmt(lo)} / {fmt(mean)} / {fmt(hi)}; "
                               f"{' / '.join(fmt(x) for x in p7[0])} | {fmt(a_lo)} / {fmt(a_mean)} / {fmt(a_hi)} | "
                               + " | ".join(picks) + " |")
     return "\n".join(lines) + "\n\n" + "\n".join(lines7) + "\n"
@@ -232,12 +282,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "ireos_authors.jsonl")
     parser.add_argument("--max-n", type=int, default=100_000, help="skip variants with more objects")
+    parser.add_argument("--classifier", choices=CLASSIFIERS, default="pinned")
+    parser.add_argument("--mcl", default=",".join(MCLS), help="comma-separated m_cl settings among 1,sqrt5,n")
+    parser.add_argument("--only", default="", help="comma-separated base names (e.g. Wilt,Annthyroid)")
+    parser.add_argument("--exact-max-n", type=int, default=EXACT_MAX_N, help="the exact index up to this N")
+    parser.add_argument("--budget", type=float, default=None, help="CPU seconds per job (stopped beyond)")
     parser.add_argument("--table", action="store_true", help="print the markdown tables of what --out holds")
     args = parser.parse_args()
     if args.table:
         print(table(args.out))
     else:
-        run(args.out, args.max_n)
+        run(args.out, args.max_n, args.classifier, tuple(args.mcl.split(",")),
+            tuple(x for x in args.only.split(",") if x) or None, args.exact_max_n, args.budget)
 
 
 if __name__ == "__main__":

@@ -770,6 +770,10 @@ class _DrawsBar:
               default=_SettingDefault("IREOSSettings", "null"), show_default=True,
               help="Random scorings of --pvalue and of --adjust with m_cl > 1: i.i.d. uniform weights (the paper, "
               "App. A.1.1) or permutations of each scoring's own weights.")
+@click.option("--classifier", type=click.Choice(["pinned", "optimum"]),
+              default=_SettingDefault("IREOSSettings", "classifier"), show_default=True,
+              help="Separabilities of the authors' reference code (its KLR with the positive multiplier pinned; "
+              "reproduces their gamma_max) or of the exact KLR optimum (odeval before 2026-11).")
 @click.option("--knn", type=click.IntRange(min=1), default=None,
               help="Train each classifier on the object's k nearest neighbours (the paper: 250) [default: exact up "
                    "to --exact-max objects, else 250].")
@@ -799,7 +803,8 @@ class _DrawsBar:
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (one JSON object).")
 def ireos_cmd(dataset: str, scores_src: str, columns: tuple[str, ...], store_dataset: str | None,
-              candidates: int | None, mcl: str, adjust: bool, pvalue: bool, null_model: str, knn: int | None,
+              candidates: int | None, mcl: str, adjust: bool, pvalue: bool, null_model: str, classifier: str,
+              knn: int | None,
               exact: bool, exact_max: int, quadrature: str,
               n_gamma: int, tol: float, gamma_max: float | None, gamma_max_quantile: float, cost: float, workers: int,
               processes: bool, scheduler: str | None, seed: int, as_json: bool) -> None:
@@ -821,7 +826,7 @@ def ireos_cmd(dataset: str, scores_src: str, columns: tuple[str, ...], store_dat
         settings = IREOSSettings(m_cl=int(mcl) if mcl.isdigit() else mcl, C=cost, gamma_max=gamma_max,
                                  gamma_max_quantile=gamma_max_quantile, quadrature=quadrature, n_gamma=n_gamma,
                                  tol=tol, knn=knn or (None if exact else "auto"), exact_max_objects=exact_max,
-                                 null=null_model)
+                                 null=null_model, classifier=classifier)
         run = _with_progress(lambda progress: ireos_of_scorings(
             dataset, scores_src, columns=columns, store_dataset=store_dataset, candidates=candidates,
             settings=settings, adjust=adjust, p_values=pvalue, seed=seed, workers=workers, progress=progress,

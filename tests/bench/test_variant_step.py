@@ -301,7 +301,7 @@ def test_ireos_null_enters_the_task_id_only_when_it_is_the_new_default(tmp_path)
     raw = {"study": {"k": "2..4"}, "datasets": [{"glob": str(tmp_path / "*.npz")}], "methods": [{"name": "kNN"}],
            "internal": ["ireos"]}
     default = study_from_dict(raw, source="t")
-    old = study_from_dict({**raw, "internal_options": {"null": "permutation"}}, source="t")
+    old = study_from_dict({**raw, "internal_options": {"null": "permutation", "classifier": "optimum"}}, source="t")
     assert default.variant_step.ireos["null"] == "uniform"
     # the keys a task held before the option existed, and nothing else
     assert set(old.variant_step.ireos) == {"mcl", "knn", "adjust", "quadrature", "n_gamma", "tol", "C", "gamma_max",

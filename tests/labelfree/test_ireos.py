@@ -126,7 +126,8 @@ def test_wbc_example_index_ranks_solutions(shared_datasets):
 @pytest.mark.slow
 def test_wbc_example_adjusted_and_p_values(shared_datasets):
     X, sols = _wbc(shared_datasets)
-    res = ireos(X, sols, adjust=True, p_values=True, workers=2)
+    # the exact KLR optimum (the numbers of docs/ireos.md, *Validation*); the default classifier: test_ireos_classifier
+    res = ireos(X, sols, adjust=True, p_values=True, workers=2, classifier="optimum")
     assert stats.spearmanr(np.arange(11), res.index).statistic >= 0.95
     assert abs(res.adjusted[0]) < 0.1  # a solution of 10 inliers: near 0
     assert res.adjusted[10] == res.adjusted.max() and res.adjusted[10] > 0.7  # exact KLR: 0.76 (docs/ireos.md)
@@ -330,39 +331,43 @@ def test_local_processes_and_dask_cluster_give_the_same_bits():
 def test_gamma_max_quantile_lets_a_near_duplicate_stay_unseparated():
     """A candidate outlier with a near-duplicate (distance 1e-4) is separated by the exact classifier only at
     gamma ~ 0.005 / 1e-8: the paper's rule (quantile 1) follows it there; quantile 0.75 of 4 outliers lets that
-    one object fail and gives the gamma_max of the other three (docs/ireos.md, Shuttle)."""
+    one object fail and gives the gamma_max of the other three (docs/ireos.md, Shuttle). The exact KLR optimum: the
+    reference code's pinned classifier (the default) separates near-duplicates early (test_ireos_classifier)."""
     rng = np.random.default_rng(3)
     X = np.vstack([rng.normal(0, 1, (40, 2)), [[5.0, 5.0], [-5.0, 5.0], [5.0, -5.0], [0.5, 0.5], [0.5, 0.5001]]])
     base = np.zeros(X.shape[0], bool)
     base[[40, 41, 42]] = True
     with_dup = base.copy()
     with_dup[43] = True
-    paper = ireos(X, [with_dup])
-    q = ireos(X, [with_dup], gamma_max_quantile=0.75)
-    three = ireos(X, [base])
+    opt = {"classifier": "optimum"}
+    paper = ireos(X, [with_dup], **opt)
+    q = ireos(X, [with_dup], gamma_max_quantile=0.75, **opt)
+    three = ireos(X, [base], **opt)
     assert paper.gamma_max > 1e3 * three.gamma_max
     assert q.gamma_max == three.gamma_max
-    assert ireos_select(X, [with_dup, base], gamma_max_quantile=0.75).gamma_max == three.gamma_max
+    assert ireos_select(X, [with_dup, base], gamma_max_quantile=0.75, **opt).gamma_max == three.gamma_max
     with pytest.raises(ValueError, match="gamma_max_quantile"):
         ireos(X, [base], gamma_max_quantile=0.0)
 
 
 def test_exact_duplicates_are_left_out_of_the_gamma_max_search():
     """An exact duplicate can never reach p >= 0.5 (m_cl = 1), so the rule of Sect. 3.4 cannot be met: it is left
-    out of the search (the search ran to its cap of ~1e12 before; Ionosphere_withoutdupl_norm has such a pair)."""
+    out of the search (the search ran to its cap of ~1e12 before; Ionosphere_withoutdupl_norm has such a pair).
+    The exact KLR optimum; the reference code's pinned classifier (the default) keeps them: test_ireos_classifier."""
     rng = np.random.default_rng(3)
     X = np.vstack([rng.normal(0, 1, (40, 2)), [[5.0, 5.0], [-5.0, 5.0], [5.0, -5.0], [0.5, 0.5], [0.5, 0.5]]])
     base = np.zeros(X.shape[0], bool)
     base[[40, 41, 42]] = True
     with_dup = base.copy()
     with_dup[43] = True
-    res = ireos(X, [with_dup])
-    three = ireos(X, [base])
+    opt = {"classifier": "optimum"}
+    res = ireos(X, [with_dup], **opt)
+    three = ireos(X, [base], **opt)
     assert res.gamma_max == three.gamma_max and res.gamma_max_duplicates == [43] and res.unseparated == []
-    assert ireos_select(X, [with_dup, base]).gamma_max == three.gamma_max
+    assert ireos_select(X, [with_dup, base], **opt).gamma_max == three.gamma_max
     only_dup = np.zeros(X.shape[0], bool)
     only_dup[[43, 44]] = True  # nothing else left: the duplicates are kept and reported as unseparated
-    assert ireos(X, [only_dup]).unseparated == [43, 44]
+    assert ireos(X, [only_dup], **opt).unseparated == [43, 44]
 
 
 def test_permutation_null_of_scorings_has_the_exact_permutation_moments():

@@ -151,3 +151,17 @@ def test_cli_null_option(tmp_path):
     default = runner.invoke(main, base)
     assert json.loads(default.output)["results"][0]["p_value"] == out["uniform"]["p_value"]
     assert runner.invoke(main, [*base, "--null", "shuffle"]).exit_code != 0
+
+
+def test_cli_classifier_option(tmp_path):
+    """--classifier: the reference code's pinned classifier (default) or the exact KLR optimum; they give other
+    separabilities, so another gamma_max (docs/ireos.md, *The classifier, exactly*)."""
+    data, scores = _files(tmp_path)
+    runner = CliRunner()
+    args = ["ireos", str(data), "--scores", str(scores), "--json", "--quadrature", "fixed", "--n-gamma", "5"]
+    default = runner.invoke(main, args)
+    optimum = runner.invoke(main, [*args, "--classifier", "optimum"])
+    assert default.exit_code == 0 and optimum.exit_code == 0, default.output + optimum.output
+    assert json.loads(default.output)["gamma_max"] != json.loads(optimum.output)["gamma_max"]
+    bad = runner.invoke(main, [*args, "--classifier", "svm"])
+    assert bad.exit_code != 0 and "Traceback" not in bad.output

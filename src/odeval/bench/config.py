@@ -85,13 +85,17 @@ defaults are its defaults, applied by :func:`odeval.labelfree.emmv_all_k`) and t
 _IREOS = IREOSSettings()
 IREOS_OPTIONS: dict[str, Any] = {"mcl": _IREOS.m_cl, "knn": PAPER_KNN, "adjust": True, "quadrature": _IREOS.quadrature,
                                  "n_gamma": _IREOS.n_gamma, "tol": _IREOS.tol, "C": _IREOS.C,
-                                 "gamma_max": _IREOS.gamma_max, "null": _IREOS.null, "candidates": "all"}
+                                 "gamma_max": _IREOS.gamma_max, "null": _IREOS.null, "classifier": _IREOS.classifier,
+                                 "candidates": "all"}
 """IREOS keys of ``[internal_options]`` with their defaults: those of :class:`odeval.labelfree.ireos.IREOSSettings`
 (``mcl`` is its ``m_cl``), but ``knn`` = :data:`~odeval.labelfree.ireos.PAPER_KNN`, the kNN-subset approximation of
 Marques et al. 2020 §3.5.3 ("exact" for none; exact anyway when N <= knn + 1), and ``adjust`` = true. The order of
 the keys is part of no hash (the study hash sorts them). ``null = "permutation"`` (odeval's only null before
 2026-11) is dropped from a task's options, so its task id is the one an older store holds; the default
-``"uniform"`` (the paper's null) enters the id, so stores of the older null are never reused for it."""
+``"uniform"`` (the paper's null) enters the id, so stores of the older null are never reused for it. Likewise
+``classifier = "optimum"`` (the exact KLR optimum, odeval's only classifier before 2026-11) is dropped, and the
+default ``"pinned"`` (the authors' reference code's classifier) enters the id: its separabilities, γ_max and every
+stored IREOS value differ, so a store of the optimum is recomputed, never mixed."""
 SELECTION_KEYS = ("selectors", "candidates")
 
 
@@ -829,6 +833,8 @@ def _parse_internal(raw: dict[str, Any], meta: dict[str, Any], seed: int, proble
         ireos["knn"] = None
     if ireos["null"] == "permutation":  # the older null: its tasks keep the ids (and the stored values) they had
         del ireos["null"]
+    if ireos["classifier"] == "optimum":  # the older classifier: likewise
+        del ireos["classifier"]
     return internal, options if internal else {}, ireos
 
 
@@ -843,7 +849,7 @@ def _check_ireos_option(key: str, value: Any) -> str | None:
         return None if positive_int(value) or value == "exact" else "must be a positive integer or 'exact'"
     if key == "adjust":
         return None if isinstance(value, bool) else "must be true or false"
-    if key in ("quadrature", "n_gamma", "tol", "C", "gamma_max", "null"):
+    if key in ("quadrature", "n_gamma", "tol", "C", "gamma_max", "null", "classifier"):
         if key == "gamma_max" and value is None:
             return "must be a positive number"  # TOML has no null: a given gamma_max is a number
         return IREOSSettings.problem(key, value)

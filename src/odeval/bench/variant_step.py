@@ -280,7 +280,8 @@ def _references(meta: list[VariantCandidate], keep: np.ndarray, S: np.ndarray) -
 def ireos_settings(opts: dict[str, Any]) -> Any:
     """The :class:`odeval.labelfree.ireos.IREOSSettings` of a study's IREOS options (the keys of
     :data:`odeval.bench.config.IREOS_OPTIONS`: ``mcl`` is ``m_cl``; a key left out takes the settings' default,
-    ``knn`` the exact index and ``null`` the permutation null, odeval's only null when tasks held no ``null``)."""
+    ``knn`` the exact index, ``null`` the permutation null and ``classifier`` the exact KLR optimum: odeval's only
+    null and classifier when tasks held neither key)."""
     from odeval.labelfree.ireos import IREOSSettings
 
     default = IREOSSettings()
@@ -288,7 +289,8 @@ def ireos_settings(opts: dict[str, Any]) -> Any:
                          gamma_max=opts.get("gamma_max", default.gamma_max),
                          quadrature=opts.get("quadrature", default.quadrature),
                          n_gamma=int(opts.get("n_gamma", default.n_gamma)), tol=float(opts.get("tol", default.tol)),
-                         knn=opts.get("knn"), null=opts.get("null", "permutation"))
+                         knn=opts.get("knn"), null=opts.get("null", "permutation"),
+                         classifier=opts.get("classifier", "optimum"))
 
 
 def _ireos_task(res: VariantTaskResult, X: np.ndarray | None, S: np.ndarray, opts: dict[str, Any]) -> None:

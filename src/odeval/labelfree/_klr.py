@@ -392,6 +392,226 @@ def fit_subsets(X: np.ndarray, gammas: np.ndarray, subsets: np.ndarray, costs: n
     return F, bo, p, its
 
 
+# ------------------------------------------------------------------ the reference code's classifier (pinned)
+# The authors' IREOS code (KLR.java of homarques/ireos-extension, RapidMiner's KLR after Keerthi et al. 2005) solves
+# the KLR dual by pair steps. It starts every positive multiplier at (mean cost of the positives) / (number of
+# positives), i.e. at C_j for the single positive object, where the derivative of the entropy term of the dual,
+# log(alpha / (C - alpha)), is +infinity. The first pair step (positive, lowest negative) moves that negative to its
+# lower bound and the positive multiplier down by the negative's starting value mean(c_neg) / (n - 1); the positive's
+# cached gradient becomes inf - inf = NaN, so it is never chosen again and its multiplier stays at
+#     A = C_j - mean(c_neg) / (n - 1).
+# What the code computes is then the optimum of the dual over the negatives with alpha_j = A fixed:
+#     min_a  1/2 a' K_nn a - A K_nj' a + sum_i [a_i log a_i + (c_i - a_i) log(c_i - a_i)],  sum_i a_i = A,
+# whose stationarity reads a_i = c_i sigmoid(f_i) with f = A K_.j - K_.n a + b (b the multiplier of the sum),
+# and p(x_j) = sigmoid(A - K_jn a + b). Solved here to optimality (the Java code stops at a spread of 0.019 in b).
+# Consequences (docs/ireos.md): p -> 1 as gamma -> infinity for every object (A ~ C enters f_j with K_jj = 1), and an
+# object with an exact duplicate reaches p = a_dup / c_dup, well above 0.5 at large gamma; the exact optimum
+# instead levels off at ~0.9 and keeps a duplicated object below 0.5 for ever.
+@nb.njit(cache=True, nogil=True)
+def pinned_multiplier(c: np.ndarray) -> float:
+    """A = c_0 - mean(c_1..c_{n-1}) / (n - 1): the positive (index 0) multiplier the reference code stops at."""
+    n = c.shape[0]
+    s = 0.0
+    for i in range(1, n):
+        s += c[i]
+    return c[0] - s / (n - 1) / (n - 1)
+
+
+@nb.njit(cache=True, nogil=True)
+def _entropy(a: float, c: float) -> float:
+    return a * math.log(a) + (c - a) * math.log(c - a)
+
+
+@nb.njit(cache=True, nogil=True)
+def _pinned_identity_start(c: np.ndarray, A: float, a: np.ndarray) -> None:
+    """a[1:] := the pinned optimum for K = I (gamma -> infinity): a_i + logit(a_i / c_i) = b for every negative,
+    sum_i a_i = A; a safeguarded Newton search for b (inner roots per object by :func:`_t_of_b`)."""
+    n = c.shape[0]
+    a[0] = A
+    for i in range(1, n):
+        a[i] = min(0.5 * c[i], A / (n - 1))
+    blo = -60.0
+    bhi = 60.0
+    b = -math.log(n)
+    for _ in range(100):
+        g = -A
+        dg = 0.0
+        for i in range(1, n):
+            a[i] = _t_of_b(c[i], -b, a[i])
+            s = _sigmoid(b - a[i])
+            w = c[i] * s * (1.0 - s)
+            g += a[i]
+            dg += w / (1.0 + w)
+        if g > 0.0:  # sum a increases in b
+            bhi = b
+        else:
+            blo = b
+        bn = b - g / dg if dg > 0.0 else 0.5 * (blo + bhi)
+        if not (blo < bn < bhi):
+            bn = 0.5 * (blo + bhi)
+        if abs(bn - b) <= 1e-12 * (1.0 + abs(b)):
+            b = bn
+            break
+        b = bn
+    for i in range(1, n):
+        a[i] = _t_of_b(c[i], -b, a[i])
+    # a feasible start: the sum exactly A (a tiny rescale; every a_i stays inside (0, c_i))
+    s = 0.0
+    for i in range(1, n):
+        s += a[i]
+    for i in range(1, n):
+        a[i] *= A / s
+
+
+@nb.njit(cache=True, nogil=True)
+def _pinned_newton(K: np.ndarray, c: np.ndarray, a: np.ndarray, tol: float, maxit: int, M: np.ndarray):
+    """Damped Newton on the pinned dual (see above) from a feasible a (a[0] = A, sum a[1:] = A, 0 < a_i < c_i);
+    the equality holds along every step, a fraction-to-the-boundary rule keeps the a_i inside (0, c_i).
+    M: (n-1) x (n-1) work matrix. Returns (b, f_j, factorisations); a holds the optimum."""
+    n = c.shape[0]
+    m = n - 1
+    A = a[0]
+    Ka = np.empty(m)
+    Kd = np.empty(m)
+    gr = np.empty(m)
+    D = np.empty(m)
+    v = np.empty(m)
+    u = np.empty(m)
+    dl = np.empty(m)
+    an = np.empty(m)
+    ones = np.ones(m)
+    for i in range(m):
+        s = 0.0
+        for k in range(m):
+            s += K[i + 1, k + 1] * a[k + 1]
+        Ka[i] = s
+    obj = 0.0
+    for i in range(m):
+        obj += a[i + 1] * (0.5 * Ka[i] - A * K[i + 1, 0]) + _entropy(a[i + 1], c[i + 1])
+    nfact = 0
+    vs = 1.0
+    refresh = True
+    dec_prev = np.inf
+    spread_prev = np.inf
+    for _ in range(maxit):
+        for i in range(m):
+            ai = a[i + 1]
+            gr[i] = Ka[i] - A * K[i + 1, 0] + math.log(ai) - math.log(c[i + 1] - ai)
+        if refresh:  # else a chord step: the factor of an earlier iterate (still a descent direction)
+            for i in range(m):
+                ai = a[i + 1]
+                D[i] = c[i + 1] / (ai * (c[i + 1] - ai))
+            for i in range(m):
+                for k in range(i):
+                    M[i, k] = K[i + 1, k + 1]
+                M[i, i] = K[i + 1, i + 1] + D[i]
+            if not _cholesky_inplace(M):
+                break
+            nfact += 1
+            _chol_solve(M, ones, v)
+            vs = v.sum()
+        _chol_solve(M, gr, u)
+        lam = u.sum() / vs
+        dec = 0.0
+        spread = 0.0
+        for i in range(m):
+            dl[i] = -(u[i] - lam * v[i])
+            dec -= gr[i] * dl[i]
+            spread = max(spread, abs(gr[i] - lam))
+        if dec < 0.0:
+            dec = 0.0
+        # the decrement alone does not bound the gradient (the entropy's curvature c / (a (c - a)) is large where a
+        # is small), and p depends on b = the common gradient value: once the decrement is small, go on while the
+        # gradient's spread still falls (at least halves per step) and is above 1e-8 (rounding stops it earlier)
+        if 0.5 * dec <= tol * (1.0 + abs(obj)) and (spread <= 1e-8 * (1.0 + abs(lam)) or spread > 0.5 * spread_prev):
+            break
+        spread_prev = spread
+        t = 1.0
+        for i in range(m):
+            if dl[i] < 0.0:
+                t = min(t, -0.99 * a[i + 1] / dl[i])
+            elif dl[i] > 0.0:
+                t = min(t, 0.99 * (c[i + 1] - a[i + 1]) / dl[i])
+        _matvec_sub(K, dl, Kd)
+        accepted = False
+        new = obj
+        for _ls in range(60):
+            new = 0.0
+            for i in range(m):
+                an[i] = a[i + 1] + t * dl[i]
+                new += an[i] * (0.5 * (Ka[i] + t * Kd[i]) - A * K[i + 1, 0]) + _entropy(an[i], c[i + 1])
+            if new <= obj - 0.25 * t * dec:
+                accepted = True
+                break
+            t *= 0.5
+        if not accepted:
+            if refresh:
+                break
+            refresh = True
+            continue
+        for i in range(m):
+            a[i + 1] = an[i]
+            Ka[i] += t * Kd[i]
+        obj = new
+        refresh = (dec > REFRESH * dec_prev) or t < 1.0
+        dec_prev = dec
+    # b: the common value of the gradient at the optimum (the multiplier of sum a = A), weighted by M^-1 1
+    b = 0.0
+    for i in range(m):
+        ai = a[i + 1]
+        b += v[i] * (Ka[i] - A * K[i + 1, 0] + math.log(ai) - math.log(c[i + 1] - ai))
+    b /= vs
+    fj = A * K[0, 0] + b
+    for k in range(m):
+        fj -= K[0, k + 1] * a[k + 1]
+    return b, fj, nfact
+
+
+@nb.njit(cache=True, nogil=True)
+def _matvec_sub(K: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
+    """out = K[1:, 1:] x (rows of the negatives; no BLAS, as :func:`_matvec`)."""
+    m = x.shape[0]
+    for i in range(m):
+        out[i] = 0.0
+    for k in range(m):
+        xk = x[k]
+        for i in range(m):
+            out[i] += K[k + 1, i + 1] * xk
+
+
+@nb.njit(cache=True, nogil=True)
+def _pinned_node(D2, K, M, c, gamma, Aw, bw, Aout, tol, maxit):
+    """The reference code's separability at ``gamma`` (see above), warm-started from the multipliers Aw of a
+    solved gamma (bw = NaN: cold, from the K = I optimum); writes the multipliers into Aout, returns (b, p,
+    factorisations). gamma = 0 is closed-form: all decision values are equal, p = A / sum of the negatives' costs."""
+    n = c.shape[0]
+    A = pinned_multiplier(c)
+    if gamma == 0.0:
+        cn = 0.0
+        for i in range(1, n):
+            cn += c[i]
+        q = A / cn
+        Aout[0] = A
+        for i in range(1, n):
+            Aout[i] = c[i] * q
+        return math.log(q / (1.0 - q)), q, 0
+    _kernel_from_sqdist(D2, gamma, K)
+    if math.isnan(bw):
+        _pinned_identity_start(c, A, Aout)
+    else:
+        Aout[:] = Aw
+    b, fj, it = _pinned_newton(K, c, Aout, tol, maxit, M)
+    return b, _sigmoid(fj), it
+
+
+@nb.njit(cache=True, nogil=True)
+def _node(pinned, D2, K, M, Mp, y, c, gamma, Fw, bw, Fout, tol, maxit):
+    """One separability: the reference code's pinned classifier (``pinned``) or the exact KLR optimum."""
+    if pinned:
+        return _pinned_node(D2, K, Mp, c, gamma, Fw, bw, Fout, tol, maxit)
+    return _solve_node(D2, K, M, y, c, gamma, Fw, bw, Fout, tol, maxit)
+
+
 # ------------------------------------------------------------------------------- whole curves, one object
 @nb.njit(cache=True, nogil=True)
 def _train_sqdist(X: np.ndarray, rows: np.ndarray) -> np.ndarray:
@@ -439,7 +659,7 @@ def _solve_node(D2, K, M, y, c, gamma, Fw, bw, Fout, tol, maxit):
 
 
 @nb.njit(cache=True, nogil=True)
-def _curve_points(D2, c, gammas, tol, maxit):
+def _curve_points(D2, c, gammas, tol, maxit, pinned):
     """p at increasing ``gammas``, solved from the largest down, each problem warm-started from the next larger
     gamma (the largest from alpha = 0: at large gamma the kernel is near the identity and the problem easy)."""
     n = D2.shape[0]
@@ -447,6 +667,7 @@ def _curve_points(D2, c, gammas, tol, maxit):
     y[0] = 1.0
     K = np.empty((n, n))
     M = np.empty((n, n))
+    Mp = np.empty((n - 1, n - 1)) if pinned else np.empty((1, 1))
     Fw = np.zeros(n)
     Fn = np.empty(n)
     bw = math.nan
@@ -455,7 +676,7 @@ def _curve_points(D2, c, gammas, tol, maxit):
     fits = 0
     facts = 0
     for r in range(m - 1, -1, -1):
-        b, p[r], it = _solve_node(D2, K, M, y, c, gammas[r], Fw, bw, Fn, tol, maxit)
+        b, p[r], it = _node(pinned, D2, K, M, Mp, y, c, gammas[r], Fw, bw, Fn, tol, maxit)
         if gammas[r] > 0.0:
             fits += 1
         facts += it
@@ -465,7 +686,7 @@ def _curve_points(D2, c, gammas, tol, maxit):
 
 
 @nb.njit(cache=True, nogil=True)
-def _curve_adaptive(D2, c, gamma_max, tol, max_depth, min_depth):
+def _curve_adaptive(D2, c, gamma_max, tol, max_depth, min_depth, pinned):
     """Normalised area (1/gamma_max) int_0^gamma_max p dgamma by adaptive Simpson quadrature (Sect. 3.5.1, Eq. 14).
 
     Nodes live on the dyadic grid gamma_max * i / 2^(max_depth + 2), so every node is solved once and reused by
@@ -481,6 +702,7 @@ def _curve_adaptive(D2, c, gamma_max, tol, max_depth, min_depth):
     y[0] = 1.0
     K = np.empty((n, n))
     M = np.empty((n, n))
+    Mp = np.empty((n - 1, n - 1)) if pinned else np.empty((1, 1))
     top = 1 << (max_depth + 2)
     P = np.empty(top + 1)
     Fs = np.empty((top + 1, n))
@@ -492,10 +714,11 @@ def _curve_adaptive(D2, c, gamma_max, tol, max_depth, min_depth):
     for r in range(4, -1, -1):  # depth 0: gamma_max * (1, 3/4, 1/2, 1/4, 0)
         i = r * q
         if r == 4:
-            bs[i], P[i], it = _solve_node(D2, K, M, y, c, gamma_max, zero, math.nan, Fs[i], TOL, MAXIT)
+            bs[i], P[i], it = _node(pinned, D2, K, M, Mp, y, c, gamma_max, zero, math.nan, Fs[i], TOL,
+                                        MAXIT)
         else:
-            bs[i], P[i], it = _solve_node(D2, K, M, y, c, gamma_max * (i / top), Fs[i + q], bs[i + q], Fs[i], TOL,
-                                          MAXIT)
+            bs[i], P[i], it = _node(pinned, D2, K, M, Mp, y, c, gamma_max * (i / top), Fs[i + q], bs[i + q], Fs[i],
+                                    TOL, MAXIT)
         if i > 0:
             fits += 1
         facts += it
@@ -517,12 +740,12 @@ def _curve_adaptive(D2, c, gamma_max, tol, max_depth, min_depth):
         q1 = a + h // 4
         q3 = a + 3 * (h // 4)
         if depth > 0:  # the quarter points are new; warm start from the solved node above each
-            bs[q1], P[q1], it = _solve_node(D2, K, M, y, c, gamma_max * (q1 / top), Fs[m], bs[m], Fs[q1], TOL,
-                                            MAXIT)
+            bs[q1], P[q1], it = _node(pinned, D2, K, M, Mp, y, c, gamma_max * (q1 / top), Fs[m], bs[m], Fs[q1],
+                                      TOL, MAXIT)
             facts += it
             fits += 1
-            bs[q3], P[q3], it = _solve_node(D2, K, M, y, c, gamma_max * (q3 / top), Fs[b], bs[b], Fs[q3], TOL,
-                                            MAXIT)
+            bs[q3], P[q3], it = _node(pinned, D2, K, M, Mp, y, c, gamma_max * (q3 / top), Fs[b], bs[b], Fs[q3],
+                                      TOL, MAXIT)
             facts += it
             fits += 1
         hn = h / top
@@ -543,14 +766,15 @@ def _curve_adaptive(D2, c, gamma_max, tol, max_depth, min_depth):
 
 @nb.njit(cache=True, nogil=True)
 def curves_batch(X: np.ndarray, train: np.ndarray, costs: np.ndarray, mode: int, gammas: np.ndarray,
-                 gamma_max: float, tol: float, max_depth: int, min_depth: int):
+                 gamma_max: float, tol: float, max_depth: int, min_depth: int, pinned: bool = False):
     """Separability curves of B objects, one after the other (the unit of work of a worker).
 
     Problem t trains on X[train[t]] with train[t, 0] the positive object (the object itself; its k nearest
     neighbours with kNN subsets, Sect. 3.5.3, or every other object for the exact index) and costs[t] aligned
     with train[t] (costs[t, 0] = C). Modes: 0 = adaptive Simpson area on [0, gamma_max] (out[t, 0]);
     1 = p at the increasing ``gammas`` (out[t, :]). Returns (out, fits, factorisations), fits counting
-    classifiers trained (gamma = 0 is closed-form and not counted).
+    classifiers trained (gamma = 0 is closed-form and not counted). ``pinned``: the reference code's classifier
+    (the positive multiplier pinned, :func:`_pinned_node`) instead of the exact KLR optimum.
     """
     B = train.shape[0]
     m = 1 if mode == 0 else gammas.shape[0]
@@ -560,9 +784,9 @@ def curves_batch(X: np.ndarray, train: np.ndarray, costs: np.ndarray, mode: int,
     for t in range(B):
         D2 = _train_sqdist(X, train[t])
         if mode == 0:
-            out[t, 0], f1, f2 = _curve_adaptive(D2, costs[t], gamma_max, tol, max_depth, min_depth)
+            out[t, 0], f1, f2 = _curve_adaptive(D2, costs[t], gamma_max, tol, max_depth, min_depth, pinned)
         else:
-            out[t], f1, f2 = _curve_points(D2, costs[t], gammas, TOL, MAXIT)
+            out[t], f1, f2 = _curve_points(D2, costs[t], gammas, TOL, MAXIT, pinned)
         fits += f1
         facts += f2
     return out, fits, facts

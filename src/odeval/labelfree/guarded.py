@@ -198,8 +198,9 @@ def pruned_ireos(scores: np.ndarray, X: np.ndarray, *, seed: int = 0, settings: 
         return IreosPick(None, (), float("nan"), Xd.shape[0], subsampled, True, tuple(excluded),
                          f"γ_max > {settings.threshold:g} (one probe{where}): candidates not ranked by IREOS, which "
                          "was near random in this regime on the Campos collection")
+    # the exact KLR optimum, as the threshold was chosen for it (and a selection task's id holds no IREOS setting)
     res = ireos_select(Xd, [sols[int(i)] for i in chosen], C=settings.C, knn=knn, workers=settings.workers,
-                       progress=progress)
+                       progress=progress, classifier="optimum")
     order = tuple(int(chosen[i]) for i in res.order)
     note = f"IREOS on {len(chosen)} candidates spread over the candidate space{where}"
     bounds = tuple((float(res.lower[i]), float(res.upper[i])) for i in res.order)

@@ -40,8 +40,9 @@ from odeval._validation import check_data_matrix, check_scores
 from odeval.executor import Executor, get_executor, workers_renamed_from
 from odeval.labelfree import _klr
 
-__all__ = ["EXACT_MAX_OBJECTS", "NULL_MODELS", "PAPER_KNN", "IREOSResult", "IREOSSettings", "SelectResult",
-           "gamma_max_exceeds", "ireos", "ireos_select", "resolve_knn", "resolve_mcl", "solution_weights"]
+__all__ = ["CLASSIFIERS", "EXACT_MAX_OBJECTS", "NULL_MODELS", "PAPER_KNN", "IREOSResult", "IREOSSettings",
+           "SelectResult", "gamma_max_exceeds", "ireos", "ireos_select", "resolve_knn", "resolve_mcl",
+           "solution_weights"]
 
 Progress = Callable[[str, int], None]
 MIN_DEPTH = 1
@@ -57,6 +58,8 @@ EXACT_MAX_OBJECTS = 1000
 AUTO_KNN = "auto"
 #: Null models of scorings (:attr:`IREOSSettings.null`): the paper's (App. A.1.1) first.
 NULL_MODELS = ("uniform", "permutation")
+#: Separability classifiers (:attr:`IREOSSettings.classifier`): the authors' reference code's first.
+CLASSIFIERS = ("pinned", "optimum")
 
 
 def _positive_int(value: Any, minimum: int = 1) -> bool:
@@ -107,6 +110,18 @@ class IREOSSettings:
         2026-11: it keeps the candidate's weight distribution, its zeros included, so a draw classifies only as
         many objects as the candidate has positive weights). At m_cl = 1 both give E{I} = the mean area (Eq. 25).
         Binary solutions always draw a random n-subset, and non-binary top-n solutions (``top_n``) a permutation.
+    classifier : {"pinned", "optimum"}, default "pinned"
+        The kernel logistic regression behind every separability p(x_j, gamma) (Sect. 3.2-3.3). "pinned": what
+        the authors' reference code computes (``KLR.java`` of homarques/ireos-extension): its dual solver starts
+        the positive object's multiplier at C, where the entropy term's derivative is infinite, and never moves
+        it again, so p is the optimum of the dual with that multiplier fixed at A = C - mean(c_neg) / (n - 1)
+        (:mod:`odeval.labelfree._klr`); p -> 1 at large gamma, and objects with near or exact duplicates become
+        separable, so the gamma_max search (Sect. 3.4) ends where the paper's did (Shuttle 3 795, not 10^6;
+        docs/ireos.md, *The classifier and gamma_max*). Exact duplicates then take part in the gamma_max search,
+        and gamma_max is searched with m_cl = 1 whatever m_cl (the authors' pipeline: one gamma_max per variant).
+        "optimum": the exact KLR optimum (odeval's only classifier before 2026-11): p levels off at ~0.9 for
+        every object, an object with a near-duplicate at distance delta is separable only at gamma ~ 0.005 /
+        delta^2, and objects with an exact duplicate never are (they are left out of the gamma_max search).
 
     Raises
     ------
@@ -128,6 +143,7 @@ class IREOSSettings:
     ci_width: float = 0.02
     max_draws: int = 100
     null: str = "uniform"
+    classifier: str = "pinned"
 
     def __post_init__(self) -> None:
         for name in self.__dataclass_fields__:
@@ -162,6 +178,8 @@ class IREOSSettings:
                     else f"must be a positive integer, None or {AUTO_KNN!r}")
         if name == "null":
             return None if value in NULL_MODELS else "must be 'uniform' or 'permutation'"
+        if name == "classifier":
+            return None if value in CLASSIFIERS else "must be 'pinned' or 'optimum'"
         if name in ("max_depth", "n_permutations", "max_draws", "exact_max_objects"):
             return None if _positive_int(value) else "must be a positive integer"
         return "is unknown"
@@ -282,16 +300,16 @@ def _work(payload: tuple) -> tuple[np.ndarray, int, int]:
     solver's only LAPACK call is the Cholesky factorisation; one thread gives the same bits everywhere and no
     spinning BLAS threads on a loaded machine)."""
     global _BLAS_LIMITED
-    X, train, costs, mode, gammas, gamma_max, tol, max_depth, min_depth, limit_blas, caller = payload
+    X, train, costs, mode, gammas, gamma_max, tol, max_depth, min_depth, pinned, limit_blas, caller = payload
     if limit_blas and not _BLAS_LIMITED:
         from threadpoolctl import threadpool_limits
 
         if os.getpid() == caller:  # a map callable running in the caller's process: limit for this call only
             with threadpool_limits(limits=1):
-                return _klr.curves_batch(X, train, costs, mode, gammas, gamma_max, tol, max_depth, min_depth)
+                return _klr.curves_batch(X, train, costs, mode, gammas, gamma_max, tol, max_depth, min_depth, pinned)
         threadpool_limits(limits=1)  # a worker process: once, for good
         _BLAS_LIMITED = True
-    return _klr.curves_batch(X, train, costs, mode, gammas, gamma_max, tol, max_depth, min_depth)
+    return _klr.curves_batch(X, train, costs, mode, gammas, gamma_max, tol, max_depth, min_depth, pinned)
 
 
 def _ireos_executor(executor: Any, workers: int) -> tuple[Executor, bool]:
@@ -305,7 +323,10 @@ class _Engine:
     """Separabilities p(x_j, gamma) and areas of tasks (object j, cost vector s), in chunks of objects."""
 
     def __init__(self, X: np.ndarray, cost_vectors: np.ndarray, *, C: float, knn: int | None, workers: int,
-                 tol: float, progress: Progress | None, executor: Any = None) -> None:
+                 tol: float, progress: Progress | None, executor: Any = None, classifier: str = "optimum") -> None:
+        if classifier not in CLASSIFIERS:
+            raise ValueError(f"classifier must be one of {list(CLASSIFIERS)}, got {classifier!r}")
+        self.pinned = classifier == "pinned"
         self.X = np.ascontiguousarray(X, dtype=np.float64)
         self.N = X.shape[0]
         self.CV = cost_vectors
@@ -355,7 +376,7 @@ class _Engine:
                 costs[r] = self.CV[s][train[r]]
                 costs[r, 0] = self.C
             payloads.append((self.X, train, costs, mode, np.asarray(gammas, dtype=np.float64), float(gamma_max),
-                             float(self.tol), int(max_depth), int(min_depth)))
+                             float(self.tol), int(max_depth), int(min_depth), self.pinned))
 
         # a worker in another process (or a map callable) limits its BLAS to one thread itself (_work); here the
         # limit holds for this call
@@ -497,6 +518,7 @@ class IREOSResult:
     n_fits : classifiers trained (all stages); fits : per stage {"gamma_max", "curves", "null"}.
     knn : the kNN-subset size the classifiers were trained with (None: the exact index).
     approximated : why the kNN-subset approximation was chosen by ``knn="auto"`` (None when it was not).
+    classifier : the separability classifier ("pinned" or "optimum", :attr:`IREOSSettings.classifier`).
     unseparated : objects that never reached p >= 0.5 in the gamma_max search (gamma_max then stopped at its cap).
     gamma_max_duplicates : candidate outliers left out of the gamma_max search because they have an exact
         duplicate in X (they can never reach p >= 0.5 with m_cl = 1; see :func:`_gmax_tasks`).
@@ -520,6 +542,7 @@ class IREOSResult:
     gamma_max_duplicates: list[int] = field(default_factory=list)
     knn: int | None = None
     approximated: str | None = None
+    classifier: str = "pinned"
 
     def to_dict(self) -> dict[str, Any]:
         def clean(a):
@@ -562,13 +585,16 @@ def _areas(engine: _Engine, tasks, gamma_max, quadrature, n_gamma, tol, max_dept
     return _adaptive_areas(engine, tasks, gamma_max, tol, max_depth)
 
 
-def _gmax_tasks(W: np.ndarray, shared: bool, X: np.ndarray) -> tuple[list[tuple[int, int]], list[int]]:
+def _gmax_tasks(W: np.ndarray, shared: bool, X: np.ndarray,
+                leave_out_duplicates: bool = True) -> tuple[list[tuple[int, int]], list[int]]:
     """The (object, cost vector) tasks whose separability decides gamma_max (Sect. 3.4): every object with
     weight >= 0.5 in a solution (or its most outlying ones), except objects with an exact duplicate in X. Such
     an object and its duplicate get the same decision value at every gamma, so with equal costs its p stays
     below 0.5 for ever (it tends to 0.5 from below) and the paper's rule could not be met: gamma_max would run
     to the cap of the search, where every object's separability has levelled off and the index no longer tells
     solutions apart (docs/ireos.md, *Ionosphere*). They are returned second (and kept if nothing else is left).
+    That holds for the exact KLR optimum; with the reference code's pinned classifier a duplicated object does
+    become separable at large gamma, and the authors' search keeps it (``leave_out_duplicates=False``).
     """
     tasks = []
     for s, w in enumerate(W):
@@ -576,12 +602,31 @@ def _gmax_tasks(W: np.ndarray, shared: bool, X: np.ndarray) -> tuple[list[tuple[
         if objs.size == 0:  # no object with outlier probability >= 0.5: use the most outlying ones
             objs = np.flatnonzero(w == w.max())
         tasks += [(int(j), 0 if shared else s) for j in objs]
+    if not leave_out_duplicates:
+        return tasks, []
     _, inverse, counts = np.unique(X, axis=0, return_inverse=True, return_counts=True)
     dup = counts[np.ravel(inverse)] > 1
     kept = [t for t in tasks if not dup[t[0]]]
     if not kept:
         return tasks, []
     return kept, sorted({t[0] for t in tasks if dup[t[0]]})
+
+
+def _gamma_max_tasks(engine: _Engine, W: np.ndarray, shared: bool, X: np.ndarray, classifier: str,
+                     C: float) -> tuple[list[tuple[int, int]], list[int]]:
+    """The tasks of the gamma_max search (:func:`_gmax_tasks`) for ``classifier``. The optimum: each solution's
+    own costs (Eq. 12) for m_cl > 1, objects with an exact duplicate left out. The reference code's pinned
+    classifier, as the authors' pipeline ran it (``FindGammaMax.java``: one gamma_max per variant, searched with
+    m_cl = 1, i.e. every cost C, and used for every m_cl): the costs of m_cl = 1 (a cost vector of C appended to
+    the engine's for m_cl > 1), duplicates kept."""
+    if classifier == "optimum":
+        return _gmax_tasks(W, shared, X)
+    tasks, duplicated = _gmax_tasks(W, True, X, leave_out_duplicates=False)
+    if not shared:
+        sid = engine.CV.shape[0]
+        engine.CV = np.vstack([engine.CV, np.full((1, W.shape[1]), C)])
+        tasks = [(j, sid) for j, _ in tasks]
+    return tasks, duplicated
 
 
 _D = IREOSSettings  # the defaults of ireos() / ireos_select() are the settings' field defaults
@@ -625,7 +670,7 @@ def ireos(X: Any, solutions: Sequence[Any], *, m_cl: Any = _D.m_cl, C: float = _
           knn: int | str | None = _D.knn, exact_max_objects: int = _D.exact_max_objects, weights: Any = "gaussian",
           top_n: int | None = None, adjust: bool = False,
           p_values: bool = False, n_permutations: int = _D.n_permutations, ci_width: float = _D.ci_width,
-          max_draws: int = _D.max_draws, null: str = _D.null,
+          max_draws: int = _D.max_draws, null: str = _D.null, classifier: str = _D.classifier,
           seed: int = 0, workers: int = 1, progress: Progress | None = None, executor: Any = None) -> IREOSResult:
     """IREOS of candidate outlier solutions (Marques et al. 2020, Eq. 9, Algorithm 1).
 
@@ -663,6 +708,8 @@ def ireos(X: Any, solutions: Sequence[Any], *, m_cl: Any = _D.m_cl, C: float = _
     null : "uniform" (default: i.i.d. weights uniform on [0, 1], App. A.1.1) or "permutation" (permutations of
         the candidate's own weights): the random scorings behind ``adjust`` (m_cl > 1) and ``p_values``; see
         :class:`IREOSSettings`.
+    classifier : "pinned" (default: the authors' reference code's classifier, the positive object's multiplier
+        pinned at its starting value) or "optimum" (the exact KLR optimum); see :class:`IREOSSettings`.
     seed : seed of every random draw.
     workers : workers for the classifiers (threads by default; processes with ``executor="processes"``; -1: every
         core). Formerly ``n_jobs`` (deprecated).
@@ -684,6 +731,8 @@ def ireos(X: Any, solutions: Sequence[Any], *, m_cl: Any = _D.m_cl, C: float = _
         gamma_max <= 0; an unknown m_cl).
     """
     _check_options(quadrature, n_gamma, tol, gamma_max_quantile)
+    if classifier not in CLASSIFIERS:
+        raise ValueError(f"classifier must be one of {list(CLASSIFIERS)}, got {classifier!r}")
     if null not in NULL_MODELS:
         raise ValueError(f"null must be one of {list(NULL_MODELS)}, got {null!r}")
     knn, approximated = _auto_knn(X, knn, exact_max_objects)
@@ -693,13 +742,14 @@ def ireos(X: Any, solutions: Sequence[Any], *, m_cl: Any = _D.m_cl, C: float = _
     S = W.shape[0]
     shared = mcl == 1.0
     CV = _cost_vectors(W, mcl, C)
-    engine = _Engine(Xc, CV, C=float(C), knn=knn, workers=workers, tol=tol, progress=progress, executor=executor)
+    engine = _Engine(Xc, CV, C=float(C), knn=knn, workers=workers, tol=tol, progress=progress, executor=executor,
+                     classifier=classifier)
     try:
         fits: dict[str, int] = {}
         unseparated: list[int] = []
         duplicated: list[int] = []
         if gamma_max is None:
-            gtasks, duplicated = _gmax_tasks(W, shared, Xc)
+            gtasks, duplicated = _gamma_max_tasks(engine, W, shared, Xc, classifier, float(C))
             gamma_max, unseparated = find_gamma_max(engine, gtasks, start=1.0 / (1000.0 * d),
                                                     quantile=gamma_max_quantile)
         fits["gamma_max"] = engine.n_fits
@@ -772,7 +822,7 @@ def ireos(X: Any, solutions: Sequence[Any], *, m_cl: Any = _D.m_cl, C: float = _
                            gamma_max=gamma_max, m_cl=mcl, C=float(C), kinds=kinds, weights=W, areas=A_all,
                            n_fits=engine.n_fits, fits=fits, n_draws=n_draws, unseparated=unseparated,
                            gamma_max_duplicates=duplicated, knn=None if knn is None or knn >= N - 1 else int(knn),
-                           approximated=approximated)
+                           approximated=approximated, classifier=classifier)
     finally:
         engine.close()
 
@@ -838,7 +888,7 @@ def _monte_carlo(engine: _Engine, w: np.ndarray, kind: str, m_cl: float, C: floa
 
 def gamma_max_exceeds(X: np.ndarray, solutions: list[np.ndarray], threshold: float, *, C: float = _D.C,
                       knn: int | None = None, workers: int = 1,
-                      progress: Callable[[str, int], None] | None = None) -> bool:
+                      progress: Callable[[str, int], None] | None = None, classifier: str = "optimum") -> bool:
     """Whether the γ_max search of :func:`odeval.labelfree.ireos` (§3.4, m_cl = 1) on these solutions would
     end above ``threshold``, from one probe instead of the search.
 
@@ -846,15 +896,20 @@ def gamma_max_exceeds(X: np.ndarray, solutions: list[np.ndarray], threshold: flo
     object with weight ≥ 0.5 in a solution, exact duplicates left out) reaches p ≥ 0.5. Separability grows with γ,
     so γ_max ≤ threshold exactly when every task passes at g, the largest grid value ≤ threshold: one classifier
     per task at g.
+
+    ``classifier`` defaults to ``"optimum"`` (not :func:`ireos`'s default): the guarded selection rule
+    (:mod:`odeval.labelfree.guarded`) calls this with a threshold chosen for the exact KLR optimum, and a selection
+    task's id holds no IREOS settings, so its stored picks must not change with :func:`ireos`'s default.
     """
     Xd = np.ascontiguousarray(X, dtype=np.float64)
     W, _ = solution_weights(solutions, Xd.shape[0])
-    tasks, _ = _gmax_tasks(W, True, Xd)
+    tasks, _ = _gmax_tasks(W, True, Xd, leave_out_duplicates=classifier == "optimum")
     start, factor = 1.0 / (1000.0 * Xd.shape[1]), 1.1
     if threshold < start:
         return True
     g = start * factor ** math.floor(math.log(threshold / start) / math.log(factor) + 1e-12)
-    engine = _Engine(Xd, _cost_vectors(W, 1.0, C), C=float(C), knn=knn, workers=workers, tol=0.001, progress=progress)
+    engine = _Engine(Xd, _cost_vectors(W, 1.0, C), C=float(C), knn=knn, workers=workers, tol=0.001, progress=progress,
+                     classifier=classifier)
     try:
         tasks = list(dict.fromkeys(tasks))
         engine.evaluate([(t, g) for t in tasks], stage="gamma_max probe")
@@ -889,7 +944,8 @@ def ireos_select(X: Any, solutions: Sequence[Any], *, m_cl: Any = _D.m_cl, C: fl
                  tol: float = _D.tol, max_depth: int = _D.max_depth, knn: int | str | None = _D.knn,
                  exact_max_objects: int = _D.exact_max_objects, weights: Any = "gaussian",
                  top_n: int | None = None, batch: int = 16, workers: int = 1,
-                 progress: Progress | None = None, executor: Any = None) -> SelectResult:
+                 progress: Progress | None = None, executor: Any = None,
+                 classifier: str = _D.classifier) -> SelectResult:
     """Rank candidate solutions by IREOS, computing separabilities in decreasing order of weight and stopping a
     candidate once its interval [I_partial, I_max] is disjoint from every other active candidate's interval, so
     its rank can no longer change (Sect. 3.5.2; I_max assumes separability 1 for the unprocessed objects).
@@ -905,10 +961,11 @@ def ireos_select(X: Any, solutions: Sequence[Any], *, m_cl: Any = _D.m_cl, C: fl
     S, _N = W.shape
     shared = mcl == 1.0
     engine = _Engine(Xc, _cost_vectors(W, mcl, C), C=float(C), knn=knn, workers=workers, tol=tol, progress=progress,
-                     executor=executor)
+                     executor=executor, classifier=classifier)
     try:
         if gamma_max is None:
-            gamma_max, _ = find_gamma_max(engine, _gmax_tasks(W, shared, Xc)[0], start=1.0 / (1000.0 * Xc.shape[1]),
+            tasks = _gamma_max_tasks(engine, W, shared, Xc, classifier, float(C))[0]
+            gamma_max, _ = find_gamma_max(engine, tasks, start=1.0 / (1000.0 * Xc.shape[1]),
                                           quantile=gamma_max_quantile)
         gamma_max = float(gamma_max)
         Wn = W / W.sum(axis=1, keepdims=True)

@@ -856,8 +856,9 @@ def _emmv_selector(which: Literal["em", "mv"]) -> SelectorFn:
 #: (Marques et al. 2020, §3.5.3; the exact index when N <= knn + 1) and adaptive quadrature. The null of the
 #: adjustment stays the permutation null: a selection task's id holds no IREOS settings, so a stored pick of an
 #: ``ireos-*`` selector with m_cl > 1 would otherwise silently mix two nulls (and the uniform null classifies every
-#: object in every Monte Carlo draw). At m_cl = 1 the null does not enter (E{I} = Eq. 25).
-IREOS_SELECTOR_SETTINGS = IREOSSettings(knn=PAPER_KNN, null="permutation")
+#: object in every Monte Carlo draw). At m_cl = 1 the null does not enter (E{I} = Eq. 25). For the same reason the
+#: classifier stays the exact KLR optimum (``classifier="optimum"``), not :func:`~odeval.labelfree.ireos`'s default.
+IREOS_SELECTOR_SETTINGS = IREOSSettings(knn=PAPER_KNN, null="permutation", classifier="optimum")
 
 
 def weighable_candidates(S: np.ndarray) -> tuple[list[tuple[int, np.ndarray]], list[tuple[int, str]]]:

@@ -1,0 +1,176 @@
+"""The separability classifier of IREOS: the authors' reference code's (``classifier="pinned"``, the default) and the
+exact KLR optimum (``classifier="optimum"``) -- docs/ireos.md, *The classifier and γ_max*."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import optimize
+
+from odeval.labelfree import _klr
+from odeval.labelfree.ireos import CLASSIFIERS, IREOSSettings, _sqdist_blocks, ireos, ireos_select
+
+
+def _pinned_by_scipy(K: np.ndarray, c: np.ndarray, A: float) -> float | None:
+    """p(x_0) of the pinned system solved as a root problem: a_i = c_i sigmoid(f_i) for the negatives,
+    sum a_i = A, f = A K_.0 - K_.n a + b (index 0 = the positive object); None where scipy's root finder fails
+    from its generic start."""
+    n = K.shape[0]
+    Kn, k0, cn = K[1:, 1:], K[1:, 0], c[1:]
+
+    def fun(z):
+        a, b = z[:-1], z[-1]
+        s = 1 / (1 + np.exp(-np.clip(-Kn @ a + A * k0 + b, -700, 700)))
+        ds = s * (1 - s)
+        J = np.eye(n)
+        J[:-1, :-1] += (cn * ds)[:, None] * Kn
+        J[:-1, -1] = -cn * ds
+        J[-1, :-1], J[-1, -1] = 1.0, 0.0
+        return np.append(a - cn * s, a.sum() - A), J
+
+    sol = optimize.root(fun, np.append(np.full(n - 1, A / (n - 1)), -np.log(n)), jac=True, method="hybr",
+                        options={"xtol": 1e-13})
+    if np.abs(fun(sol.x)[0]).max() > 1e-8:
+        return None
+    a, b = sol.x[:-1], sol.x[-1]
+    return float(1 / (1 + np.exp(-(A - K[0, 1:] @ a + b))))
+
+
+def _node(D2, c, gamma, warm=None, with_b=False):
+    n = c.size
+    out = np.empty(n)
+    b, p, _ = _klr._pinned_node(D2, np.empty((n, n)), np.empty((n - 1, n - 1)), c, gamma,
+                                np.zeros(n) if warm is None else warm, np.nan if warm is None else 0.0, out,
+                                _klr.TOL, _klr.MAXIT)
+    return (p, out, b) if with_b else (p, out)
+
+
+@pytest.mark.parametrize("mcl", [1.0, 3.0])
+def test_pinned_solver_matches_scipy(mcl):
+    """The damped Newton on the pinned dual solves its stationarity conditions (residual <= 1e-5 in a; p as scipy's
+    root finder gives it, 1e-7, wherever that converges), from 0 to large gamma, with an exact duplicate and a
+    near-duplicate of the positive object in the data."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 3))
+    X[5] = X[0] + 1e-4
+    X[7] = X[0]
+    D2 = _sqdist_blocks(X)
+    c = np.full(50, 100.0)
+    c[1:15] = 100.0 * (1.0 / mcl) ** rng.random(14)
+    A = _klr.pinned_multiplier(c)
+    assert A == pytest.approx(100.0 - c[1:].mean() / 49)
+    checked = 0
+    for gamma in (0.01, 0.3, 3.0, 30.0, 1e3, 1e6):
+        p, a, b = _node(D2, c, gamma, with_b=True)
+        K = np.exp(-gamma * D2)
+        f = A * K[1:, 0] - K[1:, 1:] @ a[1:] + b
+        assert np.abs(a[1:] - c[1:] / (1 + np.exp(-f))).max() < 1e-5  # a_i up to c_i = 100: 1e-7 relative
+        assert p == pytest.approx(1 / (1 + np.exp(-(A - K[0, 1:] @ a[1:] + b))), abs=1e-12)
+        ref = _pinned_by_scipy(K, c, A)
+        if ref is not None:
+            assert p == pytest.approx(ref, abs=1e-7)
+            checked += 1
+        assert a[0] == A and a[1:].sum() == pytest.approx(A, rel=1e-12) and (a[1:] > 0).all() and (a < c).all()
+        p_warm, _ = _node(D2, c, gamma, warm=_node(D2, c, gamma * 1.5)[1])  # warm start: the same optimum
+        assert p_warm == pytest.approx(p, abs=1e-7)
+    assert checked >= 4
+
+
+def test_pinned_gamma_zero_and_saturation():
+    """gamma = 0: every decision value is the same, p = A / sum of the negatives' costs; gamma -> infinity: an
+    isolated object's p -> 1 (its pinned multiplier A ~ C enters f with K_jj = 1), where the exact optimum
+    levels off near 0.9."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(40, 2))
+    D2 = _sqdist_blocks(X)
+    c = np.full(40, 100.0)
+    p0, _ = _node(D2, c, 0.0)
+    assert p0 == pytest.approx(_klr.pinned_multiplier(c) / c[1:].sum(), rel=1e-14)
+    assert _node(D2, c, 1e6)[0] == 1.0
+
+
+def _duplicate_fixture():
+    rng = np.random.default_rng(3)
+    X = np.vstack([rng.normal(0, 1, (40, 2)), [[5.0, 5.0], [-5.0, 5.0], [5.0, -5.0], [0.5, 0.5], [0.5, 0.5]]])
+    three = np.zeros(X.shape[0], bool)
+    three[[40, 41, 42]] = True
+    with_dup = three.copy()
+    with_dup[43] = True  # object 43 has an exact duplicate (44)
+    return X, three, with_dup
+
+
+def test_exact_duplicates_under_the_two_classifiers():
+    """Where the two rules differ: the exact optimum never separates an object with an exact duplicate (p tends
+    to 0.5 from below), so it is left out of the γ_max search; the reference code's pinned classifier separates
+    it at moderate γ (p ≈ 0.8 at γ = 10 here), so the authors' search keeps it and stops there."""
+    X, three, with_dup = _duplicate_fixture()
+    pinned = ireos(X, [with_dup, three])
+    assert pinned.classifier == "pinned" and IREOSSettings().classifier == "pinned"
+    assert pinned.gamma_max_duplicates == [] and pinned.unseparated == []
+    assert pinned.gamma_max > 100 * ireos(X, [three]).gamma_max  # the duplicate decides γ_max ...
+    assert pinned.gamma_max < 10  # ... at a moderate γ, not at the cap (~1e12) of the search
+    assert ireos_select(X, [with_dup, three]).gamma_max == pinned.gamma_max
+    optimum = ireos(X, [with_dup, three], classifier="optimum")
+    assert optimum.gamma_max_duplicates == [43] and optimum.unseparated == []
+    assert optimum.gamma_max == ireos(X, [three], classifier="optimum").gamma_max
+    assert ireos_select(X, [with_dup, three], classifier="optimum").gamma_max == optimum.gamma_max
+    # the optimum would never separate the duplicate: its p stays below 0.5 where the pinned p is 0.8
+    D2 = _sqdist_blocks(X)
+    order = np.r_[43, np.delete(np.arange(X.shape[0]), 43)]
+    D2o = np.ascontiguousarray(D2[np.ix_(order, order)])
+    c = np.full(X.shape[0], 100.0)
+    assert _node(D2o, c, 10.0)[0] > 0.75
+    _, _, p_opt, _ = _klr.fit_shared(D2, np.array([1e6]), np.array([43]), c[None, :], np.zeros((1, c.size)),
+                                     np.array([np.nan]), _klr.TOL, _klr.MAXIT)
+    assert p_opt[0] < 0.5
+
+
+def test_classifier_setting_and_errors():
+    assert CLASSIFIERS == ("pinned", "optimum")
+    assert IREOSSettings.problem("classifier", "optimum") is None
+    assert IREOSSettings.problem("classifier", "exact") == "must be 'pinned' or 'optimum'"
+    with pytest.raises(ValueError, match="IREOS setting classifier must be 'pinned' or 'optimum'"):
+        IREOSSettings(classifier="svm")
+    X, three, _ = _duplicate_fixture()
+    with pytest.raises(ValueError, match="classifier must be one of"):
+        ireos(X, [three], classifier="svm")
+
+
+def test_study_task_id_changes_with_the_classifier(tmp_path):
+    """The default classifier enters a study's IREOS options (so the task id, which hashes them, is new and an
+    older store is recomputed, not mixed); ``classifier = "optimum"`` keeps the options, and so the ids, that
+    stores of the exact optimum hold."""
+    from types import SimpleNamespace
+
+    from tests.bench.conftest import make_npz
+
+    from odeval.bench import StudyError, study_from_dict
+    from odeval.bench.variant_step import ireos_settings, plan_variant_tasks
+
+    make_npz(tmp_path / "va.npz", 20, 2, 2, seed=1)
+    raw = {"study": {"k": "2..4"}, "datasets": [{"glob": str(tmp_path / "*.npz")}], "methods": [{"name": "kNN"}],
+           "internal": ["ireos"]}
+    default = study_from_dict(raw, source="t")
+    old = study_from_dict({**raw, "internal_options": {"classifier": "optimum"}}, source="t")
+    assert default.variant_step.ireos["classifier"] == "pinned" and "classifier" not in old.variant_step.ireos
+    ref = SimpleNamespace(name="va")
+    (t_new,), (t_old,) = (plan_variant_tasks(s, "0" * 64, ref) for s in (default, old))
+    assert t_new.task_id != t_old.task_id
+    assert ireos_settings(t_new.options).classifier == "pinned"
+    assert ireos_settings(t_old.options).classifier == "optimum"
+    with pytest.raises(StudyError, match="classifier must be 'pinned' or 'optimum'"):
+        study_from_dict({**raw, "internal_options": {"classifier": "svm"}}, source="t")
+
+
+def test_selectors_keep_the_optimum():
+    """A selection task's id holds no IREOS settings: the ireos-* selectors and the guarded rule stay on the
+    exact optimum, so their stored picks do not change with ireos()'s default."""
+    import inspect
+
+    from odeval.labelfree import guarded
+    from odeval.labelfree.ireos import gamma_max_exceeds
+    from odeval.labelfree.selection import IREOS_SELECTOR_SETTINGS
+
+    assert IREOS_SELECTOR_SETTINGS.classifier == "optimum"
+    assert inspect.signature(gamma_max_exceeds).parameters["classifier"].default == "optimum"
+    assert 'classifier="optimum"' in inspect.getsource(guarded.pruned_ireos)
