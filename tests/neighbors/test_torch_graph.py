@@ -125,6 +125,38 @@ def test_tiles_and_blocks_do_not_change_the_graph(metric):
 
 
 @pytest.mark.parametrize("metric", METRICS)
+def test_threshold_strategy_identical(monkeypatch, metric):
+    """The threshold strategy (τ from a sample, every object below τ) on a sample of 64 objects, so that its
+    paths are taken on small data: rows with fewer than m objects below τ, a lattice and duplicates (objects
+    below τ beyond the pair budget: the top-k strategy takes the block), several tiles and blocks."""
+    monkeypatch.setattr(tg, "_SAMPLE_MIN", 64)
+    rng = np.random.default_rng(11)
+    X = np.vstack([rng.normal(size=(1500, 4)), rng.integers(0, 3, size=(400, 4)), np.zeros((300, 4))])
+    for k_max in (1, 20, 100):
+        want = knn_graph(X, k_max, metric=metric)
+        for tile, rows in ((2**22, None), (2**15, 50)):
+            stats = {}
+            got = _torch_graph(X, k_max, metric, stats=stats, tile_entries=tile, query_rows=rows,
+                               strategy="threshold")
+            assert_identical(got, want)
+
+
+def test_threshold_strategy_falls_back_to_topk_beyond_the_pair_budget(monkeypatch):
+    monkeypatch.setattr(tg, "_SAMPLE_MIN", 64)
+    calls = []
+    real = tg._topk_candidates
+    monkeypatch.setattr(tg, "_topk_candidates", lambda P, q, m, tile: calls.append(m) or real(P, q, m, tile))
+    X = np.vstack([np.zeros((2000, 2)), np.random.default_rng(12).normal(size=(100, 2))])
+    assert_identical(_torch_graph(X, 10, strategy="threshold", tile_entries=2**16), knn_graph(X, 10))
+    assert tg.first_candidates(X.shape[0], 10) in calls  # the first pass, not only the rows with more candidates
+
+
+def test_unknown_strategy():
+    with pytest.raises(ValueError, match="unknown strategy 'fast'"):
+        _torch_graph(np.zeros((5, 2)), 2, strategy="fast")
+
+
+@pytest.mark.parametrize("metric", METRICS)
 def test_float32_estimates_within_the_error_bound(metric):
     """Every pair: |A − key| ≤ E, with A the float32 estimate and key the exact float64 key, both in the
     scaled space of the search, on data with offsets, mixed scales and duplicates."""
@@ -136,7 +168,7 @@ def test_float32_estimates_within_the_error_bound(metric):
     P = tg._Prepared(torch, X, spec, torch.device("cpu"))
     q = torch.arange(X.shape[0])
     with tg._ieee_float32(torch):
-        A = P.estimates(P.Q[q], 0, X.shape[0]).double().numpy()
+        A = P.estimates(P.Q[q], P.R).double().numpy()
     keys = P.exact_keys(q, None).numpy()
     exact_scaled = keys / P.inv_scale_key
     norms = tg._norms(X - X.mean(axis=0), spec.name) * P.scale
@@ -162,17 +194,17 @@ def test_out_of_memory_halves_the_tile_then_fails_in_one_line(monkeypatch):
     real = tg._block_parts
     tiles = []
 
-    def small_memory(P, q, k_max, tile, first_m):
+    def small_memory(P, q, k_max, tile, first_m, threshold=False):
         tiles.append(tile)
         if tile > 2**15:
             raise torch.cuda.OutOfMemoryError("CUDA out of memory (simulated)")
-        return real(P, q, k_max, tile, first_m)
+        return real(P, q, k_max, tile, first_m, threshold)
 
     monkeypatch.setattr(tg, "_block_parts", small_memory)
     assert_identical(_torch_graph(X, 20, tile_entries=2**18), knn_graph(X, 20))
     assert tiles[:4] == [2**18, 2**17, 2**16, 2**15]
 
-    def no_memory(P, q, k_max, tile, first_m):
+    def no_memory(P, q, k_max, tile, first_m, threshold=False):
         raise torch.cuda.OutOfMemoryError("CUDA out of memory (simulated)")
 
     monkeypatch.setattr(tg, "_block_parts", no_memory)
@@ -213,9 +245,12 @@ def test_on_the_cuda_device_identical():
 
 @pytest.mark.slow
 def test_hundred_thousand_random_objects_identical():
-    """10⁵ × 10 (the issue's identity size), k_max = 100, with 1,000 duplicated rows and a lattice block."""
+    """10⁵ × 10 (the issue's identity size), k_max = 100, with 1,000 duplicated rows and a lattice block, both
+    candidate strategies."""
     rng = np.random.default_rng(10)
     X = rng.normal(size=(100_000, 10))
     X[-1000:] = X[:1000]
     X[50_000:52_000] = rng.integers(0, 3, size=(2000, 10))
-    assert_identical(_torch_graph(X, 100), knn_graph(X, 100))
+    want = knn_graph(X, 100)
+    for strategy in ("topk", "threshold"):
+        assert_identical(_torch_graph(X, 100, strategy=strategy), want)

@@ -46,6 +46,10 @@ _MAX_CANDIDATES = 4096
 _CUDA_TILE_ENTRIES = 2**28  # 1 GiB of float32
 _CPU_TILE_ENTRIES = 2**22
 _MIN_TILE_ENTRIES = 2**14
+#: Smallest reference sample of the threshold strategy (:func:`_threshold_candidates`).
+_SAMPLE_MIN = 2**16
+#: Default candidate strategy of :func:`torch_graph_parts` ("auto", "topk", "threshold"; benchmarks switch it).
+STRATEGY = "auto"
 _U32 = 2.0**-24  # unit roundoff of float32
 
 
@@ -165,13 +169,28 @@ class _Prepared:
         else:
             self.Q = self.R = torch.from_numpy(C32).to(device)
         self.shrink = _key_shrink(self.d)
+        self._sample = None
 
-    def estimates(self, Qq: Any, r0: int, r1: int):
-        """float32 key estimates of the query rows ``Qq = self.Q[q]`` to the objects r0..r1−1."""
+    def estimates(self, Qq: Any, R: Any):
+        """float32 key estimates of the query rows ``Qq = self.Q[q]`` to the reference rows ``R`` (rows of
+        ``self.R``)."""
         if self.name == "euclidean":
-            return Qq @ self.R[r0:r1].T
+            return Qq @ R.T
         p = 1.0 if self.name == "cityblock" else float("inf")
-        return self.torch.cdist(Qq, self.R[r0:r1], p=p)
+        return self.torch.cdist(Qq, R, p=p)
+
+    def sample(self, m: int):
+        """(R rows, positions of every object in the sample or −1) of the threshold strategy's reference sample:
+        max(2¹⁶, N/16) objects (at least 2m + 2), drawn without replacement with a fixed seed, in index order."""
+        if self._sample is None or self._sample[2] < m:
+            torch = self.torch
+            size = min(self.n, max(_SAMPLE_MIN, self.n // 16, 2 * m + 2))
+            rng = np.random.default_rng(0)
+            chosen = np.sort(rng.choice(self.n, size=size, replace=False)).astype(np.int64)
+            pos = np.full(self.n, -1, dtype=np.int64)
+            pos[chosen] = np.arange(size)
+            self._sample = (self.R[torch.from_numpy(chosen).to(self.device)], torch.from_numpy(pos).to(self.device), m)
+        return self._sample[0], self._sample[1]
 
     def exact_keys(self, q: Any, idx: Any | None):
         """float64 keys of query objects ``q`` (B,) to objects ``idx`` (B, m), or to all objects (idx None):
@@ -192,9 +211,16 @@ class _Prepared:
         return acc
 
 
-def _candidates(P: _Prepared, q, m: int, tile: int):
-    """Top-m float32 estimates (values, object indices) of the query rows ``q`` over all objects but
-    themselves, reference tile by reference tile."""
+def _mask_self(A, rows, q, r0: int, r1: int) -> None:
+    """Set the estimates of the query objects ``q`` to themselves (columns r0..r1−1 of A) to +inf."""
+    own = (q >= r0) & (q < r1)
+    A[rows[own], q[own] - r0] = float("inf")
+
+
+def _topk_candidates(P: _Prepared, q, m: int, tile: int):
+    """The m smallest float32 estimates of the query rows ``q`` over all objects but themselves, reference tile by
+    reference tile (a running ``torch.topk``): (bound, object indices (B, m)), every non-candidate having an
+    estimate ≥ bound (the largest selected one)."""
     torch = P.torch
     b = q.shape[0]
     width = max(m, min(P.n, tile // max(b, 1)))
@@ -203,9 +229,8 @@ def _candidates(P: _Prepared, q, m: int, tile: int):
     Qq = P.Q[q]
     for r0 in range(0, P.n, width):
         r1 = min(P.n, r0 + width)
-        A = P.estimates(Qq, r0, r1)
-        own = (q >= r0) & (q < r1)
-        A[rows[own], q[own] - r0] = float("inf")  # the query point is not its own neighbour
+        A = P.estimates(Qq, P.R[r0:r1])
+        _mask_self(A, rows, q, r0, r1)
         v, i = torch.topk(A, min(m, r1 - r0), dim=1, largest=False, sorted=False)
         del A
         i = i + r0
@@ -218,7 +243,60 @@ def _candidates(P: _Prepared, q, m: int, tile: int):
                 v, pos = torch.topk(v, m, dim=1, largest=False, sorted=False)
                 i = torch.gather(i, 1, pos)
             best_v, best_i = v, i
-    return best_v, best_i
+    return best_v.max(dim=1).values, best_i
+
+
+def _threshold_candidates(P: _Prepared, q, m: int, tile: int, max_pairs: int):
+    """As :func:`_topk_candidates`, without a top-k over every tile: a threshold τ per row (the m-th smallest
+    estimate over a random sample of max(2¹⁶, N/16) objects, so that ≈ m·N/size objects per row fall below it),
+    then every object with estimate ≤ τ (one comparison and ``nonzero`` per tile), then the m smallest of those.
+    The bound is their m-th estimate, or τ for a row with fewer than m (every non-candidate is > τ; the padding
+    entries point at the query itself and are dropped). None when the rows' objects below τ exceed ``max_pairs``
+    (ties, duplicates: the caller takes the top-k strategy)."""
+    torch = P.torch
+    b = q.shape[0]
+    width = max(m, min(P.n, tile // max(b, 1)))
+    rows = torch.arange(b, device=P.device)
+    Qq = P.Q[q]
+    R_sample, pos = P.sample(m)
+    best = None
+    own_pos = pos[q]
+    for s0 in range(0, R_sample.shape[0], width):
+        s1 = min(R_sample.shape[0], s0 + width)
+        A = P.estimates(Qq, R_sample[s0:s1])
+        _mask_self(A, rows, own_pos, s0, s1)  # own_pos = -1 (not in the sample) never falls in the tile
+        v = torch.topk(A, min(m, s1 - s0), dim=1, largest=False, sorted=False).values
+        best = v if best is None else torch.topk(torch.cat([best, v], dim=1), min(m, best.shape[1] + v.shape[1]),
+                                                 dim=1, largest=False, sorted=False).values
+    tau = best.max(dim=1).values
+    hit_rows, hit_cols, hit_vals, total = [], [], [], 0
+    for r0 in range(0, P.n, width):
+        r1 = min(P.n, r0 + width)
+        A = P.estimates(Qq, P.R[r0:r1])
+        _mask_self(A, rows, q, r0, r1)
+        r, c = torch.nonzero(A <= tau[:, None], as_tuple=True)
+        total += int(r.numel())
+        if total > max_pairs:
+            return None
+        hit_rows.append(r)
+        hit_cols.append(c + r0)
+        hit_vals.append(A[r, c])
+        del A
+    r, c, v = torch.cat(hit_rows), torch.cat(hit_cols), torch.cat(hit_vals)
+    order = torch.argsort(v, stable=True)
+    r, c, v = r[order], c[order], v[order]
+    order = torch.argsort(r, stable=True)  # by row, estimates ascending within a row
+    r, c, v = r[order], c[order], v[order]
+    counts = torch.bincount(r, minlength=b)
+    starts = torch.cumsum(counts, 0) - counts
+    at = torch.arange(r.numel(), device=P.device) - starts[r]
+    keep = at < m
+    est = torch.full((b, m), float("inf"), dtype=v.dtype, device=P.device)
+    idx = q[:, None].repeat(1, m)
+    est[r[keep], at[keep]] = v[keep]
+    idx[r[keep], at[keep]] = c[keep]
+    bound = torch.where(counts >= m, est[:, m - 1], tau)
+    return bound, idx
 
 
 def _sort_by_key_then_index(torch, keys, idx):
@@ -229,11 +307,13 @@ def _sort_by_key_then_index(torch, keys, idx):
     return keys, torch.gather(idx, 1, pos)
 
 
-def _candidate_rows(P: _Prepared, q, k_max: int, m: int, tile: int):
-    """Exact rows of the query objects ``q`` from m candidates: (keys, indices, counts, certified) on the
-    device, keys/indices (B, m) sorted, entries beyond the count padded with inf / −1."""
+def _candidate_rows(P: _Prepared, q, k_max: int, m: int, tile: int, threshold: bool = False):
+    """Exact rows of the query objects ``q`` from m candidates (:func:`_threshold_candidates` if ``threshold``
+    and it succeeds, else :func:`_topk_candidates`): (keys, indices, counts, certified) on the device,
+    keys/indices (B, m) sorted, entries beyond the count padded with inf / −1."""
     torch = P.torch
-    est, idx = _candidates(P, q, m, tile)
+    got = _threshold_candidates(P, q, m, tile, max_pairs=max(tile // 4, 64 * q.shape[0])) if threshold else None
+    bound, idx = got if got is not None else _topk_candidates(P, q, m, tile)
     keys = P.exact_keys(q, idx)
     keys[idx == q[:, None]] = float("inf")  # never a candidate (masked above); kept for safety
     keys, idx = _sort_by_key_then_index(torch, keys, idx)
@@ -242,7 +322,7 @@ def _candidate_rows(P: _Prepared, q, k_max: int, m: int, tile: int):
     if m >= P.n - 1:  # every other object is a candidate
         certified = torch.ones_like(kth, dtype=torch.bool)
     else:
-        a_m = est.max(dim=1).values.to(torch.float64)
+        a_m = bound.to(torch.float64)
         lower = (a_m - P.row_bound[q]) * P.inv_scale_key * P.shrink
         certified = torch.isfinite(a_m) & (lower > kth)
     pad = torch.arange(keys.shape[1], device=P.device)[None, :] >= counts[:, None]
@@ -279,9 +359,11 @@ def _to_part(torch, q, keys, idx, counts):
             counts.cpu().numpy().astype(np.int64))
 
 
-def _block_parts(P: _Prepared, q, k_max: int, tile: int, first_m: int) -> tuple[list, dict]:
-    """Exact rows of the query objects ``q``: candidates, certificate, 4× more candidates for the rows that
-    fail, full rows last. Also the rows done per candidate count ("full": from full key rows)."""
+def _block_parts(P: _Prepared, q, k_max: int, tile: int, first_m: int, threshold: bool = False
+                 ) -> tuple[list, dict]:
+    """Exact rows of the query objects ``q``: candidates (the first pass by the threshold strategy if
+    ``threshold``), certificate, 4× more candidates for the rows that fail, full rows last. Also the rows done
+    per candidate count ("full": from full key rows)."""
     torch = P.torch
     parts, stats = [], {}
     m = first_m
@@ -290,7 +372,7 @@ def _block_parts(P: _Prepared, q, k_max: int, tile: int, first_m: int) -> tuple[
             parts += [_to_part(torch, *r) for r in _full_rows(P, q, k_max, tile)]
             stats["full"] = int(q.numel())
             break
-        keys, idx, counts, ok = _candidate_rows(P, q, k_max, m, tile)
+        keys, idx, counts, ok = _candidate_rows(P, q, k_max, m, tile, threshold and m == first_m)
         n_ok = int(ok.sum())
         if n_ok:
             parts.append(_to_part(torch, q[ok], keys[ok], idx[ok], counts[ok]))
@@ -307,7 +389,7 @@ def first_candidates(n: int, k_max: int) -> int:
 
 def torch_graph_parts(X: np.ndarray, k_max: int, spec: Metric, torch_device: str = "cpu",
                       tile_entries: int | None = None, query_rows: int | None = None,
-                      stats: dict | None = None) -> list:
+                      stats: dict | None = None, strategy: str | None = None) -> list:
     """The exact graph rows of all objects as (rows, keys, indices, counts) parts, computed with PyTorch on
     ``torch_device`` ("cpu" for the CPU build, "cuda[:N]").
 
@@ -321,6 +403,9 @@ def torch_graph_parts(X: np.ndarray, k_max: int, spec: Metric, torch_device: str
     stats : dict, optional
         Filled with the number of rows certified per candidate count (int keys) and computed from full key
         rows ("full").
+    strategy : {"auto", "topk", "threshold"}, optional
+        How the first candidates are found (:func:`_topk_candidates`, :func:`_threshold_candidates`); "auto"
+        (default: :data:`STRATEGY`): threshold for N ≥ 2¹⁷. The graph does not depend on it.
 
     A block of query rows that runs out of device memory (``torch.cuda.OutOfMemoryError``) is redone with half
     the tile and half the rows; below 2¹⁴ entries per tile, or when the data itself does not fit, a one-line
@@ -335,6 +420,10 @@ def torch_graph_parts(X: np.ndarray, k_max: int, spec: Metric, torch_device: str
     n = X.shape[0]
     rows = query_rows or max(1, min(n, tile // min(n, 2**16)))
     m = first_candidates(n, k_max)
+    strategy = strategy or STRATEGY
+    if strategy not in ("auto", "topk", "threshold"):
+        raise ValueError(f"unknown strategy {strategy!r}; use 'auto', 'topk' or 'threshold'")
+    threshold = strategy == "threshold" or (strategy == "auto" and n >= 2**17)
     stats = {} if stats is None else stats
     out_of_memory = torch.cuda.OutOfMemoryError
     with _ieee_float32(torch), torch.no_grad():
@@ -348,16 +437,17 @@ def torch_graph_parts(X: np.ndarray, k_max: int, spec: Metric, torch_device: str
         while s < n:
             q = torch.arange(s, min(n, s + rows), device=device)
             try:
-                got, got_stats = _block_parts(P, q, k_max, tile, m)
+                got, got_stats = _block_parts(P, q, k_max, tile, m, threshold)
             except out_of_memory:  # the block is redone with half the tile and half the rows
-                del q
+                got = None
+            if got is None:  # outside the except clause: the failed block's tensors are released by now
                 if device.type == "cuda":
                     torch.cuda.empty_cache()
                 tile //= 2
                 rows = max(1, rows // 2)
                 if tile < _MIN_TILE_ENTRIES:
                     raise DeviceError(f"device {torch_device!r} ran out of memory even with tiles of {2 * tile} "
-                                      f"entries (N={n}, k_max={k_max}); use device='cpu'") from None
+                                      f"entries (N={n}, k_max={k_max}); use device='cpu'")
                 continue
             parts += got
             for key, count in got_stats.items():
