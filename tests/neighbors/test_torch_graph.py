@@ -135,10 +135,19 @@ def test_threshold_strategy_identical(monkeypatch, metric):
     for k_max in (1, 20, 100):
         want = knn_graph(X, k_max, metric=metric)
         for tile, rows in ((2**22, None), (2**15, 50)):
-            stats = {}
-            got = _torch_graph(X, k_max, metric, stats=stats, tile_entries=tile, query_rows=rows,
-                               strategy="threshold")
+            got = _torch_graph(X, k_max, metric, tile_entries=tile, query_rows=rows, strategy="threshold")
             assert_identical(got, want)
+
+
+def test_threshold_below_m_objects_gives_tau_as_the_bound(monkeypatch):
+    """τ = the smallest sampled estimate: most rows have fewer than m objects below τ (bound τ, too few for the
+    k_max-th key: the rows take 4× the candidates); the graph does not change."""
+    monkeypatch.setattr(tg, "_SAMPLE_MIN", 64)
+    monkeypatch.setattr(tg, "_HITS_PER_CANDIDATE", 1e-6)
+    X = np.random.default_rng(13).normal(size=(3000, 3))
+    stats = {}
+    assert_identical(_torch_graph(X, 10, stats=stats, strategy="threshold"), knn_graph(X, 10))
+    assert stats.get(4 * tg.first_candidates(3000, 10), 0) > 0, stats
 
 
 def test_threshold_strategy_falls_back_to_topk_beyond_the_pair_budget(monkeypatch):

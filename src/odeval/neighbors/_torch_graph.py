@@ -46,8 +46,10 @@ _MAX_CANDIDATES = 4096
 _CUDA_TILE_ENTRIES = 2**28  # 1 GiB of float32
 _CPU_TILE_ENTRIES = 2**22
 _MIN_TILE_ENTRIES = 2**14
-#: Smallest reference sample of the threshold strategy (:func:`_threshold_candidates`).
+#: Reference sample of the threshold strategy (:func:`_threshold_candidates`), and the objects per candidate its
+#: threshold aims at below it (≈ 16·m per row).
 _SAMPLE_MIN = 2**16
+_HITS_PER_CANDIDATE = 16
 #: Default candidate strategy of :func:`torch_graph_parts` ("auto", "topk", "threshold"; benchmarks switch it).
 STRATEGY = "auto"
 _U32 = 2.0**-24  # unit roundoff of float32
@@ -181,10 +183,10 @@ class _Prepared:
 
     def sample(self, m: int):
         """(R rows, positions of every object in the sample or −1) of the threshold strategy's reference sample:
-        max(2¹⁶, N/16) objects (at least 2m + 2), drawn without replacement with a fixed seed, in index order."""
+        2¹⁶ objects (at least 2m + 2, at most N), drawn without replacement with a fixed seed, in index order."""
         if self._sample is None or self._sample[2] < m:
             torch = self.torch
-            size = min(self.n, max(_SAMPLE_MIN, self.n // 16, 2 * m + 2))
+            size = min(self.n, max(_SAMPLE_MIN, 2 * m + 2))
             rng = np.random.default_rng(0)
             chosen = np.sort(rng.choice(self.n, size=size, replace=False)).astype(np.int64)
             pos = np.full(self.n, -1, dtype=np.int64)
@@ -247,9 +249,10 @@ def _topk_candidates(P: _Prepared, q, m: int, tile: int):
 
 
 def _threshold_candidates(P: _Prepared, q, m: int, tile: int, max_pairs: int):
-    """As :func:`_topk_candidates`, without a top-k over every tile: a threshold τ per row (the m-th smallest
-    estimate over a random sample of max(2¹⁶, N/16) objects, so that ≈ m·N/size objects per row fall below it),
-    then every object with estimate ≤ τ (one comparison and ``nonzero`` per tile), then the m smallest of those.
+    """As :func:`_topk_candidates`, without a top-k over every tile: a threshold τ per row — the j-th smallest
+    estimate over a seeded sample of S = 2¹⁶ objects, j = min(m, ⌈16·m·S/N⌉), so that ≈ max(16·m, m·N/S)
+    objects per row fall below it (the j/S quantile of the row's estimates) — then every object with estimate
+    ≤ τ (one comparison and ``nonzero`` per tile, no top-k), then the m smallest of those.
     The bound is their m-th estimate, or τ for a row with fewer than m (every non-candidate is > τ; the padding
     entries point at the query itself and are dropped). None when the rows' objects below τ exceed ``max_pairs``
     (ties, duplicates: the caller takes the top-k strategy)."""
@@ -259,14 +262,16 @@ def _threshold_candidates(P: _Prepared, q, m: int, tile: int, max_pairs: int):
     rows = torch.arange(b, device=P.device)
     Qq = P.Q[q]
     R_sample, pos = P.sample(m)
+    size = R_sample.shape[0]
+    j = max(1, min(m, math.ceil(_HITS_PER_CANDIDATE * m * size / P.n)))
     best = None
     own_pos = pos[q]
-    for s0 in range(0, R_sample.shape[0], width):
-        s1 = min(R_sample.shape[0], s0 + width)
+    for s0 in range(0, size, width):
+        s1 = min(size, s0 + width)
         A = P.estimates(Qq, R_sample[s0:s1])
         _mask_self(A, rows, own_pos, s0, s1)  # own_pos = -1 (not in the sample) never falls in the tile
-        v = torch.topk(A, min(m, s1 - s0), dim=1, largest=False, sorted=False).values
-        best = v if best is None else torch.topk(torch.cat([best, v], dim=1), min(m, best.shape[1] + v.shape[1]),
+        v = torch.topk(A, min(j, s1 - s0), dim=1, largest=False, sorted=False).values
+        best = v if best is None else torch.topk(torch.cat([best, v], dim=1), min(j, best.shape[1] + v.shape[1]),
                                                  dim=1, largest=False, sorted=False).values
     tau = best.max(dim=1).values
     hit_rows, hit_cols, hit_vals, total = [], [], [], 0
