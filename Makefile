@@ -14,8 +14,15 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/odeval warmup  # compile the numba kernels into the on-disk cache: no compile pause on the first run
 	touch $@
 
+# PyTorch's CPU build, for the tests of the GPU graph search (tests/neighbors/test_torch_graph.py runs its code path on
+# the CPU). Only a "+cpu" file is accepted, so a multi-GB CUDA build is never pulled; where none is at hand (PyPI has no
+# "+cpu" files) those tests are skipped with a reason. TORCH_CPU= leaves PyTorch out.
+TORCH_CPU ?= torch==2.13.0+cpu
+
 $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[dev]'
+	@if [ -n "$(TORCH_CPU)" ]; then $(BIN)/pip install --quiet '$(TORCH_CPU)' \
+	  || echo "warning: $(TORCH_CPU) not found; the GPU graph search's tests (tests/neighbors/test_torch_graph.py) will be skipped"; fi
 	$(BIN)/odeval warmup
 	touch $@ $(VENV)/.installed
 

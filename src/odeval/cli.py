@@ -491,9 +491,12 @@ def _parse_params(items: tuple[str, ...], methods: list[str]) -> dict[str, dict]
                    "or local:N worker processes); the same numbers as one process (docs/scaling.md).")
 @click.option("--blocks", "n_blocks", type=click.IntRange(min=1), default=None,
               help="Blocks of objects with --scheduler [default: 2 per worker].")
+@click.option("--device", default="cpu", show_default=True, metavar="cpu|cuda|cuda:N",
+              help="Where the exact kNN graph is computed: cpu, or cuda (PyTorch, odeval[gpu]; the same graph bit "
+                   "for bit; Euclidean, Manhattan, Chebyshev). Scoring runs on the CPU.")
 def score_cmd(dataset: str, methods: tuple[str, ...], k_spec: str, metric: str, p: float | None, backend: str,
               seed: int, param_items: tuple[str, ...], raw: bool, label_column: str | None, unlabelled: bool,
-              output: str, scheduler: str | None = None, n_blocks: int | None = None) -> None:
+              output: str, scheduler: str | None = None, n_blocks: int | None = None, device: str = "cpu") -> None:
     """Score DATASET with kNN detectors for every k from one exact kNN graph.
 
     Output table: one row per object (columns object, id, label) and one column per method and k, named
@@ -508,14 +511,14 @@ def score_cmd(dataset: str, methods: tuple[str, ...], k_spec: str, metric: str, 
     from odeval.executor import ClusterLostError
     from odeval.render.scores import graph_notes, scored_file_line, skipped_notes
 
-    _check_score_options(output, unlabelled, label_column, k_spec, scheduler, backend, n_blocks)
+    _check_score_options(output, unlabelled, label_column, k_spec, scheduler, backend, n_blocks, device)
     method_list = expand_methods(methods)
     params = _parse_params(param_items, method_list)
     try:
         scored = score_file(
             dataset, method_list, output, k=k_spec, params=params, metric=metric, p=p, backend=backend, seed=seed,
             raw=raw, load_options={"label": None} if unlabelled else ({"label": label_column} if label_column else {}),
-            scheduler=scheduler, n_blocks=n_blocks,
+            scheduler=scheduler, n_blocks=n_blocks, device=device,
             on_graph=lambda graph: _echo_lines(graph_notes(graph), err=True),
             on_skipped=lambda method, skipped: _echo_lines(skipped_notes(method, skipped), err=True))
     except (ValueError, ImportError, ClusterLostError) as exc:
@@ -525,7 +528,7 @@ def score_cmd(dataset: str, methods: tuple[str, ...], k_spec: str, metric: str, 
 
 
 def _check_score_options(output: str, unlabelled: bool, label_column: str | None, k_spec: str,
-                         scheduler: str | None, backend: str, n_blocks: int | None) -> None:
+                         scheduler: str | None, backend: str, n_blocks: int | None, device: str = "cpu") -> None:
     """The usage errors of ``odeval score``: options that do not go together, a bad extension or k."""
     from odeval._krange import parse_k_range
     from odeval.data.score_files import SCORE_TABLE_SUFFIXES
@@ -542,6 +545,8 @@ def _check_score_options(output: str, unlabelled: bool, label_column: str | None
         raise click.UsageError(f"--scheduler computes the exact graph by brute force; drop --backend {backend}")
     if not scheduler and n_blocks is not None:
         raise click.UsageError("--blocks needs --scheduler")
+    if scheduler and device != "cpu":
+        raise click.UsageError(f"--scheduler computes the graph on the Dask workers' CPUs; drop --device {device}")
 
 
 @main.command("ensemble")

@@ -42,10 +42,10 @@ class ScoredFile:
 
 
 def _graph(X: np.ndarray, k_graph: int, detectors: dict[str, Any], *, metric: str, p: float | None, backend: str,
-           seed: int, scheduler: str | None, n_blocks: int | None) -> tuple[Any, dict[str, Any]]:
+           seed: int, scheduler: str | None, n_blocks: int | None, device: str = "cpu") -> tuple[Any, dict[str, Any]]:
     """The kNN graph (local, or partitioned on ``scheduler``) and the detectors that score on it."""
     if not scheduler:
-        return knn_graph(X, k_graph, metric=metric, p=p, backend=backend, seed=seed), detectors
+        return knn_graph(X, k_graph, metric=metric, p=p, backend=backend, seed=seed, device=device), detectors
     from odeval.bench.distributed import PartitionedGraph, check_partitionable, partitioned
 
     check_partitionable(detectors.values())
@@ -58,7 +58,7 @@ def score_file(dataset: str | os.PathLike[str], methods: Sequence[str], output: 
                p: float | None = None, backend: str = "auto", seed: int = 0, raw: bool = False,
                load_options: Mapping[str, Any] | None = None, scheduler: str | None = None,
                n_blocks: int | None = None, on_graph: Callable[[Any], None] | None = None,
-               on_skipped: Callable[[str, dict[str, str]], None] | None = None) -> ScoredFile:
+               on_skipped: Callable[[str, dict[str, str]], None] | None = None, device: str = "cpu") -> ScoredFile:
     """Score ``dataset`` with ``methods`` at every computable k of ``k`` and write the table to ``output``.
 
     Parameters
@@ -80,6 +80,8 @@ def score_file(dataset: str | os.PathLike[str], methods: Sequence[str], output: 
     scheduler, n_blocks
         Compute the exact graph and the scores by ``n_blocks`` blocks on a Dask cluster (``tcp://HOST:PORT`` or
         ``local:N``); the same numbers.
+    device : str
+        Where the kNN graph is computed: "cpu" or "cuda[:N]" (:func:`odeval.neighbors.knn_graph`; the same graph).
     on_graph, on_skipped
         Called with the graph once it is built, and with each method's skipped k (see
         :func:`~odeval.detectors.scoring.score_columns`).
@@ -87,9 +89,10 @@ def score_file(dataset: str | os.PathLike[str], methods: Sequence[str], output: 
     Raises
     ------
     ValueError
-        An unknown method or parameter, a bad k specification, an unreadable dataset, nothing computable.
+        An unknown method or parameter, a bad k specification, an unreadable dataset, nothing computable, a
+        device that cannot compute the graph (no CUDA device, out of its memory).
     ImportError
-        An optional backend (faiss, dask) is missing.
+        An optional backend (faiss, dask, torch) is missing.
     """
     method_list = expand_methods(methods)
     k_range = parse_k_range(k)
@@ -103,7 +106,7 @@ def score_file(dataset: str | os.PathLike[str], methods: Sequence[str], output: 
     graph = None
     try:
         graph, detectors = _graph(X, k_graph, detectors, metric=metric, p=p, backend=backend, seed=seed,
-                                  scheduler=scheduler, n_blocks=n_blocks)
+                                  scheduler=scheduler, n_blocks=n_blocks, device=device)
         if on_graph is not None:
             on_graph(graph)
         scored = score_columns(detectors.values(), graph, k_range, raw=raw, on_skipped=on_skipped)

@@ -248,6 +248,7 @@ def knn_graph(
     seed: int = 0,
     approx_params: dict[str, Any] | None = None,
     recall_sample: int = 200,
+    device: str = "cpu",
 ) -> KNNGraph:
     """Exact k-nearest-neighbour lists of every object, ties at the k_max-distance included.
 
@@ -279,6 +280,11 @@ def knn_graph(
         Query rows per block. Euclidean, Manhattan, Chebyshev: the kernel's query group size (at most 64).
         Other metrics: rows of the ``chunk_size × N`` distance block (by default sized to 64 MiB). The result
         does not depend on it.
+    device : {"cpu", "cuda", "cuda:N"}, default "cpu"
+        "cpu": the searches above. "cuda": the exact graph computed on a GPU with PyTorch (extra
+        ``odeval[gpu]``; Euclidean, Manhattan, Chebyshev; ``search == "torch"``), identical bit for bit to the
+        CPU graph (docs/scaling.md, "The graph on a GPU"). No CUDA device, no PyTorch, another metric or
+        backend, or a GPU out of memory even with small tiles: a one-line error, never a silent CPU fallback.
 
     Returns
     -------
@@ -300,6 +306,10 @@ def knn_graph(
     n = X.shape[0]
     k_max = check_k(k_max, n, name="k_max")
     spec = resolve_metric(metric, p=p, metric_params=metric_params).fit_to(X)
+    if device != "cpu":
+        from odeval.neighbors._torch_graph import device_graph
+
+        return device_graph(X, k_max, spec, backend, device)
     search, reason = choose_search(n, X.shape[1], spec.name, backend)
     block = _block_rows(n, chunk_size)
     if search == "hnsw":
