@@ -334,6 +334,30 @@ def test_leaf_query_of_uniform_points_equals_brute_force(kind):
                 np.testing.assert_array_equal(idx, ref.indices[::-1])
 
 
+@pytest.mark.parametrize("kind", ["grid", "normal", "duplicates"])
+def test_leaf_graph_of_a_draw_equals_knn_graph(kind):
+    """emmv_many's per-draw graph through the leaf search is knn_graph's, bit for bit (keys, distances, indices,
+    counts), ties and duplicates included; also for Manhattan and Chebyshev keys and any leaf / block size."""
+    from odeval.labelfree import emmv_algorithm
+    from odeval.neighbors import knn_graph
+    from odeval.neighbors._leaf_query import knn_graph_leaves
+
+    rng = np.random.default_rng(5)
+    X = {"grid": rng.integers(0, 4, size=(300, 3)).astype(float), "normal": rng.normal(size=(400, 5)),
+         "duplicates": rng.integers(0, 2, size=(300, 2)).astype(float)}[kind]
+    for k_max in (1, 6, 45):
+        ref = knn_graph(X, k_max)
+        got = emmv_algorithm._draw_graph(X, k_max)
+        for name in ("keys", "distances", "indices", "counts"):
+            np.testing.assert_array_equal(getattr(got, name), getattr(ref, name))
+        for code, metric in ((1, "manhattan"), (2, "chebyshev")):
+            ref = knn_graph(X, k_max, metric=metric)
+            for leaf_size, block in ((None, 512), (1, 7)):
+                keys, idx = knn_graph_leaves(X, k_max, code, leaf_size=leaf_size, block=block)
+                np.testing.assert_array_equal(keys, ref.keys)
+                np.testing.assert_array_equal(idx, ref.indices)
+
+
 def test_emmv_many_values_do_not_depend_on_the_query_path(monkeypatch):
     """EM and MV of every method are bit-identical with the leaf query and with brute force."""
     from odeval.labelfree import emmv_algorithm

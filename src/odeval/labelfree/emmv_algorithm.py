@@ -106,6 +106,26 @@ def _query_uniform(graph: Any, U: np.ndarray, k_max: int) -> Any:
                     reference=graph)
 
 
+def _draw_graph(X: np.ndarray, k_max: int) -> Any:
+    """``knn_graph(X, k_max)`` (Euclidean, exact) of one feature draw, bit for bit, through the leaf search of
+    :func:`odeval.neighbors._leaf_query.knn_graph_leaves` (2–3× less CPU than the brute force ``knn_graph``
+    picks for N < 10^5 in 5 dimensions; issue 26). Small N, and coordinates large enough for ``knn_graph`` to
+    refuse (squares overflow), go through ``knn_graph`` itself."""
+    from odeval.neighbors import knn_graph
+    from odeval.neighbors._leaf_query import knn_graph_leaves
+    from odeval.neighbors._metrics import resolve_metric
+    from odeval.neighbors.graph import _MAX_ABS_VALUE, _NUMBA_METRICS, _assemble
+
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    if X.shape[0] < max(LEAF_QUERY_MIN_N, 2) or float(np.abs(X).max()) > _MAX_ABS_VALUE:
+        return knn_graph(X, k_max)
+    spec = resolve_metric("euclidean").fit_to(X)
+    keys, idx = knn_graph_leaves(X, k_max, _NUMBA_METRICS["euclidean"])
+    g = _assemble(X, k_max, spec, [(np.arange(X.shape[0]), keys, idx, (idx >= 0).sum(axis=1))], "exact")
+    g.search, g.search_reason = "tree", "exact leaf-box search of an EM/MV feature draw"
+    return g
+
+
 @dataclass(frozen=True)
 class EMMVSettings:
     """The settings of Algorithm EMMV (Goix 2016), declared once: :func:`emmv`, :func:`emmv_all_k`,
@@ -726,7 +746,6 @@ def emmv_many(methods_ks: Mapping[Any, Any], X: Any, *, draws: int = EMMVSetting
     Goix (2016), Algorithm evaluation:algo:EMMV (feature sub-sampling, m = 50, d' = 5).
     """
     from odeval.detectors import get_detector, novelty_methods
-    from odeval.neighbors import knn_graph
 
     seed, draws, features, max_dim, n_generated = _check_settings(seed, draws, features, max_dim, n_generated)
     box, sampling = _check_box(box), _check_sampling(sampling)
@@ -763,7 +782,7 @@ def emmv_many(methods_ks: Mapping[Any, Any], X: Any, *, draws: int = EMMVSetting
                     out.append((None, None, f"box volume {vol!r} in the drawn sub-space is not a positive finite "
                                 "number", {}))
             continue
-        graph = knn_graph(Xd[:, f], k_max)
+        graph = _draw_graph(Xd[:, f], k_max)
         U, weights = box_plan.points(lo, hi, Xd[:, f], n_generated, useed)
         s_data = {method: det.score_all_k(graph, ks_list) for method, det, ks_list in plan}
         s_unif = {method: np.empty((len(ks_list), n_generated)) for method, _, ks_list in plan}

@@ -8,17 +8,20 @@ of the cost of brute force (O(M · N)) or of a k-d tree proposal that must be ch
 
 How. The reference objects are cut into leaves of a k-d tree (median splits of the widest attribute), each with
 its bounding box. The queries are processed in the k-d order of the queries themselves, so that consecutive
-queries lie close together, and each query starts from an upper bound of its k_max-th key: the largest key from
-it to the k_max nearest objects of the previous query (k_max actual objects, so the k_max-th key cannot exceed
-it). A leaf whose box key (the key to the nearest point of the box, per attribute the difference to the clamped
-coordinate) exceeds the bound is skipped; the objects of the other leaves with key ≤ the bound are the
-candidates, the k_max-th smallest candidate key is found by selection, and the objects up to it are sorted.
+queries lie close together, and each query starts from an upper bound of its k_max-th key: a max-heap of its
+keys to the k_max nearest objects of the previous query (k_max actual objects, so the k_max-th key cannot exceed
+the heap's top). A leaf whose box key (the key to the nearest point of the box, per attribute the difference to
+the clamped coordinate) exceeds the top is skipped; the objects of the other leaves with key ≤ the top are
+candidates, and a smaller key replaces the top. At the end the top is the k_max-th key, and the candidates up to
+it are sorted by (key, index). The in-sample graph (:func:`knn_graph_leaves`) is the same search with the
+objects as queries, each skipping itself.
 
 Exactness. Rounding to nearest is monotone, so the computed box key never exceeds the computed key of any
 object in the box (each clamped difference is at most the object's difference in magnitude, squares and sums
 are monotone): skipping never drops an object with key ≤ the bound, and the bound itself is a computed key of
-k_max real objects. The candidates therefore contain every object with key ≤ the k_max-th key, whatever the
-bound, the leaves or the query order — those change the cost, never the rows.
+k_max real objects (the top only decreases as objects are seen). The candidates therefore contain every object
+with key ≤ the k_max-th key, whatever the bound, the leaves or the query order — those change the cost, never
+the rows.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from odeval.neighbors._kernels import _pair_key
+from odeval.neighbors._kernels import _pair_key, _sift_down
 
 
 @njit(cache=True)
@@ -109,35 +112,6 @@ def _box_key(U, q, lo, hi, leaf, metric):  # pragma: no cover - numba
         elif abs(t) > s:
             s = abs(t)
     return s
-
-
-@njit(cache=True)
-def _kth_smallest(a, n, k):  # pragma: no cover - numba
-    """The k-th smallest (0-based) of a[:n], by in-place selection (Hoare partitions; a[:n] is reordered)."""
-    lo = 0
-    hi = n - 1
-    while lo < hi:
-        pivot = a[(lo + hi) >> 1]
-        i = lo
-        j = hi
-        while i <= j:
-            while a[i] < pivot:
-                i += 1
-            while a[j] > pivot:
-                j -= 1
-            if i <= j:
-                t = a[i]
-                a[i] = a[j]
-                a[j] = t
-                i += 1
-                j -= 1
-        if k <= j:
-            hi = j
-        elif k >= i:
-            lo = i
-        else:
-            return a[k]
-    return a[k]
 
 
 @njit(cache=True, inline="always")
@@ -224,16 +198,23 @@ def _rank_sort(keys, idx, pos, n, skeys, sidx, spos):  # pragma: no cover - numb
 
 
 @njit(cache=True, parallel=True)
-def query_leaves(U, rows, Xp, pidx, starts, lo, hi, k_max, metric, cap, block,
+def query_leaves(U, rows, skip, Xp, pidx, starts, lo, hi, k_max, metric, cap, block,
                  out_keys, out_idx, out_cnt):  # pragma: no cover - numba
     """kNN (+ ties at the k_max-th key) of the query rows ``U[rows[r]]``, written to row r of the outputs.
 
     ``Xp`` = the reference objects in leaf order (``X[pidx]``), leaf l = positions ``starts[l]:starts[l+1]`` with
-    box ``lo[l]``..``hi[l]``. Row r gets the keys and reference indices (``pidx`` of the positions) sorted by
-    (key, index), at most ``cap`` of them, and ``out_cnt[r]`` = their true number (> cap: redo with a larger
-    cap). ``rows`` should follow the queries' k-d order (consecutive queries close together): each query's
-    bound comes from the previous query's k_max nearest objects; blocks of ``block`` rows run in parallel, each
-    starting from the first k_max objects. See the module docstring for why the rows are exact.
+    box ``lo[l]``..``hi[l]``; ``skip[r]``: the position of the object row r must not count (the query itself, for
+    a graph of the reference objects), -1 for none. Row r gets the keys and reference indices (``pidx`` of the
+    positions) sorted by (key, index), at most ``cap`` of them, and ``out_cnt[r]`` = their true number (> cap:
+    redo with a larger cap). ``rows`` should follow the queries' k-d order (consecutive queries close together):
+    each query starts from the previous query's k_max nearest objects; blocks of ``block`` rows run in parallel,
+    each starting from the first k_max objects.
+
+    Per query: a max-heap of the k_max smallest keys seen, seeded with the keys of those k_max proposals, its
+    top the running bound (the k_max-th smallest key of k_max real objects); leaves whose box key exceeds the
+    bound are skipped, every other object with key ≤ the bound is a candidate, and a smaller key replaces the
+    top. At the end the top is the k_max-th key exactly (every object not seen lies in a skipped leaf or had a
+    key above an earlier, larger bound) and the candidates up to it are sorted. See the module docstring.
     """
     M = rows.shape[0]
     N = Xp.shape[0]
@@ -242,10 +223,12 @@ def query_leaves(U, rows, Xp, pidx, starts, lo, hi, k_max, metric, cap, block,
     for b in prange(n_blocks):
         r0 = b * block
         r1 = min(M, r0 + block)
-        proposal = np.arange(k_max)  # positions (in Xp) of the k_max objects the bound is taken from
+        proposal = np.arange(k_max)  # positions (in Xp) of the k_max objects the bound starts from
+        marked = np.zeros(N, np.bool_)  # the proposals (and the skipped object): not scanned again
+        heap = np.empty(k_max)
+        prop_keys = np.empty(k_max)
         cand_keys = np.empty(N)
         cand_pos = np.empty(N, np.int64)
-        scratch = np.empty(N)
         sel_keys = np.empty(N)
         sel_idx = np.empty(N, np.int64)
         sel_pos = np.empty(N, np.int64)
@@ -254,27 +237,51 @@ def query_leaves(U, rows, Xp, pidx, starts, lo, hi, k_max, metric, cap, block,
         tmp_pos = np.empty(N, np.int64)
         for r in range(r0, r1):
             q = rows[r]
-            bound = -np.inf
+            own = skip[r]
+            for t in range(k_max):
+                marked[proposal[t]] = True
+            if own >= 0:
+                for t in range(k_max):
+                    if proposal[t] == own:  # any other object will do: the bound only needs k_max real ones
+                        p = 0
+                        while marked[p] or p == own:
+                            p += 1
+                        marked[p] = True
+                        proposal[t] = p
+                marked[own] = True
             for t in range(k_max):
                 v = _pair_key(U, q, Xp, proposal[t], metric)
-                if v > bound:
-                    bound = v
+                prop_keys[t] = v
+                heap[t] = v
+            for t in range(k_max // 2 - 1, -1, -1):
+                _sift_down(heap, k_max, t)
+            top = heap[0]
             c = 0
             for leaf in range(n_leaves):
-                if _box_key(U, q, lo, hi, leaf, metric) > bound:
+                if _box_key(U, q, lo, hi, leaf, metric) > top:
                     continue
                 for p in range(starts[leaf], starts[leaf + 1]):
+                    if marked[p]:
+                        continue
                     v = _pair_key(U, q, Xp, p, metric)
-                    if v <= bound:
+                    if v <= top:
                         cand_keys[c] = v
                         cand_pos[c] = p
                         c += 1
-            for t in range(c):
-                scratch[t] = cand_keys[t]
-            kth = _kth_smallest(scratch, c, k_max - 1)
+                        if v < top:
+                            heap[0] = v
+                            _sift_down(heap, k_max, 0)
+                            top = heap[0]
+            for t in range(k_max):
+                cand_keys[c] = prop_keys[t]
+                cand_pos[c] = proposal[t]
+                c += 1
+                marked[proposal[t]] = False
+            if own >= 0:
+                marked[own] = False
             m = 0
             for t in range(c):
-                if cand_keys[t] <= kth:
+                if cand_keys[t] <= top:
                     sel_keys[m] = cand_keys[t]
                     sel_pos[m] = cand_pos[t]
                     sel_idx[m] = pidx[cand_pos[t]]
@@ -321,7 +328,9 @@ def query_knn_leaves(X: np.ndarray, U: np.ndarray, k_max: int, metric: int, *, l
         keys = np.full((rows.size, cap), np.inf)
         idx = np.full((rows.size, cap), -1, dtype=np.int64)
         cnt = np.zeros(rows.size, dtype=np.int64)
-        query_leaves(Uc, rows, Xp, pidx, starts, lo, hi, int(k_max), int(metric), cap, int(block), keys, idx, cnt)
+        skip = np.full(rows.size, -1, dtype=np.int64)
+        query_leaves(Uc, rows, skip, Xp, pidx, starts, lo, hi, int(k_max), int(metric), cap, int(block), keys, idx,
+                     cnt)
         if all_keys is None:
             width = int(cnt.max())
             all_keys = np.full((m, width), np.inf)
@@ -331,5 +340,39 @@ def query_knn_leaves(X: np.ndarray, U: np.ndarray, k_max: int, metric: int, *, l
         all_keys[rows[done], :w] = keys[done, :w]
         all_idx[rows[done], :w] = idx[done, :w]
         rows = rows[~done]  # massive ties: again with room for all of them (same rows, larger cap)
+        cap = int(cnt.max())
+    return all_keys, all_idx
+
+
+def knn_graph_leaves(X: np.ndarray, k_max: int, metric: int, *, leaf_size: int | None = None,
+                     block: int = 512) -> tuple[np.ndarray, np.ndarray]:
+    """Keys and indices of the in-sample kNN graph of ``X`` (each object's k_max nearest *other* objects, ties
+    included; a duplicate of the object counts, the object itself does not): the ``(keys, indices)`` rows of
+    :func:`odeval.neighbors.knn_graph` bit for bit. The objects query their own leaves in k-d order, each
+    skipping its own position."""
+    n = X.shape[0]
+    if not 1 <= k_max <= n - 1:
+        raise ValueError(f"k_max must lie in [1, {n - 1}] for {n} objects, got {k_max}")
+    if leaf_size is None:
+        leaf_size = max(8, int(np.sqrt(n)))
+    Xp, pidx, starts, lo, hi = leaf_index(X, leaf_size)
+    rows = pidx  # query row r is the object at leaf position r: the objects in their own k-d order
+    skip = np.arange(n, dtype=np.int64)
+    cap = k_max + 8
+    all_keys = all_idx = None
+    while rows.size:
+        keys = np.full((rows.size, cap), np.inf)
+        idx = np.full((rows.size, cap), -1, dtype=np.int64)
+        cnt = np.zeros(rows.size, dtype=np.int64)
+        query_leaves(np.ascontiguousarray(X, dtype=np.float64), rows, skip, Xp, pidx, starts,
+                     lo, hi, int(k_max), int(metric), cap, int(block), keys, idx, cnt)
+        if all_keys is None:
+            all_keys = np.full((n, int(cnt.max())), np.inf)
+            all_idx = np.full((n, int(cnt.max())), -1, dtype=np.int64)
+        w = min(cap, all_keys.shape[1])
+        done = cnt <= cap
+        all_keys[rows[done], :w] = keys[done, :w]
+        all_idx[rows[done], :w] = idx[done, :w]
+        rows, skip = rows[~done], skip[~done]
         cap = int(cnt.max())
     return all_keys, all_idx
