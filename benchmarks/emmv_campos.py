@@ -90,12 +90,17 @@ def _pick(path: Path) -> tuple[np.ndarray, np.ndarray, list]:
 
 
 def warm_up() -> None:
-    """Load numba's compiled kernels (cached on disk) before timing."""
-    from odeval.labelfree.selection import emmv_criteria
+    """Load numba's compiled kernels (cached on disk) before timing: every novelty method on and off the paths
+    that depend on N (leaf search, LDOF's distance table), and mc-kendall."""
+    from odeval._key import ScoringKey
+    from odeval.labelfree.selection import emmv_criteria, run_selector
 
-    X = np.random.default_rng(0).random((40, 5))
-    emmv_criteria(["kNN-002", "kNNW-002", "LOF-002", "SimplifiedLOF-002", "LoOP-002", "LDOF-003"], X, draws=1,
-                  n_generated=500)
+    names = ["kNN-002", "kNNW-002", "LOF-002", "SimplifiedLOF-002", "LoOP-002", "LDOF-003"]
+    for n in (40, 2100):
+        X = np.random.default_rng(0).random((n, 10))
+        emmv_criteria(names, X, draws=1, n_generated=500)
+    S = np.random.default_rng(1).random((len(names), 40))
+    run_selector("mc-kendall", S, [ScoringKey.parse(k) for k in names])
 
 
 def timed(X: np.ndarray, S: np.ndarray, keys: list, draws: int = 50) -> tuple[float, float, tuple]:

@@ -200,15 +200,16 @@ def _rank_sort(keys, idx, pos, n, skeys, sidx, spos):  # pragma: no cover - numb
 @njit(cache=True, parallel=True)
 def query_leaves(U, rows, skip, Xp, pidx, starts, lo, hi, k_max, metric, cap, block,
                  out_keys, out_idx, out_cnt):  # pragma: no cover - numba
-    """kNN (+ ties at the k_max-th key) of the query rows ``U[rows[r]]``, written to row r of the outputs.
+    """kNN (+ ties at the k_max-th key) of the query rows ``U[rows[r]]``, written to output row ``rows[r]``.
 
     ``Xp`` = the reference objects in leaf order (``X[pidx]``), leaf l = positions ``starts[l]:starts[l+1]`` with
     box ``lo[l]``..``hi[l]``; ``skip[r]``: the position of the object row r must not count (the query itself, for
-    a graph of the reference objects), -1 for none. Row r gets the keys and reference indices (``pidx`` of the
-    positions) sorted by (key, index), at most ``cap`` of them, and ``out_cnt[r]`` = their true number (> cap:
-    redo with a larger cap). ``rows`` should follow the queries' k-d order (consecutive queries close together):
-    each query starts from the previous query's k_max nearest objects; blocks of ``block`` rows run in parallel,
-    each starting from the first k_max objects.
+    a graph of the reference objects), -1 for none. Output row q = ``rows[r]`` gets the keys and reference
+    indices (``pidx`` of the positions) sorted by (key, index), at most ``cap`` (the outputs' width) of them,
+    padded with +inf / -1, and ``out_cnt[q]`` = their true number (> cap: redo with a larger cap). ``rows``
+    should follow the queries' k-d order (consecutive queries close together): each query starts from the
+    previous query's k_max nearest objects; blocks of ``block`` rows run in parallel, each starting from the
+    first k_max objects.
 
     Per query: a max-heap of the k_max smallest keys seen, seeded with the keys of those k_max proposals, its
     top the running bound (the k_max-th smallest key of k_max real objects); leaves whose box key exceeds the
@@ -290,10 +291,13 @@ def query_leaves(U, rows, skip, Xp, pidx, starts, lo, hi, k_max, metric, cap, bl
                 _rank_sort(sel_keys, sel_idx, sel_pos, m, tmp_keys, tmp_idx, tmp_pos)
             else:
                 _sort_pairs(sel_keys, sel_idx, sel_pos, m, tmp_keys, tmp_idx, tmp_pos)
-            out_cnt[r] = m
+            out_cnt[q] = m
             for t in range(min(m, cap)):
-                out_keys[r, t] = sel_keys[t]
-                out_idx[r, t] = sel_idx[t]
+                out_keys[q, t] = sel_keys[t]
+                out_idx[q, t] = sel_idx[t]
+            for t in range(m, cap):  # the padding: the caller allocates without filling (rows can be thousands wide)
+                out_keys[q, t] = np.inf
+                out_idx[q, t] = -1
             for t in range(k_max):
                 proposal[t] = sel_pos[t]
 
@@ -307,6 +311,34 @@ def leaf_index(X: np.ndarray, leaf_size: int) -> tuple[np.ndarray, np.ndarray, n
     return Xp, pidx, starts, lo, hi
 
 
+def _search(Q: np.ndarray, rows: np.ndarray, skip: np.ndarray, index: tuple, k_max: int, metric: int, block: int,
+            n_out: int) -> tuple[np.ndarray, np.ndarray]:
+    """Run :func:`query_leaves` for the query rows ``rows`` (output row = query row), then again, into wider
+    outputs, for the rows with more tied neighbours than fit: ``(keys, indices)`` of width = the largest count.
+    The outputs are allocated unfilled and written once (the kernel pads): with massive ties (a 5-attribute draw
+    of mostly binary attributes: a few distinct points) a row holds thousands of neighbours."""
+    cap = k_max + 8
+    keys = np.empty((n_out, cap))
+    idx = np.empty((n_out, cap), dtype=np.int64)
+    cnt = np.zeros(n_out, dtype=np.int64)
+    query_leaves(Q, rows, skip, *index, int(k_max), int(metric), cap, int(block), keys, idx, cnt)
+    width = int(cnt.max())
+    if width <= cap:
+        return np.ascontiguousarray(keys[:, :width]), np.ascontiguousarray(idx[:, :width])
+    over = cnt > cap
+    wide_keys = np.empty((n_out, width))
+    wide_idx = np.empty((n_out, width), dtype=np.int64)
+    wide_keys[~over, :cap] = keys[~over]
+    wide_idx[~over, :cap] = idx[~over]
+    wide_keys[~over, cap:] = np.inf
+    wide_idx[~over, cap:] = -1
+    del keys, idx
+    redo = over[rows]  # massive ties: the same rows again with room for all of them
+    query_leaves(Q, rows[redo], skip[redo], *index, int(k_max), int(metric), width, int(block), wide_keys, wide_idx,
+                 cnt)
+    return wide_keys, wide_idx
+
+
 def query_knn_leaves(X: np.ndarray, U: np.ndarray, k_max: int, metric: int, *, leaf_size: int | None = None,
                      query_leaf_size: int = 8, block: int = 512) -> tuple[np.ndarray, np.ndarray]:
     """Keys and reference indices of the kNN (+ ties) of every row of ``U`` among the rows of ``X``: the
@@ -317,31 +349,10 @@ def query_knn_leaves(X: np.ndarray, U: np.ndarray, k_max: int, metric: int, *, l
         raise ValueError(f"k_max must lie in [1, {n}] for {n} reference objects, got {k_max}")
     if leaf_size is None:  # about √N objects per leaf: as many leaves to test as objects in a leaf
         leaf_size = max(8, int(np.sqrt(n)))
-    Xp, pidx, starts, lo, hi = leaf_index(X, leaf_size)
+    index = leaf_index(X, leaf_size)
     Uc = np.ascontiguousarray(U, dtype=np.float64)
-    order, _ = kd_leaf_order(Uc, query_leaf_size)
-    rows = order
-    m = U.shape[0]
-    cap = k_max + 8
-    all_keys = all_idx = None
-    while rows.size:
-        keys = np.full((rows.size, cap), np.inf)
-        idx = np.full((rows.size, cap), -1, dtype=np.int64)
-        cnt = np.zeros(rows.size, dtype=np.int64)
-        skip = np.full(rows.size, -1, dtype=np.int64)
-        query_leaves(Uc, rows, skip, Xp, pidx, starts, lo, hi, int(k_max), int(metric), cap, int(block), keys, idx,
-                     cnt)
-        if all_keys is None:
-            width = int(cnt.max())
-            all_keys = np.full((m, width), np.inf)
-            all_idx = np.full((m, width), -1, dtype=np.int64)
-        w = min(cap, all_keys.shape[1])
-        done = cnt <= cap
-        all_keys[rows[done], :w] = keys[done, :w]
-        all_idx[rows[done], :w] = idx[done, :w]
-        rows = rows[~done]  # massive ties: again with room for all of them (same rows, larger cap)
-        cap = int(cnt.max())
-    return all_keys, all_idx
+    rows, _ = kd_leaf_order(Uc, query_leaf_size)
+    return _search(Uc, rows, np.full(rows.size, -1, dtype=np.int64), index, k_max, metric, block, Uc.shape[0])
 
 
 def knn_graph_leaves(X: np.ndarray, k_max: int, metric: int, *, leaf_size: int | None = None,
@@ -355,24 +366,7 @@ def knn_graph_leaves(X: np.ndarray, k_max: int, metric: int, *, leaf_size: int |
         raise ValueError(f"k_max must lie in [1, {n - 1}] for {n} objects, got {k_max}")
     if leaf_size is None:
         leaf_size = max(8, int(np.sqrt(n)))
-    Xp, pidx, starts, lo, hi = leaf_index(X, leaf_size)
-    rows = pidx  # query row r is the object at leaf position r: the objects in their own k-d order
-    skip = np.arange(n, dtype=np.int64)
-    cap = k_max + 8
-    all_keys = all_idx = None
-    while rows.size:
-        keys = np.full((rows.size, cap), np.inf)
-        idx = np.full((rows.size, cap), -1, dtype=np.int64)
-        cnt = np.zeros(rows.size, dtype=np.int64)
-        query_leaves(np.ascontiguousarray(X, dtype=np.float64), rows, skip, Xp, pidx, starts,
-                     lo, hi, int(k_max), int(metric), cap, int(block), keys, idx, cnt)
-        if all_keys is None:
-            all_keys = np.full((n, int(cnt.max())), np.inf)
-            all_idx = np.full((n, int(cnt.max())), -1, dtype=np.int64)
-        w = min(cap, all_keys.shape[1])
-        done = cnt <= cap
-        all_keys[rows[done], :w] = keys[done, :w]
-        all_idx[rows[done], :w] = idx[done, :w]
-        rows, skip = rows[~done], skip[~done]
-        cap = int(cnt.max())
-    return all_keys, all_idx
+    index = leaf_index(X, leaf_size)
+    # query row r is the object at leaf position r (the objects in their own k-d order), skipping that position
+    return _search(np.ascontiguousarray(X, dtype=np.float64), index[1], np.arange(n, dtype=np.int64), index, k_max,
+                   metric, block, n)
