@@ -327,6 +327,16 @@ def test_leaf_query_of_uniform_points_equals_brute_force(kind):
             np.testing.assert_array_equal(got.distances, ref.distances)
             np.testing.assert_array_equal(got.indices, ref.indices)
             np.testing.assert_array_equal(got.neighborhood_sizes(), ref.neighborhood_sizes())
+            bands = emmv_algorithm._query_uniform_bands(g, U, k_max)
+            rows = np.concatenate([r for r, _ in bands])
+            assert np.array_equal(np.sort(rows), np.arange(U.shape[0]))
+            for r, q in bands:  # each band: the rows of query_knn, as wide as the band needs
+                w = int((q.indices >= 0).sum(axis=1).max())
+                assert q.keys.shape[1] == w
+                np.testing.assert_array_equal(q.keys, ref.keys[r, :w])
+                np.testing.assert_array_equal(q.indices, ref.indices[r, :w])
+                np.testing.assert_array_equal(q.distances, ref.distances[r, :w])
+                np.testing.assert_array_equal(q.Q, U[r])
             for leaf_size, block in ((1, 1), (3, 17), (10_000, 5)):
                 code = {"euclidean": 0, "manhattan": 1, "chebyshev": 2}[metric]
                 keys, idx = query_knn_leaves(X, U[::-1], k_max, code, leaf_size=leaf_size, block=block)
@@ -363,17 +373,20 @@ def test_emmv_many_values_do_not_depend_on_the_query_path(monkeypatch):
     from odeval.labelfree import emmv_algorithm
 
     rng = np.random.default_rng(4)
-    X = np.vstack([rng.integers(0, 5, size=(150, 4)).astype(float) / 4, rng.normal(size=(150, 4))])
     methods = {"kNN": [3, 20], "kNNW": [5], "LOF": [10], "SimplifiedLOF": [4], "LoOP": [12], "LDOF": [6, 25]}
     kw = {"n_generated": 5000, "seed": 2, "warn": False}
-    monkeypatch.setattr(emmv_algorithm, "LEAF_QUERY_MIN_N", 10**9)
-    brute = emmv_algorithm.emmv_many(methods, X, **kw)
-    monkeypatch.setattr(emmv_algorithm, "LEAF_QUERY_MIN_N", 1)
-    tree = emmv_algorithm.emmv_many(methods, X, **kw)
-    for m in methods:
-        for a, b in zip(brute[m], tree[m], strict=True):
-            assert np.array_equal(a.em_draws, b.em_draws, equal_nan=True)
-            assert np.array_equal(a.mv_draws, b.mv_draws, equal_nan=True)
+    mixed = np.vstack([rng.integers(0, 5, size=(150, 4)).astype(float) / 4, rng.normal(size=(150, 4))])
+    binary = np.hstack([rng.integers(0, 2, size=(300, 3)).astype(float), rng.normal(size=(300, 1))])
+    binary[:150, 3] = 0.0  # half the objects on 8 points: rows of many tied neighbours (bands of wide rows)
+    for X in (mixed, binary):
+        monkeypatch.setattr(emmv_algorithm, "LEAF_QUERY_MIN_N", 10**9)
+        brute = emmv_algorithm.emmv_many(methods, X, **kw)
+        monkeypatch.setattr(emmv_algorithm, "LEAF_QUERY_MIN_N", 1)
+        leaf = emmv_algorithm.emmv_many(methods, X, **kw)
+        for m in methods:
+            for a, b in zip(brute[m], leaf[m], strict=True):
+                assert np.array_equal(a.em_draws, b.em_draws, equal_nan=True)
+                assert np.array_equal(a.mv_draws, b.mv_draws, equal_nan=True)
 
 
 def test_author_box_per_setting():

@@ -106,6 +106,29 @@ def _query_uniform(graph: Any, U: np.ndarray, k_max: int) -> Any:
                     reference=graph)
 
 
+def _query_uniform_bands(graph: Any, U: np.ndarray, k_max: int) -> list[tuple[np.ndarray, Any]]:
+    """:func:`_query_uniform` in bands of rows: ``[(rows, QueryKNN of U[rows]), ...]``, every row of ``U`` in one
+    band, each band as wide as its own rows need (:func:`odeval.neighbors._leaf_query.query_knn_leaves_bands`).
+    Novelty scores are per query row, so scoring band by band gives the scores of the whole query bit for bit;
+    in a draw of a few distinct points (5 mostly binary attributes) a few rows hold thousands of tied neighbours
+    and would otherwise pad every row of the block to their width."""
+    from odeval.neighbors import query_knn
+    from odeval.neighbors._leaf_query import query_knn_leaves_bands
+    from odeval.neighbors.graph import _NUMBA_METRICS
+    from odeval.neighbors.query import QueryKNN
+
+    X = graph.X
+    code = _NUMBA_METRICS.get(graph.metric_spec.name)
+    if code is None or X.shape[0] < max(LEAF_QUERY_MIN_N, 1):
+        return [(np.arange(U.shape[0]), query_knn(graph, U, k_max))]
+    U = np.ascontiguousarray(U, dtype=np.float64)
+    out = []
+    for rows, keys, idx in query_knn_leaves_bands(np.ascontiguousarray(X, dtype=np.float64), U, k_max, code):
+        out.append((rows, QueryKNN(distances=graph.metric_spec.key_to_distance(keys), indices=idx, keys=keys,
+                                   k_max=k_max, Q=U[rows], reference=graph)))
+    return out
+
+
 def _draw_graph(X: np.ndarray, k_max: int) -> Any:
     """``knn_graph(X, k_max)`` (Euclidean, exact) of one feature draw, bit for bit, through the leaf search of
     :func:`odeval.neighbors._leaf_query.knn_graph_leaves` (2–3× less CPU than the brute force ``knn_graph``
@@ -788,10 +811,10 @@ def emmv_many(methods_ks: Mapping[Any, Any], X: Any, *, draws: int = EMMVSetting
         s_unif = {method: np.empty((len(ks_list), n_generated)) for method, _, ks_list in plan}
         for a in range(0, n_generated, UNIFORM_CHUNK):  # novelty scores are per query row: blocks change nothing
             b = min(a + UNIFORM_CHUNK, n_generated)
-            query = _query_uniform(graph, U[a:b], k_max)
-            for method, det, ks_list in plan:
-                s_unif[method][:, a:b] = det.novelty_scores_all_k(graph, query, ks_list)
-            del query
+            for rows, query in _query_uniform_bands(graph, U[a:b], k_max):
+                for method, det, ks_list in plan:
+                    s_unif[method][:, a + rows] = det.novelty_scores_all_k(graph, query, ks_list)
+                del query
         for method, _, _ks in plan:
             for j, out in enumerate(per_k[method]):
                 sd, su = _finite_jointly(s_data[method][j], s_unif[method][j])

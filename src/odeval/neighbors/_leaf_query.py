@@ -198,15 +198,15 @@ def _rank_sort(keys, idx, pos, n, skeys, sidx, spos):  # pragma: no cover - numb
 
 
 @njit(cache=True, parallel=True)
-def query_leaves(U, rows, skip, Xp, pidx, starts, lo, hi, k_max, metric, cap, block,
+def query_leaves(U, rows, out_rows, skip, Xp, pidx, starts, lo, hi, k_max, metric, cap, block,
                  out_keys, out_idx, out_cnt):  # pragma: no cover - numba
-    """kNN (+ ties at the k_max-th key) of the query rows ``U[rows[r]]``, written to output row ``rows[r]``.
+    """kNN (+ ties at the k_max-th key) of the query rows ``U[rows[r]]``, written to output row ``out_rows[r]``.
 
     ``Xp`` = the reference objects in leaf order (``X[pidx]``), leaf l = positions ``starts[l]:starts[l+1]`` with
     box ``lo[l]``..``hi[l]``; ``skip[r]``: the position of the object row r must not count (the query itself, for
-    a graph of the reference objects), -1 for none. Output row q = ``rows[r]`` gets the keys and reference
+    a graph of the reference objects), -1 for none. Output row o = ``out_rows[r]`` gets the keys and reference
     indices (``pidx`` of the positions) sorted by (key, index), at most ``cap`` (the outputs' width) of them,
-    padded with +inf / -1, and ``out_cnt[q]`` = their true number (> cap: redo with a larger cap). ``rows``
+    padded with +inf / -1, and ``out_cnt[o]`` = their true number (> cap: redo with a larger cap). ``rows``
     should follow the queries' k-d order (consecutive queries close together): each query starts from the
     previous query's k_max nearest objects; blocks of ``block`` rows run in parallel, each starting from the
     first k_max objects.
@@ -291,13 +291,14 @@ def query_leaves(U, rows, skip, Xp, pidx, starts, lo, hi, k_max, metric, cap, bl
                 _rank_sort(sel_keys, sel_idx, sel_pos, m, tmp_keys, tmp_idx, tmp_pos)
             else:
                 _sort_pairs(sel_keys, sel_idx, sel_pos, m, tmp_keys, tmp_idx, tmp_pos)
-            out_cnt[q] = m
+            o = out_rows[r]
+            out_cnt[o] = m
             for t in range(min(m, cap)):
-                out_keys[q, t] = sel_keys[t]
-                out_idx[q, t] = sel_idx[t]
+                out_keys[o, t] = sel_keys[t]
+                out_idx[o, t] = sel_idx[t]
             for t in range(m, cap):  # the padding: the caller allocates without filling (rows can be thousands wide)
-                out_keys[q, t] = np.inf
-                out_idx[q, t] = -1
+                out_keys[o, t] = np.inf
+                out_idx[o, t] = -1
             for t in range(k_max):
                 proposal[t] = sel_pos[t]
 
@@ -321,7 +322,7 @@ def _search(Q: np.ndarray, rows: np.ndarray, skip: np.ndarray, index: tuple, k_m
     keys = np.empty((n_out, cap))
     idx = np.empty((n_out, cap), dtype=np.int64)
     cnt = np.zeros(n_out, dtype=np.int64)
-    query_leaves(Q, rows, skip, *index, int(k_max), int(metric), cap, int(block), keys, idx, cnt)
+    query_leaves(Q, rows, rows, skip, *index, int(k_max), int(metric), cap, int(block), keys, idx, cnt)
     width = int(cnt.max())
     if width <= cap:
         return np.ascontiguousarray(keys[:, :width]), np.ascontiguousarray(idx[:, :width])
@@ -334,8 +335,8 @@ def _search(Q: np.ndarray, rows: np.ndarray, skip: np.ndarray, index: tuple, k_m
     wide_idx[~over, cap:] = -1
     del keys, idx
     redo = over[rows]  # massive ties: the same rows again with room for all of them
-    query_leaves(Q, rows[redo], skip[redo], *index, int(k_max), int(metric), width, int(block), wide_keys, wide_idx,
-                 cnt)
+    query_leaves(Q, rows[redo], rows[redo], skip[redo], *index, int(k_max), int(metric), width, int(block), wide_keys,
+                 wide_idx, cnt)
     return wide_keys, wide_idx
 
 
@@ -353,6 +354,61 @@ def query_knn_leaves(X: np.ndarray, U: np.ndarray, k_max: int, metric: int, *, l
     Uc = np.ascontiguousarray(U, dtype=np.float64)
     rows, _ = kd_leaf_order(Uc, query_leaf_size)
     return _search(Uc, rows, np.full(rows.size, -1, dtype=np.int64), index, k_max, metric, block, Uc.shape[0])
+
+
+def query_knn_leaves_bands(X: np.ndarray, U: np.ndarray, k_max: int, metric: int, *, leaf_size: int | None = None,
+                           query_leaf_size: int = 8, block: int = 512
+                           ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """:func:`query_knn_leaves` in bands of rows of similar width: ``[(rows, keys, indices), ...]``, each band's
+    arrays as wide as its own largest count (rows sorted ascending within a band; every row of ``U`` in exactly
+    one band). Rows with no more than k_max + 8 neighbours form the first band; the rows with more (massive ties:
+    a draw of a few distinct points) follow in bands of counts up to 2×, 4×, ... that, so that a few rows of
+    thousands of tied neighbours do not pad every other row to their width (the padded arrays were gigabytes).
+    Each row is bit for bit the row of :func:`query_knn_leaves`."""
+    n = X.shape[0]
+    if not 1 <= k_max <= n:
+        raise ValueError(f"k_max must lie in [1, {n}] for {n} reference objects, got {k_max}")
+    if leaf_size is None:
+        leaf_size = max(8, int(np.sqrt(n)))
+    index = leaf_index(X, leaf_size)
+    Uc = np.ascontiguousarray(U, dtype=np.float64)
+    m = Uc.shape[0]
+    order, _ = kd_leaf_order(Uc, query_leaf_size)
+    skip = np.full(m, -1, dtype=np.int64)
+    cap = k_max + 8
+    keys = np.empty((m, cap))
+    idx = np.empty((m, cap), dtype=np.int64)
+    cnt = np.zeros(m, dtype=np.int64)
+    query_leaves(Uc, order, order, skip, *index, int(k_max), int(metric), cap, int(block), keys, idx, cnt)
+    fits = cnt <= cap
+    out = []
+    if fits.all():
+        w = int(cnt.max())
+        return [(np.arange(m), np.ascontiguousarray(keys[:, :w]), np.ascontiguousarray(idx[:, :w]))]
+    rows = np.flatnonzero(fits)
+    if rows.size:
+        w = int(cnt[rows].max())
+        out.append((rows, np.ascontiguousarray(keys[rows, :w]), np.ascontiguousarray(idx[rows, :w])))
+    del keys, idx
+    over_order = order[~fits[order]]  # the wide rows, still in k-d order (coherent bounds)
+    lower = cap
+    while over_order.size:
+        upper = 2 * lower
+        in_band = cnt[over_order] <= upper
+        band = over_order[in_band]
+        over_order = over_order[~in_band]
+        lower = upper
+        if not band.size:
+            continue
+        w = int(cnt[band].max())
+        local = np.arange(band.size, dtype=np.int64)
+        bk = np.empty((band.size, w))
+        bi = np.empty((band.size, w), dtype=np.int64)
+        bc = np.zeros(band.size, dtype=np.int64)
+        query_leaves(Uc, band, local, skip[:band.size], *index, int(k_max), int(metric), w, int(block), bk, bi, bc)
+        srt = np.argsort(band, kind="stable")
+        out.append((band[srt], bk[srt], bi[srt]))
+    return out
 
 
 def knn_graph_leaves(X: np.ndarray, k_max: int, metric: int, *, leaf_size: int | None = None,
