@@ -90,20 +90,25 @@ def _pick(path: Path) -> tuple[np.ndarray, np.ndarray, list]:
 
 
 def warm_up() -> None:
-    """Load numba's compiled kernels (cached on disk) before timing."""
-    from odeval.labelfree.selection import emmv_criteria
+    """Load numba's compiled kernels (cached on disk) before timing: every novelty method on and off the paths
+    that depend on N (leaf search, LDOF's distance table), and mc-kendall."""
+    from odeval._key import ScoringKey
+    from odeval.labelfree.selection import emmv_criteria, run_selector
 
-    X = np.random.default_rng(0).random((40, 5))
-    emmv_criteria(["kNN-002", "kNNW-002", "LOF-002", "SimplifiedLOF-002", "LoOP-002", "LDOF-003"], X, draws=1,
-                  n_generated=500)
+    names = ["kNN-002", "kNNW-002", "LOF-002", "SimplifiedLOF-002", "LoOP-002", "LDOF-003"]
+    for n in (40, 2100):
+        X = np.random.default_rng(0).random((n, 10))
+        emmv_criteria(names, X, draws=1, n_generated=500)
+    S = np.random.default_rng(1).random((len(names), 40))
+    run_selector("mc-kendall", S, [ScoringKey.parse(k) for k in names])
 
 
-def timed(X: np.ndarray, S: np.ndarray, keys: list) -> tuple[float, float, tuple]:
+def timed(X: np.ndarray, S: np.ndarray, keys: list, draws: int = 50) -> tuple[float, float, tuple]:
     """Wall and CPU seconds of EM + MV (one emmv_criteria call) and mc-kendall, and the values."""
     from odeval.labelfree.selection import emmv_criteria, run_selector
 
     wall, cpu = time.perf_counter(), time.process_time()
-    em, mv, excluded = emmv_criteria(keys, X, seed=0)
+    em, mv, excluded = emmv_criteria(keys, X, seed=0, draws=draws)
     pick = run_selector("mc-kendall", S, keys).index
     return time.perf_counter() - wall, time.process_time() - cpu, (em, mv, excluded, pick)
 
@@ -141,28 +146,42 @@ def compare(name: str) -> None:
     print("MV", v_new[1].tolist())
 
 
-def sample(bases: list[str] | None = None) -> None:
+def sample(bases: list[str] | None = None, draws: int = 50, per_base: int = 1) -> None:
+    """Time the first ``per_base`` variants (by name) of each base dataset and estimate all its variants.
+
+    With ``draws`` < 50, EM/MV run that many feature draws and their time is scaled by 50 / draws where the
+    variant sub-samples features (d > 8; every draw costs about the same: one graph, one query, the scores); the
+    values printed are then those of the shorter run."""
     by_base = variants()
     if bases:
         by_base = {b: by_base[b] for b in bases}
     est = 0.0
     warm = False
+    print(f"load average at start: {os.getloadavg()[0]:.1f} (2 cores); draws timed: {draws} of 50", flush=True)
     for paths in by_base.values():
-        X, S, keys = ten_candidates(paths[0])
-        if not warm:
-            warm_up()
-            warm = True
-        const = np.ptp(X, axis=0) <= 0
-        if const.any():  # emmv_criteria refuses constant attributes (zero-width box): time it without them
-            print(f"{paths[0].stem}: {int(const.sum())} constant attribute(s) dropped (EM/MV refuse them)")
-            X = X[:, ~const]
-        wall, cpu, (em, mv, _excluded, _pick) = timed(X, S, keys)
-        novelty = sum(1 for k in keys if k.method in {"kNN", "kNNW", "LOF", "SimplifiedLOF", "LoOP", "LDOF"})
-        est += cpu * len(paths)
-        finite = f"{int(np.isfinite(em).sum()):2d}/{int(np.isfinite(mv).sum()):2d}"
-        print(f"{paths[0].stem:45s} N={X.shape[0]:5d} d={X.shape[1]:3d} variants={len(paths):3d} "
-              f"novelty-capable={novelty:2d} EM/MV finite={finite}  "
-              f"{wall:7.1f} s wall {cpu:7.1f} s CPU", flush=True)
+        cpus = []
+        for path in paths[:per_base]:
+            X, S, keys = ten_candidates(path)
+            if not warm:
+                warm_up()
+                warm = True
+            const = np.ptp(X, axis=0) <= 0
+            note = ""
+            if const.any():  # emmv_criteria refuses constant attributes (zero-width box): time it without them
+                note = f" ({int(const.sum())} constant attributes dropped)"
+                X = X[:, ~const]
+            scale = 50 / draws if X.shape[1] > 8 else 1.0
+            wall, cpu, (em, mv, _excluded, _pick) = timed(X, S, keys, draws=draws)
+            cpus.append(cpu * scale)
+            novelty = sum(1 for k in keys if k.method in {"kNN", "kNNW", "LOF", "SimplifiedLOF", "LoOP", "LDOF"})
+            k_max = max((int(k.name.rsplit("-", 1)[1]) for k in keys
+                         if k.method in {"kNN", "kNNW", "LOF", "SimplifiedLOF", "LoOP", "LDOF"}), default=0)
+            finite = f"{int(np.isfinite(em).sum()):2d}/{int(np.isfinite(mv).sum()):2d}"
+            print(f"{path.stem:45s} N={X.shape[0]:5d} d={X.shape[1]:3d} variants={len(paths):3d} "
+                  f"novelty-capable={novelty:2d} k_max={k_max:3d} EM/MV finite={finite}  "
+                  f"{wall:7.1f} s wall {cpu:7.1f} s CPU -> {cpu * scale:7.1f} CPU s for 50 draws "
+                  f"(load {os.getloadavg()[0]:.1f}){note}", flush=True)
+        est += float(np.mean(cpus)) * len(paths)
     total = sum(len(v) for v in by_base.values())
     print(f"ESTIMATE all {total} variants: {est / 60:.1f} CPU-min, {est / 2 / 60:.1f} min wall on 2 cores")
 
@@ -172,11 +191,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--compare", metavar="VARIANT", help="before vs after on one variant (file stem)")
     ap.add_argument("--sample", action="store_true", help="one variant per base dataset, estimate for all 262")
     ap.add_argument("--bases", nargs="+", help="with --sample: only these base datasets (estimate for their variants)")
+    ap.add_argument("--draws", type=int, default=50, help="with --sample: feature draws timed (scaled to 50)")
+    ap.add_argument("--per-base", type=int, default=1, help="with --sample: variants timed per base dataset")
     args = ap.parse_args(argv)
     if args.compare:
         compare(args.compare)
     if args.sample:
-        sample(args.bases)
+        sample(args.bases, args.draws, args.per_base)
     if not (args.compare or args.sample):
         ap.print_help()
     return 0

@@ -296,49 +296,97 @@ def test_infinite_scores_are_ranked_jointly_not_refused():
     assert np.isfinite(res.em) and np.isfinite(res.mv)
 
 
-@pytest.mark.parametrize("kind", ["grid", "normal"])
-def test_tree_query_of_uniform_points_equals_brute_force(kind, monkeypatch):
-    """emmv_many's k-d tree query (issue 26's cost fix) returns query_knn's rows bit for bit: same keys,
-    distances, indices and neighbourhood sizes, ties at the k_max-distance included (the integer grid has many;
-    rows whose ties reach past the tree's proposal fall back to brute force)."""
+@pytest.mark.parametrize("kind", ["grid", "normal", "tiny", "duplicates"])
+def test_leaf_query_of_uniform_points_equals_brute_force(kind):
+    """emmv_many's leaf query (issue 26's cost fix) returns query_knn's rows bit for bit: same keys, distances,
+    indices and neighbourhood sizes, ties at the k_max-distance included (the integer grid has many), for every
+    metric with a numba kernel, any leaf size, block size and query order."""
     from odeval.labelfree import emmv_algorithm
     from odeval.neighbors import knn_graph, query_knn
+    from odeval.neighbors._leaf_query import query_knn_leaves
 
-    monkeypatch.setattr(emmv_algorithm, "TREE_QUERY_MIN_N", 0)
     rng = np.random.default_rng(3)
     if kind == "grid":
         X = rng.integers(0, 4, size=(400, 3)).astype(float)
         U = np.vstack([rng.integers(0, 4, size=(300, 3)).astype(float), rng.uniform(0, 3, size=(700, 3))])
-    else:
+    elif kind == "normal":
         X = rng.normal(size=(500, 5))
         U = rng.uniform(-3, 3, size=(2000, 5))
-    for k_max in (1, 7, 40):
-        g = knn_graph(X, k_max)
-        ref, got = query_knn(g, U, k_max), emmv_algorithm._query_uniform(g, U, k_max)
-        w = ref.keys.shape[1]
-        assert got.keys.shape[1] == w
-        np.testing.assert_array_equal(got.keys, ref.keys)
-        np.testing.assert_array_equal(got.distances, ref.distances)
-        np.testing.assert_array_equal(got.indices, ref.indices)
-        np.testing.assert_array_equal(got.neighborhood_sizes(), ref.neighborhood_sizes())
+    elif kind == "tiny":
+        X = np.vstack([np.zeros((20, 2)), rng.normal(size=(6, 2))])  # 20 duplicates: ties beyond the first cap
+        U = rng.uniform(-2, 2, size=(300, 2))
+    else:  # four distinct points, ≈ 150 copies each: rows of hundreds of tied neighbours (the merge sort)
+        X = rng.integers(0, 2, size=(600, 2)).astype(float)
+        U = np.vstack([X[:50], rng.uniform(0, 1, size=(200, 2))])
+    for k_max in (1, 7, min(40, X.shape[0])):
+        for metric in ("euclidean", "manhattan", "chebyshev"):
+            g = knn_graph(X, min(k_max, X.shape[0] - 1), metric=metric)
+            ref = query_knn(g, U, k_max)
+            got = emmv_algorithm._query_uniform(g, U, k_max)
+            np.testing.assert_array_equal(got.keys, ref.keys)
+            np.testing.assert_array_equal(got.distances, ref.distances)
+            np.testing.assert_array_equal(got.indices, ref.indices)
+            np.testing.assert_array_equal(got.neighborhood_sizes(), ref.neighborhood_sizes())
+            bands = emmv_algorithm._query_uniform_bands(g, U, k_max)
+            rows = np.concatenate([r for r, _ in bands])
+            assert np.array_equal(np.sort(rows), np.arange(U.shape[0]))
+            for r, q in bands:  # each band: the rows of query_knn, as wide as the band needs
+                w = int((q.indices >= 0).sum(axis=1).max())
+                assert q.keys.shape[1] == w
+                np.testing.assert_array_equal(q.keys, ref.keys[r, :w])
+                np.testing.assert_array_equal(q.indices, ref.indices[r, :w])
+                np.testing.assert_array_equal(q.distances, ref.distances[r, :w])
+                np.testing.assert_array_equal(q.Q, U[r])
+            for leaf_size, block in ((1, 1), (3, 17), (10_000, 5)):
+                code = {"euclidean": 0, "manhattan": 1, "chebyshev": 2}[metric]
+                keys, idx = query_knn_leaves(X, U[::-1], k_max, code, leaf_size=leaf_size, block=block)
+                np.testing.assert_array_equal(keys, ref.keys[::-1])
+                np.testing.assert_array_equal(idx, ref.indices[::-1])
+
+
+@pytest.mark.parametrize("kind", ["grid", "normal", "duplicates"])
+def test_leaf_graph_of_a_draw_equals_knn_graph(kind):
+    """emmv_many's per-draw graph through the leaf search is knn_graph's, bit for bit (keys, distances, indices,
+    counts), ties and duplicates included; also for Manhattan and Chebyshev keys and any leaf / block size."""
+    from odeval.labelfree import emmv_algorithm
+    from odeval.neighbors import knn_graph
+    from odeval.neighbors._leaf_query import knn_graph_leaves
+
+    rng = np.random.default_rng(5)
+    X = {"grid": rng.integers(0, 4, size=(300, 3)).astype(float), "normal": rng.normal(size=(400, 5)),
+         "duplicates": rng.integers(0, 2, size=(300, 2)).astype(float)}[kind]
+    for k_max in (1, 6, 45):
+        ref = knn_graph(X, k_max)
+        got = emmv_algorithm._draw_graph(X, k_max)
+        for name in ("keys", "distances", "indices", "counts"):
+            np.testing.assert_array_equal(getattr(got, name), getattr(ref, name))
+        for code, metric in ((1, "manhattan"), (2, "chebyshev")):
+            ref = knn_graph(X, k_max, metric=metric)
+            for leaf_size, block in ((None, 512), (1, 7)):
+                keys, idx = knn_graph_leaves(X, k_max, code, leaf_size=leaf_size, block=block)
+                np.testing.assert_array_equal(keys, ref.keys)
+                np.testing.assert_array_equal(idx, ref.indices)
 
 
 def test_emmv_many_values_do_not_depend_on_the_query_path(monkeypatch):
-    """EM and MV of every method are bit-identical with the tree query and with brute force."""
+    """EM and MV of every method are bit-identical with the leaf query and with brute force."""
     from odeval.labelfree import emmv_algorithm
 
     rng = np.random.default_rng(4)
-    X = np.vstack([rng.integers(0, 5, size=(150, 4)).astype(float) / 4, rng.normal(size=(150, 4))])
     methods = {"kNN": [3, 20], "kNNW": [5], "LOF": [10], "SimplifiedLOF": [4], "LoOP": [12], "LDOF": [6, 25]}
     kw = {"n_generated": 5000, "seed": 2, "warn": False}
-    monkeypatch.setattr(emmv_algorithm, "TREE_QUERY_MIN_N", 10**9)
-    brute = emmv_algorithm.emmv_many(methods, X, **kw)
-    monkeypatch.setattr(emmv_algorithm, "TREE_QUERY_MIN_N", 0)
-    tree = emmv_algorithm.emmv_many(methods, X, **kw)
-    for m in methods:
-        for a, b in zip(brute[m], tree[m], strict=True):
-            assert np.array_equal(a.em_draws, b.em_draws, equal_nan=True)
-            assert np.array_equal(a.mv_draws, b.mv_draws, equal_nan=True)
+    mixed = np.vstack([rng.integers(0, 5, size=(150, 4)).astype(float) / 4, rng.normal(size=(150, 4))])
+    binary = np.hstack([rng.integers(0, 2, size=(300, 3)).astype(float), rng.normal(size=(300, 1))])
+    binary[:150, 3] = 0.0  # half the objects on 8 points: rows of many tied neighbours (bands of wide rows)
+    for X in (mixed, binary):
+        monkeypatch.setattr(emmv_algorithm, "LEAF_QUERY_MIN_N", 10**9)
+        brute = emmv_algorithm.emmv_many(methods, X, **kw)
+        monkeypatch.setattr(emmv_algorithm, "LEAF_QUERY_MIN_N", 1)
+        leaf = emmv_algorithm.emmv_many(methods, X, **kw)
+        for m in methods:
+            for a, b in zip(brute[m], leaf[m], strict=True):
+                assert np.array_equal(a.em_draws, b.em_draws, equal_nan=True)
+                assert np.array_equal(a.mv_draws, b.mv_draws, equal_nan=True)
 
 
 def test_author_box_per_setting():

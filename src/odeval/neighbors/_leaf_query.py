@@ -1,0 +1,428 @@
+"""Exact kNN of many query points through leaf boxes of the reference set (private; numba).
+
+The query of EM/MV's uniform sample (:func:`odeval.labelfree.emmv_algorithm._query_uniform`): 10⁵ points in
+≤ 5 dimensions against N ≤ 10⁴ fitted objects, k_max ≤ 100, per feature draw. Same rows as
+:func:`odeval.neighbors.query_knn` bit for bit — every reference object whose key does not exceed the k_max-th
+smallest key, sorted by (key, index), keys summed by :func:`odeval.neighbors._kernels._pair_key` — at a fraction
+of the cost of brute force (O(M · N)) or of a k-d tree proposal that must be checked and re-sorted.
+
+How. The reference objects are cut into leaves of a k-d tree (median splits of the widest attribute), each with
+its bounding box. The queries are processed in the k-d order of the queries themselves, so that consecutive
+queries lie close together, and each query starts from an upper bound of its k_max-th key: a max-heap of its
+keys to the k_max nearest objects of the previous query (k_max actual objects, so the k_max-th key cannot exceed
+the heap's top). A leaf whose box key (the key to the nearest point of the box, per attribute the difference to
+the clamped coordinate) exceeds the top is skipped; the objects of the other leaves with key ≤ the top are
+candidates, and a smaller key replaces the top. At the end the top is the k_max-th key, and the candidates up to
+it are sorted by (key, index). The in-sample graph (:func:`knn_graph_leaves`) is the same search with the
+objects as queries, each skipping itself.
+
+Exactness. Rounding to nearest is monotone, so the computed box key never exceeds the computed key of any
+object in the box (each clamped difference is at most the object's difference in magnitude, squares and sums
+are monotone): skipping never drops an object with key ≤ the bound, and the bound itself is a computed key of
+k_max real objects (the top only decreases as objects are seen). The candidates therefore contain every object
+with key ≤ the k_max-th key, whatever the bound, the leaves or the query order — those change the cost, never
+the rows.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from odeval.neighbors._kernels import _pair_key, _sift_down
+
+
+@njit(cache=True)
+def kd_leaf_order(X, leaf_size):  # pragma: no cover - numba
+    """Permutation of the rows of ``X`` into the leaves of a k-d tree, and the leaves' start offsets.
+
+    Segments longer than ``leaf_size`` are split at their middle position after a stable sort on their widest
+    attribute; a segment of identical rows stays one leaf. Returns ``(perm, starts)``: leaf ``l`` holds the rows
+    ``perm[starts[l]:starts[l + 1]]``; leaves in left-to-right order (neighbouring leaves lie close together).
+    """
+    n, d = X.shape
+    perm = np.arange(n)
+    starts = np.empty(n + 1, np.int64)
+    n_leaves = 0
+    seg_start = np.empty(n + 1, np.int64)
+    seg_end = np.empty(n + 1, np.int64)
+    top = 0
+    seg_start[0] = 0
+    seg_end[0] = n
+    top = 1 if n > 0 else 0
+    while top > 0:
+        top -= 1
+        s = seg_start[top]
+        e = seg_end[top]
+        if e - s <= leaf_size:
+            starts[n_leaves] = s
+            n_leaves += 1
+            continue
+        widest = 0.0
+        axis = -1
+        for j in range(d):
+            lo = np.inf
+            hi = -np.inf
+            for i in range(s, e):
+                v = X[perm[i], j]
+                lo = min(lo, v)
+                hi = max(hi, v)
+            if hi - lo > widest:
+                widest = hi - lo
+                axis = j
+        if axis < 0:  # all rows identical: no split separates them
+            starts[n_leaves] = s
+            n_leaves += 1
+            continue
+        vals = np.empty(e - s)
+        for i in range(s, e):
+            vals[i - s] = X[perm[i], axis]
+        order = np.argsort(vals, kind="mergesort")
+        seg = perm[s:e].copy()
+        for i in range(e - s):
+            perm[s + i] = seg[order[i]]
+        mid = (s + e) // 2
+        seg_start[top] = mid  # right half below the left one on the stack: leaves come out left to right
+        seg_end[top] = e
+        top += 1
+        seg_start[top] = s
+        seg_end[top] = mid
+        top += 1
+    starts[n_leaves] = n
+    return perm, starts[:n_leaves + 1].copy()
+
+
+@njit(cache=True, inline="always")
+def _box_key(U, q, lo, hi, leaf, metric):  # pragma: no cover - numba
+    """Key from query row q to the nearest point of leaf ``leaf``'s box, in :func:`_pair_key`'s arithmetic
+    (per attribute the difference to the clamped coordinate; a lower bound of every member's key)."""
+    s = 0.0
+    for j in range(U.shape[1]):
+        u = U[q, j]
+        if u < lo[leaf, j]:
+            t = u - lo[leaf, j]
+        elif u > hi[leaf, j]:
+            t = u - hi[leaf, j]
+        else:
+            t = 0.0
+        if metric == 0:
+            s += t * t
+        elif metric == 1:
+            s += abs(t)
+        elif abs(t) > s:
+            s = abs(t)
+    return s
+
+
+@njit(cache=True, inline="always")
+def _before(ka, ia, kb, ib):  # pragma: no cover - numba
+    """(key, index) order of the rows."""
+    return ka < kb or (ka == kb and ia < ib)
+
+
+@njit(cache=True)
+def _sort_pairs(keys, idx, pos, n, skeys, sidx, spos):  # pragma: no cover - numba
+    """Sort keys[:n], idx[:n], pos[:n] together by (key, index): bottom-up merge sort, s* the scratch."""
+    width = 1
+    src_k, src_i, src_p = keys, idx, pos
+    dst_k, dst_i, dst_p = skeys, sidx, spos
+    flipped = False
+    while width < n:
+        start = 0
+        while start < n:
+            mid = min(start + width, n)
+            end = min(start + 2 * width, n)
+            i = start
+            j = mid
+            o = start
+            while i < mid and j < end:
+                if _before(src_k[j], src_i[j], src_k[i], src_i[i]):
+                    dst_k[o] = src_k[j]
+                    dst_i[o] = src_i[j]
+                    dst_p[o] = src_p[j]
+                    j += 1
+                else:
+                    dst_k[o] = src_k[i]
+                    dst_i[o] = src_i[i]
+                    dst_p[o] = src_p[i]
+                    i += 1
+                o += 1
+            while i < mid:
+                dst_k[o] = src_k[i]
+                dst_i[o] = src_i[i]
+                dst_p[o] = src_p[i]
+                i += 1
+                o += 1
+            while j < end:
+                dst_k[o] = src_k[j]
+                dst_i[o] = src_i[j]
+                dst_p[o] = src_p[j]
+                j += 1
+                o += 1
+            start += 2 * width
+        src_k, dst_k = dst_k, src_k
+        src_i, dst_i = dst_i, src_i
+        src_p, dst_p = dst_p, src_p
+        flipped = not flipped
+        width *= 2
+    if flipped:
+        for t in range(n):
+            keys[t] = src_k[t]
+            idx[t] = src_i[t]
+            pos[t] = src_p[t]
+
+
+#: Rows of up to this many neighbours are sorted by counting ranks (O(m²) comparisons without data-dependent
+#: branches: about 3× faster than a merge sort for m ≈ 50–100, whose branches the processor cannot predict).
+RANK_SORT_MAX = 256
+
+
+@njit(cache=True)
+def _rank_sort(keys, idx, pos, n, skeys, sidx, spos):  # pragma: no cover - numba
+    """Sort keys[:n], idx[:n], pos[:n] together by (key, index): each row goes to its rank, the number of rows
+    before it in that order (unique, as the indices are distinct)."""
+    for a in range(n):
+        ka = keys[a]
+        ia = idx[a]
+        rank = 0
+        for b in range(n):
+            kb = keys[b]
+            rank += (kb < ka) | ((kb == ka) & (idx[b] < ia))
+        skeys[rank] = ka
+        sidx[rank] = ia
+        spos[rank] = pos[a]
+    for a in range(n):
+        keys[a] = skeys[a]
+        idx[a] = sidx[a]
+        pos[a] = spos[a]
+
+
+@njit(cache=True, parallel=True)
+def query_leaves(U, rows, out_rows, skip, Xp, pidx, starts, lo, hi, k_max, metric, cap, block,
+                 out_keys, out_idx, out_cnt):  # pragma: no cover - numba
+    """kNN (+ ties at the k_max-th key) of the query rows ``U[rows[r]]``, written to output row ``out_rows[r]``.
+
+    ``Xp`` = the reference objects in leaf order (``X[pidx]``), leaf l = positions ``starts[l]:starts[l+1]`` with
+    box ``lo[l]``..``hi[l]``; ``skip[r]``: the position of the object row r must not count (the query itself, for
+    a graph of the reference objects), -1 for none. Output row o = ``out_rows[r]`` gets the keys and reference
+    indices (``pidx`` of the positions) sorted by (key, index), at most ``cap`` (the outputs' width) of them,
+    padded with +inf / -1, and ``out_cnt[o]`` = their true number (> cap: redo with a larger cap). ``rows``
+    should follow the queries' k-d order (consecutive queries close together): each query starts from the
+    previous query's k_max nearest objects; blocks of ``block`` rows run in parallel, each starting from the
+    first k_max objects.
+
+    Per query: a max-heap of the k_max smallest keys seen, seeded with the keys of those k_max proposals, its
+    top the running bound (the k_max-th smallest key of k_max real objects); leaves whose box key exceeds the
+    bound are skipped, every other object with key ≤ the bound is a candidate, and a smaller key replaces the
+    top. At the end the top is the k_max-th key exactly (every object not seen lies in a skipped leaf or had a
+    key above an earlier, larger bound) and the candidates up to it are sorted. See the module docstring.
+    """
+    M = rows.shape[0]
+    N = Xp.shape[0]
+    n_leaves = starts.shape[0] - 1
+    n_blocks = (M + block - 1) // block
+    for b in prange(n_blocks):
+        r0 = b * block
+        r1 = min(M, r0 + block)
+        proposal = np.arange(k_max)  # positions (in Xp) of the k_max objects the bound starts from
+        marked = np.zeros(N, np.bool_)  # the proposals (and the skipped object): not scanned again
+        heap = np.empty(k_max)
+        prop_keys = np.empty(k_max)
+        cand_keys = np.empty(N)
+        cand_pos = np.empty(N, np.int64)
+        sel_keys = np.empty(N)
+        sel_idx = np.empty(N, np.int64)
+        sel_pos = np.empty(N, np.int64)
+        tmp_keys = np.empty(N)
+        tmp_idx = np.empty(N, np.int64)
+        tmp_pos = np.empty(N, np.int64)
+        for r in range(r0, r1):
+            q = rows[r]
+            own = skip[r]
+            for t in range(k_max):
+                marked[proposal[t]] = True
+            if own >= 0:
+                for t in range(k_max):
+                    if proposal[t] == own:  # any other object will do: the bound only needs k_max real ones
+                        p = 0
+                        while marked[p] or p == own:
+                            p += 1
+                        marked[p] = True
+                        proposal[t] = p
+                marked[own] = True
+            for t in range(k_max):
+                v = _pair_key(U, q, Xp, proposal[t], metric)
+                prop_keys[t] = v
+                heap[t] = v
+            for t in range(k_max // 2 - 1, -1, -1):
+                _sift_down(heap, k_max, t)
+            top = heap[0]
+            c = 0
+            for leaf in range(n_leaves):
+                if _box_key(U, q, lo, hi, leaf, metric) > top:
+                    continue
+                for p in range(starts[leaf], starts[leaf + 1]):
+                    if marked[p]:
+                        continue
+                    v = _pair_key(U, q, Xp, p, metric)
+                    if v <= top:
+                        cand_keys[c] = v
+                        cand_pos[c] = p
+                        c += 1
+                        if v < top:
+                            heap[0] = v
+                            _sift_down(heap, k_max, 0)
+                            top = heap[0]
+            for t in range(k_max):
+                cand_keys[c] = prop_keys[t]
+                cand_pos[c] = proposal[t]
+                c += 1
+                marked[proposal[t]] = False
+            if own >= 0:
+                marked[own] = False
+            m = 0
+            for t in range(c):
+                if cand_keys[t] <= top:
+                    sel_keys[m] = cand_keys[t]
+                    sel_pos[m] = cand_pos[t]
+                    sel_idx[m] = pidx[cand_pos[t]]
+                    m += 1
+            if m <= RANK_SORT_MAX:
+                _rank_sort(sel_keys, sel_idx, sel_pos, m, tmp_keys, tmp_idx, tmp_pos)
+            else:
+                _sort_pairs(sel_keys, sel_idx, sel_pos, m, tmp_keys, tmp_idx, tmp_pos)
+            o = out_rows[r]
+            out_cnt[o] = m
+            for t in range(min(m, cap)):
+                out_keys[o, t] = sel_keys[t]
+                out_idx[o, t] = sel_idx[t]
+            for t in range(m, cap):  # the padding: the caller allocates without filling (rows can be thousands wide)
+                out_keys[o, t] = np.inf
+                out_idx[o, t] = -1
+            for t in range(k_max):
+                proposal[t] = sel_pos[t]
+
+
+def leaf_index(X: np.ndarray, leaf_size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(Xp, pidx, starts, lo, hi)`` of :func:`query_leaves` for the reference objects ``X``."""
+    pidx, starts = kd_leaf_order(np.ascontiguousarray(X, dtype=np.float64), int(leaf_size))
+    Xp = np.ascontiguousarray(X[pidx], dtype=np.float64)
+    lo = np.ascontiguousarray(np.minimum.reduceat(Xp, starts[:-1], axis=0))
+    hi = np.ascontiguousarray(np.maximum.reduceat(Xp, starts[:-1], axis=0))
+    return Xp, pidx, starts, lo, hi
+
+
+def _search(Q: np.ndarray, rows: np.ndarray, skip: np.ndarray, index: tuple, k_max: int, metric: int, block: int,
+            n_out: int) -> tuple[np.ndarray, np.ndarray]:
+    """Run :func:`query_leaves` for the query rows ``rows`` (output row = query row), then again, into wider
+    outputs, for the rows with more tied neighbours than fit: ``(keys, indices)`` of width = the largest count.
+    The outputs are allocated unfilled and written once (the kernel pads): with massive ties (a 5-attribute draw
+    of mostly binary attributes: a few distinct points) a row holds thousands of neighbours."""
+    cap = k_max + 8
+    keys = np.empty((n_out, cap))
+    idx = np.empty((n_out, cap), dtype=np.int64)
+    cnt = np.zeros(n_out, dtype=np.int64)
+    query_leaves(Q, rows, rows, skip, *index, int(k_max), int(metric), cap, int(block), keys, idx, cnt)
+    width = int(cnt.max())
+    if width <= cap:
+        return np.ascontiguousarray(keys[:, :width]), np.ascontiguousarray(idx[:, :width])
+    over = cnt > cap
+    wide_keys = np.empty((n_out, width))
+    wide_idx = np.empty((n_out, width), dtype=np.int64)
+    wide_keys[~over, :cap] = keys[~over]
+    wide_idx[~over, :cap] = idx[~over]
+    wide_keys[~over, cap:] = np.inf
+    wide_idx[~over, cap:] = -1
+    del keys, idx
+    redo = over[rows]  # massive ties: the same rows again with room for all of them
+    query_leaves(Q, rows[redo], rows[redo], skip[redo], *index, int(k_max), int(metric), width, int(block), wide_keys,
+                 wide_idx, cnt)
+    return wide_keys, wide_idx
+
+
+def query_knn_leaves(X: np.ndarray, U: np.ndarray, k_max: int, metric: int, *, leaf_size: int | None = None,
+                     query_leaf_size: int = 8, block: int = 512) -> tuple[np.ndarray, np.ndarray]:
+    """Keys and reference indices of the kNN (+ ties) of every row of ``U`` among the rows of ``X``: the
+    ``(keys, indices)`` of :func:`odeval.neighbors.query_knn` (width = the largest row count, padded with
+    +inf / -1), bit for bit. ``metric``: 0 squared Euclidean, 1 Manhattan, 2 Chebyshev keys."""
+    n = X.shape[0]
+    if not 1 <= k_max <= n:
+        raise ValueError(f"k_max must lie in [1, {n}] for {n} reference objects, got {k_max}")
+    if leaf_size is None:  # about √N objects per leaf: as many leaves to test as objects in a leaf
+        leaf_size = max(8, int(np.sqrt(n)))
+    index = leaf_index(X, leaf_size)
+    Uc = np.ascontiguousarray(U, dtype=np.float64)
+    rows, _ = kd_leaf_order(Uc, query_leaf_size)
+    return _search(Uc, rows, np.full(rows.size, -1, dtype=np.int64), index, k_max, metric, block, Uc.shape[0])
+
+
+def query_knn_leaves_bands(X: np.ndarray, U: np.ndarray, k_max: int, metric: int, *, leaf_size: int | None = None,
+                           query_leaf_size: int = 8, block: int = 512
+                           ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """:func:`query_knn_leaves` in bands of rows of similar width: ``[(rows, keys, indices), ...]``, each band's
+    arrays as wide as its own largest count (rows sorted ascending within a band; every row of ``U`` in exactly
+    one band). Rows with no more than k_max + 8 neighbours form the first band; the rows with more (massive ties:
+    a draw of a few distinct points) follow in bands of counts up to 2×, 4×, ... that, so that a few rows of
+    thousands of tied neighbours do not pad every other row to their width (the padded arrays were gigabytes).
+    Each row is bit for bit the row of :func:`query_knn_leaves`."""
+    n = X.shape[0]
+    if not 1 <= k_max <= n:
+        raise ValueError(f"k_max must lie in [1, {n}] for {n} reference objects, got {k_max}")
+    if leaf_size is None:
+        leaf_size = max(8, int(np.sqrt(n)))
+    index = leaf_index(X, leaf_size)
+    Uc = np.ascontiguousarray(U, dtype=np.float64)
+    m = Uc.shape[0]
+    order, _ = kd_leaf_order(Uc, query_leaf_size)
+    skip = np.full(m, -1, dtype=np.int64)
+    cap = k_max + 8
+    keys = np.empty((m, cap))
+    idx = np.empty((m, cap), dtype=np.int64)
+    cnt = np.zeros(m, dtype=np.int64)
+    query_leaves(Uc, order, order, skip, *index, int(k_max), int(metric), cap, int(block), keys, idx, cnt)
+    fits = cnt <= cap
+    out = []
+    if fits.all():
+        w = int(cnt.max())
+        return [(np.arange(m), np.ascontiguousarray(keys[:, :w]), np.ascontiguousarray(idx[:, :w]))]
+    rows = np.flatnonzero(fits)
+    if rows.size:
+        w = int(cnt[rows].max())
+        out.append((rows, np.ascontiguousarray(keys[rows, :w]), np.ascontiguousarray(idx[rows, :w])))
+    del keys, idx
+    over_order = order[~fits[order]]  # the wide rows, still in k-d order (coherent bounds)
+    lower = cap
+    while over_order.size:
+        upper = 2 * lower
+        in_band = cnt[over_order] <= upper
+        band = over_order[in_band]
+        over_order = over_order[~in_band]
+        lower = upper
+        if not band.size:
+            continue
+        w = int(cnt[band].max())
+        local = np.arange(band.size, dtype=np.int64)
+        bk = np.empty((band.size, w))
+        bi = np.empty((band.size, w), dtype=np.int64)
+        bc = np.zeros(band.size, dtype=np.int64)
+        query_leaves(Uc, band, local, skip[:band.size], *index, int(k_max), int(metric), w, int(block), bk, bi, bc)
+        srt = np.argsort(band, kind="stable")
+        out.append((band[srt], bk[srt], bi[srt]))
+    return out
+
+
+def knn_graph_leaves(X: np.ndarray, k_max: int, metric: int, *, leaf_size: int | None = None,
+                     block: int = 512) -> tuple[np.ndarray, np.ndarray]:
+    """Keys and indices of the in-sample kNN graph of ``X`` (each object's k_max nearest *other* objects, ties
+    included; a duplicate of the object counts, the object itself does not): the ``(keys, indices)`` rows of
+    :func:`odeval.neighbors.knn_graph` bit for bit. The objects query their own leaves in k-d order, each
+    skipping its own position."""
+    n = X.shape[0]
+    if not 1 <= k_max <= n - 1:
+        raise ValueError(f"k_max must lie in [1, {n - 1}] for {n} objects, got {k_max}")
+    if leaf_size is None:
+        leaf_size = max(8, int(np.sqrt(n)))
+    index = leaf_index(X, leaf_size)
+    # query row r is the object at leaf position r (the objects in their own k-d order), skipping that position
+    return _search(np.ascontiguousarray(X, dtype=np.float64), index[1], np.arange(n, dtype=np.int64), index, k_max,
+                   metric, block, n)
