@@ -60,7 +60,7 @@ def device_graph(X: np.ndarray, k_max: int, device: str, metric: str = "euclidea
     """The device search: ``knn_graph(device=...)`` on CUDA; on the CPU the same code on PyTorch's CPU build."""
     from odeval.neighbors import knn_graph
     from odeval.neighbors._metrics import resolve_metric
-    from odeval.neighbors._torch_graph import device_graph as _device_graph
+    from odeval.neighbors.graph import device_graph as _device_graph
 
     if device == "cpu":
         return _device_graph(X, k_max, resolve_metric(metric).fit_to(X), "exact", "cuda", torch_device="cpu")

@@ -237,16 +237,18 @@ def test_shared_select_run_equals_the_registered_selectors():
     assert list(mine) == ["select", "ensemble", "select-ensemble", "ensemble-rank", "default-knn10"]
 
 
-def test_gamma_max_probe_agrees_with_the_search():
+@pytest.mark.parametrize("classifier", ["optimum", "pinned"])
+def test_gamma_max_probe_agrees_with_the_search(classifier):
+    """The probe and the search with the same classifier (the guarded rule probes with the optimum)."""
     from odeval.labelfree import ireos_select
     from odeval.labelfree.ireos import gamma_max_exceeds
 
     X, _ = _blobs(40)
     pool = candidate_pool(X, [2, 5, 10])
     sols = [pool.scores[i] for i in (0, 5, 20)]
-    g = ireos_select(X, sols).gamma_max
-    assert not gamma_max_exceeds(X, sols, g * 1.0001)
-    assert gamma_max_exceeds(X, sols, g * 0.999)
+    g = ireos_select(X, sols, classifier=classifier).gamma_max
+    assert not gamma_max_exceeds(X, sols, g * 1.0001, classifier=classifier)
+    assert gamma_max_exceeds(X, sols, g * 0.999, classifier=classifier)
 
 
 def test_pruned_ireos_above_the_threshold_takes_the_ensemble():

@@ -18,6 +18,7 @@ torch = pytest.importorskip("torch", reason="PyTorch is not installed (extra ode
 from odeval.data import load_dataset  # noqa: E402
 from odeval.data.catalogue import vendored_dir  # noqa: E402
 from odeval.neighbors import _torch_graph as tg  # noqa: E402
+from odeval.neighbors import graph as graph_module  # noqa: E402
 from odeval.neighbors import knn_graph  # noqa: E402
 from odeval.neighbors._metrics import resolve_metric  # noqa: E402
 
@@ -227,10 +228,10 @@ def test_device_graph_errors_on_this_build():
     X = np.random.default_rng(7).normal(size=(50, 3))
     spec = resolve_metric("cosine")
     with pytest.raises(tg.DeviceError, match=r"supports the metrics euclidean, cityblock, chebyshev, not 'cosine'"):
-        tg.device_graph(X, 5, spec, "exact", "cuda", torch_device="cpu")
+        graph_module.device_graph(X, 5, spec, "exact", "cuda", torch_device="cpu")
     with pytest.raises(ValueError, match=r"backend='tree' is a CPU search"):
-        tg.device_graph(X, 5, resolve_metric("euclidean"), "tree", "cuda", torch_device="cpu")
-    g = tg.device_graph(X, 5, resolve_metric("euclidean"), "auto", "cuda", torch_device="cpu")
+        graph_module.device_graph(X, 5, resolve_metric("euclidean"), "tree", "cuda", torch_device="cpu")
+    g = graph_module.device_graph(X, 5, resolve_metric("euclidean"), "auto", "cuda", torch_device="cpu")
     assert g.search == "torch" and "float64 keys; rows: 50 from 21 candidates" in g.search_reason
 
 

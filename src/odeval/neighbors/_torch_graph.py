@@ -36,7 +36,7 @@ import numpy as np
 
 from odeval.neighbors._metrics import Metric
 
-__all__ = ["GPU_METRICS", "DeviceError", "check_device", "device_graph", "stats_line", "torch_graph_parts"]
+__all__ = ["GPU_METRICS", "DeviceError", "check_device", "device_graph_parts", "stats_line", "torch_graph_parts"]
 
 #: Metrics of the device search: the three whose keys the CPU computes with elementwise IEEE operations only.
 GPU_METRICS = ("euclidean", "cityblock", "chebyshev")
@@ -473,13 +473,12 @@ def _device_name(torch, device: str) -> str:
     return torch.cuda.get_device_name(torch.device(device)) if device.startswith("cuda") else "CPU"
 
 
-def device_graph(X: np.ndarray, k_max: int, spec: Metric, backend: str, device: str,
-                 torch_device: str | None = None):
-    """``knn_graph(..., device=...)`` for a device other than "cpu": the exact graph by the PyTorch search
-    (:func:`torch_graph_parts`), assembled on the host like the CPU graph. ``torch_device`` overrides the
-    checked device (tests: "cpu")."""
-    from odeval.neighbors import graph as _graph
-
+def device_graph_parts(X: np.ndarray, k_max: int, spec: Metric, backend: str, device: str, *,
+                       max_abs_value: float, torch_device: str | None = None) -> tuple[Any, str]:
+    """The checked inputs of ``knn_graph(..., device=...)`` for a device other than "cpu", searched by PyTorch
+    (:func:`torch_graph_parts`): ``(parts, search_reason)``, assembled on the host by
+    :mod:`odeval.neighbors.graph` like the CPU graph (this module does not import it: no import cycle).
+    ``torch_device`` overrides the checked device (tests: "cpu")."""
     target = torch_device or check_device(device)
     if backend not in ("exact", "auto", "brute"):
         raise ValueError(f"backend={backend!r} is a CPU search; device={device!r} computes the exact graph "
@@ -487,14 +486,11 @@ def device_graph(X: np.ndarray, k_max: int, spec: Metric, backend: str, device: 
     if spec.name not in GPU_METRICS:
         raise DeviceError(f"device={device!r} supports the metrics {', '.join(GPU_METRICS)}, not {spec.label!r}; "
                           "use device='cpu'")
-    if spec.name == "euclidean" and float(np.abs(X).max()) > _graph._MAX_ABS_VALUE:
+    if spec.name == "euclidean" and float(np.abs(X).max()) > max_abs_value:
         raise ValueError(f"X holds values up to {float(np.abs(X).max()):.3g} in magnitude; squared Euclidean "
                          "distances would overflow float64 — rescale the data")
     torch = _import_torch(device)
     stats: dict = {}
     parts = torch_graph_parts(X, k_max, spec, target, stats=stats)
-    g = _graph._assemble(X, k_max, spec, parts, "exact")
-    g.search = "torch"
-    g.search_reason = (f"exact brute force on {target} ({_device_name(torch, target)}, PyTorch {torch.__version__}):"
-                       f" float32 candidates, float64 keys; {stats_line(stats)}")
-    return g
+    return parts, (f"exact brute force on {target} ({_device_name(torch, target)}, PyTorch {torch.__version__}):"
+                   f" float32 candidates, float64 keys; {stats_line(stats)}")

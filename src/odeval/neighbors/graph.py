@@ -307,8 +307,6 @@ def knn_graph(
     k_max = check_k(k_max, n, name="k_max")
     spec = resolve_metric(metric, p=p, metric_params=metric_params).fit_to(X)
     if device != "cpu":
-        from odeval.neighbors._torch_graph import device_graph
-
         return device_graph(X, k_max, spec, backend, device)
     search, reason = choose_search(n, X.shape[1], spec.name, backend)
     block = _block_rows(n, chunk_size)
@@ -609,3 +607,17 @@ def _approx_graph(X, k_max, spec, block, seed, approx_params, recall_sample) -> 
                 for r in sample]
         got.approx_recall = float(np.mean(hits))
     return got
+
+
+def device_graph(X: np.ndarray, k_max: int, spec: Metric, backend: str, device: str,
+                 torch_device: str | None = None) -> KNNGraph:
+    """``knn_graph(..., device=...)`` for a device other than "cpu": the exact graph searched by PyTorch
+    (:mod:`odeval.neighbors._torch_graph`), assembled on the host like the CPU graph (search "torch").
+    ``torch_device`` overrides the checked device (tests: "cpu")."""
+    from odeval.neighbors._torch_graph import device_graph_parts
+
+    parts, reason = device_graph_parts(X, k_max, spec, backend, device, max_abs_value=_MAX_ABS_VALUE,
+                                       torch_device=torch_device)
+    g = _assemble(X, k_max, spec, parts, "exact")
+    g.search, g.search_reason = "torch", reason
+    return g
