@@ -690,10 +690,12 @@ class _SettingDefault:
               show_default=True, help="author: the authors' box and grids per setting (all the data when d <= "
               "--max-dim; each draw's evaluated objects, finer grids when sub-sampling); train_test: the fitted "
               "and evaluated objects, standard grids (odeval before issue 26).")
-@click.option("--sampling", type=click.Choice(["uniform", "nested"]),
+@click.option("--sampling", type=click.Choice(["auto", "uniform", "nested"]),
               default=_SettingDefault("EMMVSettings", "sampling"), show_default=True,
               help="uniform: the volume points uniform in the box (the chapter); nested: importance-weighted over "
-              "nested quantile boxes of the evaluated objects (estimable on zero-inflated, skewed attributes).")
+              "nested quantile boxes of the evaluated objects (estimable on zero-inflated, skewed attributes); "
+              "auto: uniform, each draw whose EM / MV is not estimable redone (EM: exact integration where the "
+              "grid is the cause, then nested points), each draw's method reported.")
 @click.option("--integration", type=click.Choice(["grid", "exact"]), default="grid", show_default=True,
               help="grid: the authors' t / alpha grids; exact: exact integrals of the empirical curves.")
 @click.option("--max-outlier-ratio", type=float, default=0.1, show_default=True,

@@ -102,15 +102,23 @@ def test_emmv_box_enters_the_ids_unless_it_is_the_box_of_older_stores():
     assert default.internal_options == {"seed": 0} and old.internal_options == {"box": "train_test", "seed": 0}
     assert unit_id(sha, ref, m, default) == unit_id(sha, ref, m, author) != unit_id(sha, ref, m, old)
     assert default.study_hash == author.study_hash != old.study_hash
-    # the id of box="train_test" is the formula of stores written before the box option existed
+    # the id of box="train_test" with sampling="uniform" (below) is the formula of stores written before either option
     payload = json.dumps([sha, ref.name, m.name, m.params_json, parse_k_range(m.ks).canonical(), old.metric,
                           list(old.measures), old.keep_scores,
                           {"internal": ["em", "mv"], "options": {"seed": 0}}], sort_keys=True, default=str)
-    assert unit_id(sha, ref, m, old) == hashlib.sha256(payload.encode()).hexdigest()[:24]
+    assert unit_id(sha, ref, m, old) != hashlib.sha256(payload.encode()).hexdigest()[:24]  # sampling "auto" enters
+    # sampling: the default "auto" enters the ids (it redoes draws the uniform points cannot estimate); "uniform",
+    # the only sampling of older stores, keeps their ids
     uniform = study_from_dict(_raw(internal=["em", "mv"], internal_options={"sampling": "uniform"}), source="a")
     nested = study_from_dict(_raw(internal=["em", "mv"], internal_options={"sampling": "nested"}), source="a")
-    assert unit_id(sha, ref, m, uniform) == unit_id(sha, ref, m, default) != unit_id(sha, ref, m, nested)
-    with pytest.raises(StudyError, match=r"internal_options.sampling must be one of \['uniform', 'nested'\]"):
+    auto = study_from_dict(_raw(internal=["em", "mv"], internal_options={"sampling": "auto"}), source="a")
+    assert unit_id(sha, ref, m, auto) == unit_id(sha, ref, m, default)
+    assert len({unit_id(sha, ref, m, s) for s in (default, uniform, nested)}) == 3
+    assert default.internal_key["options"]["sampling"] == "auto" and "sampling" not in uniform.internal_key["options"]
+    old_uniform = study_from_dict(_raw(internal=["em", "mv"], internal_options={"box": "train_test",
+                                                                                 "sampling": "uniform"}), source="a")
+    assert unit_id(sha, ref, m, old_uniform) == hashlib.sha256(payload.encode()).hexdigest()[:24]
+    with pytest.raises(StudyError, match=r"internal_options.sampling must be one of \['auto', 'uniform', 'nested'\]"):
         study_from_dict(_raw(internal=["em"], internal_options={"sampling": "importance"}), source="t")
     with pytest.raises(StudyError, match=r"internal_options.box must be one of \['author', 'train_test'\]"):
         study_from_dict(_raw(internal=["em"], internal_options={"box": "data"}), source="t")

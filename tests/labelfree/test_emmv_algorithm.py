@@ -455,6 +455,106 @@ def test_sparse_data_estimable_with_nested_points_and_exact_integration(detector
     assert res.em_failed <= 1 and res.mv_failed <= 1, res.reasons
     if detector == "iforest":  # the authors' uniform points: EM and MV missing in most draws
         with pytest.warns(EMMVWarning):
-            uniform = emmv(detector, X[:400], X[400:], draws=10, n_generated=20_000, seed=0, integration="exact")
+            uniform = emmv(detector, X[:400], X[400:], draws=10, n_generated=20_000, seed=0, integration="exact",
+                           sampling="uniform")
         assert uniform.em_failed >= 5 and uniform.mv_failed >= 5
         assert any("contains none of the 20000 uniform points" in r for r in uniform.reasons)
+
+
+def sparse_table(n: int, d: int, seed: int) -> np.ndarray:
+    """A table like the held-out one of issue 26 (57 attributes, most values zero): each attribute is 0 for
+    80–98 % of the objects and heavy-tailed lognormal otherwise (word frequencies, counts), standardised."""
+    rng = np.random.default_rng(seed)
+    nonzero = rng.random((n, d)) < rng.uniform(0.02, 0.20, size=d)
+    X = np.where(nonzero, rng.lognormal(0.0, 1.5, size=(n, d)), 0.0)
+    return (X - X.mean(0)) / X.std(0)
+
+
+@pytest.fixture(scope="module")
+def sparse57():
+    return sparse_table(1000, 57, 1)
+
+
+@pytest.mark.parametrize("detector", ["iforest", "ocsvm", "lof"])
+def test_sparse_data_estimable_by_default(sparse57, detector):
+    """Issue 26: with the default settings (the authors' box and grids, sampling="auto") EM and MV are estimable
+    in ≥ 90 % of the draws on sparse data (57 attributes, ~89 % zeros), the unsupervised split of the CLI; the
+    authors' uniform points alone leave iForest and OCSVM without EM in (nearly) every draw."""
+    X = sparse57
+    res = emmv(detector, X[:500], X[500:], draws=10, n_generated=20_000, seed=0)
+    assert res.sampling == "auto" and res.em_failed <= 1 and res.mv_failed <= 1, res.reasons
+    if detector != "lof":
+        with pytest.warns(EMMVWarning):
+            uniform = emmv(detector, X[:500], X[500:], draws=10, n_generated=20_000, seed=0, sampling="uniform")
+        assert uniform.em_failed >= 8
+
+
+def test_auto_redoes_only_the_draws_it_must():
+    """sampling="auto": a criterion estimable with uniform points is bit for bit that of sampling="uniform" (and
+    recorded "uniform/grid"); EM redone where only the grid is the cause is the uniform points' exact EM; a
+    criterion redone with nested points is bit for bit that of sampling="nested" (same points, same scores)."""
+    X = sparse_data(800, 30, 0)
+    kw = dict(draws=10, n_generated=20_000, seed=0)
+    with pytest.warns(EMMVWarning):
+        uni = emmv("iforest", X[:400], X[400:], sampling="uniform", **kw)
+        uni_exact = emmv("iforest", X[:400], X[400:], sampling="uniform", integration="exact", **kw)
+        nested = emmv("iforest", X[:400], X[400:], sampling="nested", **kw)
+    nested_exact = emmv("iforest", X[:400], X[400:], sampling="nested", integration="exact", **kw)
+    auto = emmv("iforest", X[:400], X[400:], **kw)
+    assert len(auto.em_methods) == len(auto.mv_methods) == 10 and auto.em_failed == auto.mv_failed == 0
+    ref = {"uniform/grid": uni, "uniform/exact": uni_exact, "nested/grid": nested, "nested/exact": nested_exact}
+    for crit in ("em", "mv"):
+        values, methods = getattr(auto, f"{crit}_draws"), getattr(auto, f"{crit}_methods")
+        uni_ok = np.isfinite(getattr(uni, f"{crit}_draws"))
+        assert all(methods[i] == "uniform/grid" for i in np.flatnonzero(uni_ok))
+        for i, how in enumerate(methods):
+            assert values[i] == getattr(ref[how], f"{crit}_draws")[i], (crit, i, how)
+    counts = auto.method_counts()
+    # every kind of fallback triggered here: exact EM on the uniform points, nested points for EM and for MV
+    assert {"uniform/exact", "nested/exact"} <= set(counts["em"]) and "nested/grid" in counts["mv"]
+    assert "uniform/grid" in counts["mv"] and sum(counts["em"].values()) == 10
+    # an explicit sampling never falls back
+    assert set(uni.em_methods) == {"uniform/grid"} and set(nested_exact.mv_methods) == {"nested/exact"}
+
+
+def test_per_draw_method_is_recorded(sparse57):
+    """Each draw's method is in the result, its JSON (to_dict), the bench details and the CLI's text."""
+    from odeval.render.labelfree import render_emmv
+
+    X = sparse57[:, :20]
+    res = emmv("iforest", X[:500], X[500:], draws=4, n_generated=5000, seed=0)
+    d = res.to_dict()
+    assert d["sampling"] == "auto" and len(d["em_methods"]) == len(d["mv_methods"]) == 4
+    assert d["em_methods"] == list(res.em_methods) and all(m.count("/") == 1 for m in d["em_methods"])
+    assert d["method_counts"] == res.method_counts()
+    assert sum(d["method_counts"]["mv"].values()) == 4 - res.mv_failed
+
+    class _Split:
+        features = np.arange(20)
+
+    class _Ev:
+        dataset, setting, result, labelled, split = "t", "unsupervised", res, None, _Split()
+
+    text = render_emmv(_Ev())
+    assert "estimated with (sampling auto; draws): EM " in text
+    for how, n in res.method_counts()["em"].items():
+        assert f"{how} {n}" in text
+
+
+def test_auto_fallback_of_emmv_many_equals_emmv():
+    """emmv_all_k / emmv_many (one query per draw for every k) give the same per-draw values and methods as
+    emmv of each k, including draws redone with nested points; threads give the same bits."""
+    from odeval.labelfree import emmv_all_k
+
+    X = sparse_table(300, 20, 2)
+    kw = dict(draws=4, n_generated=5000, seed=1)
+    many = emmv_all_k("kNN", X, [3, 10], **kw)
+    assert any(m.startswith("nested") for r in many for m in r.em_methods + r.mv_methods)
+    for k, r in zip([3, 10], many, strict=True):
+        one = emmv(KNNQueryDetector("kNN", k), X, **kw)
+        assert np.array_equal(r.em_draws, one.em_draws, equal_nan=True)
+        assert np.array_equal(r.mv_draws, one.mv_draws, equal_nan=True)
+        assert r.em_methods == one.em_methods and r.mv_methods == one.mv_methods
+    threads = emmv(KNNQueryDetector("kNN", 10), X, workers=2, executor="threads", **kw)
+    assert np.array_equal(threads.em_draws, many[1].em_draws, equal_nan=True)
+    assert threads.em_methods == many[1].em_methods

@@ -31,7 +31,8 @@ Optional label-free (internal) measures, computed per unit for every computed k 
     internal = ["em", "mv"]     # INTERNAL_MEASURES; methods without a novelty form get a "not applicable" note
     [internal_options]          # optional, the emmv defaults: draws = 50, features = 5, max_dim = 8,
     draws = 10                  # n_generated = 100000, box = "author" ("train_test": before issue 26),
-                                # sampling = "uniform" ("nested"), seed = the study's seed
+                                # sampling = "auto" ("uniform": before the fallback, "nested"),
+                                # seed = the study's seed
     n_generated = 2000
 
 Per-variant label-free work over *all* candidates (every method × k of the study on that variant, or the ten
@@ -275,8 +276,11 @@ class Study:
         box = options.pop("box", EMMVSettings.box)
         if box != "train_test":
             options["box"] = box
-        if options.get("sampling") == "uniform":  # the only sampling of older stores: their ids stay
-            del options["sampling"]
+        # sampling: the default "auto" (issue 26) redoes the draws that uniform points cannot estimate, so it
+        # enters the ids even when not written; "uniform" (the only sampling of older stores) leaves them as they were
+        sampling = options.pop("sampling", EMMVSettings.sampling)
+        if sampling != "uniform":
+            options["sampling"] = sampling
         return {"internal": list(self.internal), "options": dict(sorted(options.items()))}
 
     @property

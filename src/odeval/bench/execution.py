@@ -234,7 +234,7 @@ def internal_rows(prepared: Prepared, method: MethodSpec, ks: list[int | None], 
     for k, r in zip(ks, res, strict=True):
         d = r.to_dict()
         details = {key: d[key] for key in ("draws", "subsampled", "features_per_draw", "em_failed", "mv_failed",
-                                           "reasons", "n_generated", "seed", "box")}
+                                           "reasons", "n_generated", "seed", "box", "sampling", "method_counts")}
         for name in internal:
             rows.append((k, name, float(getattr(r, name)), details))
     return rows

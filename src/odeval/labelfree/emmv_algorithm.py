@@ -74,8 +74,9 @@ MAX_DIM = 8
 #: The bounding boxes of :attr:`EMMVSettings.box`: "author" (the authors' code, per setting) and "train_test"
 #: (odeval's box before issue 26: the fitted ∪ evaluated objects, the t / α grids of the standard criteria).
 BOXES = ("author", "train_test")
-#: How :attr:`EMMVSettings.sampling` places the points that estimate the level sets' volumes.
-SAMPLINGS = ("uniform", "nested")
+#: How :attr:`EMMVSettings.sampling` places the points that estimate the level sets' volumes ("auto": uniform,
+#: redone per draw and criterion where that draw's criterion is not estimable, see :func:`_criteria`).
+SAMPLINGS = ("auto", "uniform", "nested")
 UNIFORM_CHUNK = 20_000  # emmv_all_k: uniform points queried and scored per block (bounds the query's memory)
 #: emmv_many queries the uniform points through leaf boxes of the fitted objects (:mod:`odeval.neighbors._leaf_query`,
 #: exact, see _query_uniform) from this many fitted objects on; below it (and for metrics without a numba kernel)
@@ -176,12 +177,17 @@ class EMMVSettings:
         objects (the authors redraw a draw of box volume 0, which gives the same distribution).
         "train_test": odeval's box before issue 26 — the fitted ∪ evaluated objects in every setting, the
         standard grids everywhere, a constant attribute an error.
-    sampling : {"uniform", "nested"}, default "uniform"
+    sampling : {"auto", "uniform", "nested"}, default "auto"
         "uniform": ``n_generated`` points uniform in the box (the chapter and the authors' code). "nested":
         the same number of points split between the box and nested quantile boxes of the evaluated objects,
         importance-weighted (:func:`~odeval.labelfree.excess_mass_volume.nested_uniform_in_box`): unbiased
         volumes that stay estimable when a few extreme values stretch the box far beyond where the mass lies
-        (zero-inflated, skewed attributes; docs/emmv.md "Estimates that do not exist").
+        (zero-inflated, skewed attributes; docs/emmv.md "Estimates that do not exist"). "auto": every draw as
+        the authors' code does it (uniform points, the given ``integration``); only a criterion that this
+        draw cannot estimate is redone — EM with exact integration where the t grid ends before
+        ``EM⁻¹(0.9)`` (the grid is the cause), then EM or MV with the nested points of "nested" where a level
+        set holds no uniform point — and each draw's method is recorded (:attr:`EMMVResult.em_methods`,
+        ``mv_methods``). Draws estimable with uniform points are bit for bit those of "uniform".
 
     Raises
     ------
@@ -194,7 +200,7 @@ class EMMVSettings:
     max_dim: int = MAX_DIM
     n_generated: int = N_GENERATED
     box: str = "author"
-    sampling: str = "uniform"
+    sampling: str = "auto"
 
     def __post_init__(self) -> None:
         _check_count(self.draws, "draws (m)")
@@ -322,6 +328,14 @@ class EMMVResult:
         ``workers=1`` and with process workers; it leaves out worker start-up and the parent's bookkeeping.
     box : str
         :attr:`EMMVSettings.box` of the evaluation.
+    sampling : str
+        :attr:`EMMVSettings.sampling` of the evaluation.
+    em_methods, mv_methods : tuple of str
+        How each draw's EM / MV was estimated, ``"<points>/<integration>"``: ``"uniform/grid"`` (the authors'
+        code), ``"uniform/exact"``, ``"nested/grid"``, ``"nested/exact"``; for a draw without an estimate the
+        last method tried; ``""`` for a draw whose box has volume 0. With ``sampling="auto"`` a method other
+        than the first one (``"uniform/<integration>"``) marks a draw redone because that criterion was not
+        estimable (:func:`_criteria`).
     """
 
     em: float
@@ -342,10 +356,25 @@ class EMMVResult:
     mv_curve: MassVolumeResult | None = field(default=None, repr=False)
     cpu_seconds: dict[str, float] = field(default_factory=dict, repr=False)
     box: str = "author"
+    sampling: str = "uniform"
+    em_methods: tuple[str, ...] = ()
+    mv_methods: tuple[str, ...] = ()
 
     @property
     def draws(self) -> int:
         return len(self.features)
+
+    def method_counts(self) -> dict[str, dict[str, int]]:
+        """``{"em": {method: draws}, "mv": {...}}``: how many draws each estimation method gave (see
+        :attr:`em_methods`), methods in the order of their first draw; draws without an estimate not counted."""
+        out: dict[str, dict[str, int]] = {}
+        for crit, methods, values in (("em", self.em_methods, self.em_draws), ("mv", self.mv_methods, self.mv_draws)):
+            counts: dict[str, int] = {}
+            for how, v in zip(methods, values, strict=False):
+                if how and np.isfinite(v):
+                    counts[how] = counts.get(how, 0) + 1
+            out[crit] = counts
+        return out
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable summary (NaN as None)."""
@@ -356,8 +385,9 @@ class EMMVResult:
                 "subsampled": self.subsampled, "features_per_draw": int(self.features[0].size),
                 "em_failed": self.em_failed, "mv_failed": self.mv_failed, "reasons": self.reasons,
                 "n_train": self.n_train, "n_test": self.n_test, "n_generated": self.n_generated, "seed": self.seed,
-                "box": self.box,
+                "box": self.box, "sampling": self.sampling, "method_counts": self.method_counts(),
                 "em_draws": [f(x) for x in self.em_draws], "mv_draws": [f(x) for x in self.mv_draws],
+                "em_methods": list(self.em_methods), "mv_methods": list(self.mv_methods),
                 "features": [x.tolist() for x in self.features]}
 
 
@@ -409,6 +439,11 @@ class _BoxPlan:
         if self.sampling == "nested":
             return nested_uniform_in_box(lo, hi, X_eval_f, n, seed)
         return uniform_in_box(lo, hi, n, seed), None
+
+    @property
+    def points_name(self) -> str:
+        """The points of a draw's first estimate: "nested" or "uniform" (also for "auto")."""
+        return "nested" if self.sampling == "nested" else "uniform"
 
     def draw_box(self, X_eval: np.ndarray, f: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
         """``(lower, upper, volume)`` of draw ``f``'s box."""
@@ -486,9 +521,11 @@ def emmv(detector: Any, X_train: Any, X_test: Any = None, *, draws: int = EMMVSe
         box of each draw's ``X_test[:, features]`` with the finer grids of ``em_bench_high.py``, attributes
         constant on ``X_test`` never drawn. "train_test": ``X_train ∪ X_test`` restricted to the drawn features,
         the standard grids (odeval before issue 26).
-    sampling : {"uniform", "nested"}, default "uniform"
-        :attr:`EMMVSettings.sampling`: the points estimating the level sets' volumes, uniform in the box or
-        importance-weighted over nested quantile boxes of ``X_test``.
+    sampling : {"auto", "uniform", "nested"}, default "auto"
+        :attr:`EMMVSettings.sampling`: the points estimating the level sets' volumes, uniform in the box,
+        importance-weighted over nested quantile boxes of ``X_test``, or ("auto") uniform with a per-draw
+        fallback (exact EM integration, then nested points) only where a draw's criterion is not estimable;
+        each draw's method is in :attr:`EMMVResult.em_methods` / ``mv_methods``.
     seed : int, default 0
         Seeds the feature draws, the uniform samples and (where it has a ``random_state``) the detector.
     t_max, alpha_min, alpha_max, integration
@@ -547,7 +584,7 @@ def emmv(detector: Any, X_train: Any, X_test: Any = None, *, draws: int = EMMVSe
                 progress(len(outcomes), m)
     # stacklevel 4: the warning names emmv's caller (frames: _aggregate, emmv, the workers_renamed_from wrapper)
     return _aggregate(outcomes, feats, subsampled=subsampled, name=name, n_train=Xtr.shape[0], n_test=Xte.shape[0],
-                      n_generated=n_generated, seed=seed, stacklevel=4, box=box)
+                      n_generated=n_generated, seed=seed, stacklevel=4, box=box, sampling=sampling)
 
 
 def _draw_plan(d: int, m: int, features: int, subsampled: bool, seed: int, eligible: np.ndarray | None = None
@@ -568,15 +605,18 @@ def _draw_plan(d: int, m: int, features: int, subsampled: bool, seed: int, eligi
 
 
 def _aggregate(outcomes, feats, *, subsampled, name, n_train, n_test, n_generated, seed, stacklevel=2,
-               warn=True, box="author") -> EMMVResult:
-    """Average the per-draw (em, mv, reason, cpu) outcomes into an :class:`EMMVResult` (NaN draws counted, warned)."""
+               warn=True, box="author", sampling="uniform") -> EMMVResult:
+    """Average the per-draw (em, mv, reason, cpu, (em_method, mv_method)) outcomes into an :class:`EMMVResult`
+    (NaN draws counted, warned)."""
     m = len(outcomes)
     em_draws = np.full(m, np.nan)
     mv_draws = np.full(m, np.nan)
     reasons: list[str] = []
     em_curve = mv_curve = None
     cpu: dict[str, float] = {}
-    for i, (em, mv, reason, parts) in enumerate(outcomes):
+    em_methods = tuple(out[4][0] for out in outcomes)
+    mv_methods = tuple(out[4][1] for out in outcomes)
+    for i, (em, mv, reason, parts, _how) in enumerate(outcomes):
         for key, sec in parts.items():
             cpu[key] = cpu.get(key, 0.0) + sec
         for r in (reason, None if em is None else em.reason, None if mv is None else mv.reason):
@@ -597,7 +637,8 @@ def _aggregate(outcomes, feats, *, subsampled, name, n_train, n_test, n_generate
     return EMMVResult(em=em_mean, mv=mv_mean, em_draws=em_draws, mv_draws=mv_draws, features=feats,
                       em_failed=em_failed, mv_failed=mv_failed, reasons=reasons, subsampled=subsampled,
                       n_train=n_train, n_test=n_test, n_generated=n_generated, seed=seed, detector=name,
-                      em_curve=em_curve, mv_curve=mv_curve, cpu_seconds=cpu, box=box)
+                      em_curve=em_curve, mv_curve=mv_curve, cpu_seconds=cpu, box=box, sampling=sampling,
+                      em_methods=em_methods, mv_methods=mv_methods)
 
 
 def _draw_task(task: tuple[int, np.ndarray, int], job: dict[str, Any]) -> tuple:
@@ -617,7 +658,7 @@ def _one_draw(i, f, useed, *, det, Xtr, Xte, same, plan, n_generated, t_max, alp
 
     lo, hi, vol = plan.draw_box(Xte, f)
     if not vol > 0 or not np.isfinite(vol):  # underflow/overflow of the product
-        return None, None, f"box volume {vol!r} in the drawn sub-space is not a positive finite number", {}
+        return None, None, f"box volume {vol!r} in the drawn sub-space is not a positive finite number", {}, ("", "")
     cpu: dict[str, float] = {}
     clock = time.process_time()
 
@@ -646,20 +687,76 @@ def _one_draw(i, f, useed, *, det, Xtr, Xte, same, plan, n_generated, t_max, alp
     del U
     _check_draw_scores(s_data, Xte.shape[0], f"detector {name}: scores of the evaluated objects{where}")
     _check_draw_scores(s_unif, n_generated, f"detector {name}: scores of the uniform sample{where}")
+    s_raw = s_data
+
+    def nested() -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # sampling="auto": a draw not estimable
+        V, w = nested_uniform_in_box(lo, hi, Xte[:, f], n_generated, useed)  # the points of sampling="nested"
+        with parallel_config(n_jobs=1):
+            try:
+                s_nested = det.score(V)
+            except (ValueError, TypeError, AttributeError) as exc:
+                raise ValueError(f"detector {name} could not score the nested points{where}: {exc}") from exc
+        _check_draw_scores(s_nested, n_generated, f"detector {name}: scores of the nested points{where}")
+        return (*_finite_jointly(s_raw, s_nested), w)
+
     s_data, s_unif = _finite_jointly(s_data, s_unif)
-    em, mv = _criteria(s_data, s_unif, vol, plan, t_max, alpha_min, alpha_max, integration, weights)
+    em, mv, how = _criteria(s_data, s_unif, vol, plan, t_max, alpha_min, alpha_max, integration, weights, nested)
     lap("criteria")
-    return em, mv, None, cpu
+    return em, mv, None, cpu, how
 
 
-def _criteria(s_data, s_unif, vol, plan, t_max, alpha_min, alpha_max, integration, weights=None):
-    """EM and MV of one draw on the grids of its box plan (the authors' steps for its setting)."""
-    em = excess_mass(s_data, s_unif, vol, t_max=t_max, t=default_t_grid(vol, plan.t_step), integration=integration,
-                     uniform_weights=weights, warn=False)
-    mv = mass_volume(s_data, s_unif, vol, alpha_min=alpha_min, alpha_max=alpha_max,
-                     alpha=default_alpha_grid(alpha_min, alpha_max, plan.alpha_step), integration=integration,
-                     uniform_weights=weights, warn=False)
-    return em, mv
+def _em(s_data, s_unif, vol, plan, t_max, integration, weights):
+    return excess_mass(s_data, s_unif, vol, t_max=t_max, t=default_t_grid(vol, plan.t_step), integration=integration,
+                       uniform_weights=weights, warn=False)
+
+
+def _mv(s_data, s_unif, vol, plan, alpha_min, alpha_max, integration, weights):
+    return mass_volume(s_data, s_unif, vol, alpha_min=alpha_min, alpha_max=alpha_max,
+                       alpha=default_alpha_grid(alpha_min, alpha_max, plan.alpha_step), integration=integration,
+                       uniform_weights=weights, warn=False)
+
+
+def _grid_is_the_cause(em: ExcessMassResult) -> bool:
+    """EM is NaN only because the t grid ends before ``EM⁻¹(t_max)`` (which exists: a finite ``t_inverse``)."""
+    return em.integration == "grid" and np.isnan(em.criterion) and bool(np.isfinite(em.t_inverse))
+
+
+def _criteria(s_data, s_unif, vol, plan, t_max, alpha_min, alpha_max, integration, weights=None, nested=None):
+    """EM and MV of one draw on the grids of its box plan (the authors' steps for its setting), and how each
+    was estimated: ``(em, mv, (em_method, mv_method))``.
+
+    ``plan.sampling == "auto"`` (:attr:`EMMVSettings.sampling`): ``s_unif`` are the scores of uniform points and
+    a criterion is redone only where this draw cannot estimate it, in this order —
+
+    1. EM with ``integration="exact"`` on the same points where the grid is the cause (the t grid ends before
+       ``EM⁻¹(0.9)``, which exists; :func:`_grid_is_the_cause`);
+    2. EM and/or MV, whichever is still NaN, on the nested, importance-weighted points of
+       ``sampling="nested"`` (``nested()`` → ``(s_data, s_nested, weights)``, computed only here; the same
+       points and scores as ``sampling="nested"`` gives this draw), with ``integration`` and, for EM, step 1's
+       exact integration where the grid is again the cause. MV is not redone with exact integration: its
+       exact integral covers every level set the grid does (and up to α = 0.999), so it never rescues a draw.
+
+    A criterion estimable with the uniform points is never recomputed: such draws are bit for bit those of
+    ``sampling="uniform"``.
+    """
+    first = f"{plan.points_name}/{integration}"
+    em = _em(s_data, s_unif, vol, plan, t_max, integration, weights)
+    mv = _mv(s_data, s_unif, vol, plan, alpha_min, alpha_max, integration, weights)
+    em_how = mv_how = first
+    if plan.sampling != "auto":
+        return em, mv, (em_how, mv_how)
+    if _grid_is_the_cause(em):
+        em, em_how = _em(s_data, s_unif, vol, plan, t_max, "exact", weights), "uniform/exact"
+    em_nan, mv_nan = bool(np.isnan(em.criterion)), bool(np.isnan(mv.criterion))
+    if (em_nan or mv_nan) and nested is not None:
+        sd, sn, w = nested()
+        if em_nan:
+            em, em_how = _em(sd, sn, vol, plan, t_max, integration, w), f"nested/{integration}"
+            if _grid_is_the_cause(em):
+                em, em_how = _em(sd, sn, vol, plan, t_max, "exact", w), "nested/exact"
+        if mv_nan:
+            mv, mv_how = _mv(sd, sn, vol, plan, alpha_min, alpha_max, integration, w), f"nested/{integration}"
+    return em, mv, (em_how, mv_how)
 
 
 def _check_draw_scores(s: Any, n: int, where: str) -> None:
@@ -803,7 +900,7 @@ def emmv_many(methods_ks: Mapping[Any, Any], X: Any, *, draws: int = EMMVSetting
             for outs in per_k.values():
                 for out in outs:
                     out.append((None, None, f"box volume {vol!r} in the drawn sub-space is not a positive finite "
-                                "number", {}))
+                                "number", {}, ("", "")))
             continue
         graph = _draw_graph(Xd[:, f], k_max)
         U, weights = box_plan.points(lo, hi, Xd[:, f], n_generated, useed)
@@ -815,13 +912,34 @@ def emmv_many(methods_ks: Mapping[Any, Any], X: Any, *, draws: int = EMMVSetting
                 for method, det, ks_list in plan:
                     s_unif[method][:, a + rows] = det.novelty_scores_all_k(graph, query, ks_list)
                 del query
-        for method, _, _ks in plan:
+        s_nested: dict[Any, np.ndarray] = {}
+        nested_points: list[tuple[np.ndarray, np.ndarray]] = []
+
+        def nested(method, j, *, det, ks_list, f=f, lo=lo, hi=hi, useed=useed, graph=graph, s_data=s_data,
+                   s_nested=s_nested, nested_points=nested_points):
+            # sampling="auto", a (method, k) not estimable in this draw: the points of sampling="nested",
+            # queried once per draw, scored once per method (every k), only when some criterion needs them
+            if not nested_points:
+                nested_points.append(nested_uniform_in_box(lo, hi, Xd[:, f], n_generated, useed))
+            V, w = nested_points[0]
+            if method not in s_nested:
+                sn = np.empty((len(ks_list), n_generated))
+                for a in range(0, n_generated, UNIFORM_CHUNK):
+                    b = min(a + UNIFORM_CHUNK, n_generated)
+                    for rows, query in _query_uniform_bands(graph, V[a:b], k_max):
+                        sn[:, a + rows] = det.novelty_scores_all_k(graph, query, ks_list)
+                s_nested[method] = sn
+            return (*_finite_jointly(s_data[method][j], s_nested[method][j]), w)
+
+        for method, det, ks_list in plan:
             for j, out in enumerate(per_k[method]):
                 sd, su = _finite_jointly(s_data[method][j], s_unif[method][j])
-                em, mv = _criteria(sd, su, vol, box_plan, t_max, alpha_min, alpha_max, integration, weights)
-                out.append((em, mv, None, {}))
-        del graph, U, s_unif, s_data
+                em, mv, how = _criteria(sd, su, vol, box_plan, t_max, alpha_min, alpha_max, integration, weights,
+                                        functools.partial(nested, method, j, det=det, ks_list=ks_list))
+                out.append((em, mv, None, {}, how))
+        del graph, U, s_unif, s_data, s_nested, nested_points
     return {method: [_aggregate(out, feats, subsampled=subsampled, name=f"{det.info.name}(k={k})", n_train=n,
-                                n_test=n, n_generated=n_generated, seed=seed, stacklevel=3, warn=warn, box=box)
+                                n_test=n, n_generated=n_generated, seed=seed, stacklevel=3, warn=warn, box=box,
+                                sampling=sampling)
                      for k, out in zip(ks_list, per_k[method], strict=True)]
             for method, det, ks_list in plan}

@@ -98,6 +98,10 @@ def render_emmv(ev: ChapterEvaluation, *, as_json: bool = False) -> str:
     if labelled:
         lines.append(f"  ROC AUC {labelled['roc_auc']:.3f}   PR (average precision) "
                      f"{labelled['average_precision']:.3f}")
+    counts = res.method_counts()
+    if any(counts.values()):  # points/integration per criterion (sampling="auto" redoes the draws it must)
+        lines.append(f"  estimated with (sampling {res.sampling}; draws): " + "   ".join(
+            f"{crit.upper()} " + ", ".join(f"{how} {n}" for how, n in c.items()) for crit, c in counts.items()))
     if res.em_failed or res.mv_failed:
         lines.append(f"  not estimable: EM in {res.em_failed}, MV in {res.mv_failed} of {res.draws} draw(s): "
                      f"{'; '.join(res.reasons)}")
