@@ -12,6 +12,9 @@ statistic of the chapter (how often EM / MV order a pair of detectors on a data 
 
     .venv/bin/python benchmarks/emmv_chapter.py [--draws 50] [--n-generated 100000] [--only pima wilt]
         [--cache benchmarks/emmv_chapter.jsonl] [--write-docs]
+
+``--estimability`` (issue 26): the share of feature draws with an EM / MV estimate under the default
+``sampling="auto"`` per data set and cell, with the method each draw needed (see :func:`estimability`).
 """
 
 from __future__ import annotations
@@ -112,7 +115,7 @@ BEGIN, END = "<!-- BEGIN emmv_chapter.py tables -->", "<!-- END emmv_chapter.py 
 
 
 def run_cell(path: Path, dataset: str, setting: str, name: str, *, draws: int, n_generated: int, seed: int,
-             jobs: int = 1, box: str = "author") -> dict:
+             jobs: int = 1, box: str = "author", sampling: str = "uniform") -> dict:
     from odeval.data import load_dataset
     from odeval.protocols.emmv_chapter import chapter_split, evaluate_split
 
@@ -121,7 +124,7 @@ def run_cell(path: Path, dataset: str, setting: str, name: str, *, draws: int, n
     t0 = time.perf_counter()
     max_dim = CHAPTER_MAX_DIM.get(dataset, 8)
     res, lab = evaluate_split(name, sp, k=20, seed=seed, draws=draws, n_generated=n_generated, workers=jobs,
-                              max_dim=max_dim, box=box)
+                              max_dim=max_dim, box=box, sampling=sampling)
     return {"dataset": dataset, "setting": setting, "detector": name, "roc": lab.get("roc_auc"),
             "pr": lab.get("average_precision"), "em": res.to_dict()["em"], "mv": res.to_dict()["mv"],
             "draws": res.draws, "subsampled": res.subsampled, "d": int(sp.features.size),
@@ -129,7 +132,9 @@ def run_cell(path: Path, dataset: str, setting: str, name: str, *, draws: int, n
             "em_draws": res.to_dict()["em_draws"], "mv_draws": res.to_dict()["mv_draws"],
             "n_train": res.n_train, "n_eval": res.n_test, "n_test": int(sp.y_test.size),
             "outliers_test": int(sp.y_test.sum()), "dropped_outliers": sp.n_outliers_dropped,
-            "n_generated": n_generated, "seed": seed, "box": box, "max_dim": max_dim,
+            "n_generated": n_generated, "seed": seed, "box": box, "max_dim": max_dim, "sampling": sampling,
+            "em_methods": list(res.em_methods), "mv_methods": list(res.mv_methods),
+            "method_counts": res.method_counts(),
             "seconds": round(time.perf_counter() - t0, 1)}
 
 
@@ -342,6 +347,45 @@ def render(cache: dict, draws: int, n_generated: int, prefix: tuple[int, int] = 
     return "\n".join(lines)
 
 
+def estimability(auto: dict, uniform: dict, draws: int) -> tuple[list[str], list[str]]:
+    """Per cell, the draws with an EM / MV estimate under the default ``sampling="auto"``, and per data set the
+    share over its cells: ``(cell lines, data-set lines)`` (Markdown table rows).
+
+    A cell of ``auto`` (the cache of ``--estimability`` runs) is used as is. A cell that is only in ``uniform``
+    (the authors' uniform points, same box) and has an estimate in every draw is what "auto" gives too, bit for
+    bit — "auto" redoes only the draws a criterion is missing in
+    (``tests/labelfree/test_emmv_algorithm.py::test_auto_redoes_only_the_draws_it_must``) — and is marked so.
+    Cells with fewer than ``draws`` draws are used with the draws they have (the m is shown)."""
+    cells, per_set = [], []
+    for dataset in DATASETS:
+        tot = {"em": [0, 0], "mv": [0, 0]}
+        for setting in SETTINGS:
+            for name in DETECTORS:
+                r, src = auto.get((dataset, setting, name)), "auto run"
+                u = uniform.get((dataset, setting, name))
+                if r is None and u is not None and u["em_failed"] == u["mv_failed"] == 0:
+                    r, src = u, "uniform run, every draw estimable (auto: identical)"
+                if r is None:
+                    cells.append(f"| {dataset} | {setting} | {LABEL[name]} | not run | | | |")
+                    continue
+                m = r["draws"]
+                em_ok, mv_ok = m - r["em_failed"], m - r["mv_failed"]
+                tot["em"][0] += em_ok
+                tot["mv"][0] += mv_ok
+                tot["em"][1] += m
+                tot["mv"][1] += m
+                how = r.get("method_counts")
+                how_txt = "; ".join(f"{c.upper()} " + ", ".join(f"{k} {v}" for k, v in how[c].items())
+                                    for c in ("em", "mv")) if how and src == "auto run" else "uniform/grid"
+                u_txt = "" if u is None or u["draws"] != m else f" (uniform: {m - u['em_failed']}/{m - u['mv_failed']})"
+                cells.append(f"| {dataset} | {setting} | {LABEL[name]} | {em_ok}/{m} | {mv_ok}/{m}{u_txt} | "
+                             f"{how_txt} | {src} |")
+        if tot["em"][1]:
+            per_set.append(f"| {dataset} | {tot['em'][0]}/{tot['em'][1]} ({100 * tot['em'][0] / tot['em'][1]:.0f} %) "
+                           f"| {tot['mv'][0]}/{tot['mv'][1]} ({100 * tot['mv'][0] / tot['mv'][1]:.0f} %) |")
+    return cells, per_set
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--draws", type=int, default=50)
@@ -358,7 +402,20 @@ def main() -> None:
                          "benchmarks/emmv_chapter.jsonl (--box train_test: the m = 50 run of 2026-11-24, which "
                          "--write-docs renders)")
     ap.add_argument("--write-docs", action="store_true", help="only rewrite docs/emmv.md's tables from the cache")
+    ap.add_argument("--sampling", choices=("auto", "uniform", "nested"), default="uniform",
+                    help="EMMVSettings.sampling of the cells run (the tables: the authors' uniform points)")
+    ap.add_argument("--estimability", action="store_true",
+                    help="the share of draws with an EM / MV estimate under the default sampling=\"auto\", per "
+                         "data set: runs (cache benchmarks/emmv_chapter_auto.jsonl) the cells whose uniform run "
+                         "(--uniform-cache) misses a draw or is absent, prints the tables")
+    ap.add_argument("--uniform-cache", type=Path, default=ROOT / "benchmarks" / "emmv_chapter_author.jsonl",
+                    help="--estimability: the authors' box, uniform points (cells estimable in every draw there "
+                         "are not rerun)")
     args = ap.parse_args()
+    if args.estimability:
+        args.sampling = "auto"
+        if args.cache is None:
+            args.cache = ROOT / "benchmarks" / "emmv_chapter_auto.jsonl"
     if args.cache is None:
         name = "emmv_chapter.jsonl" if args.write_docs or args.box == "train_test" else "emmv_chapter_author.jsonl"
         args.cache = ROOT / "benchmarks" / name
@@ -375,17 +432,31 @@ def main() -> None:
     import warnings
 
     warnings.simplefilter("ignore")
+    uniform = load_cache(args.uniform_cache) if args.estimability else {}
     for dataset in args.only or list(DATASETS):
         for setting in args.settings:
             for name in args.detectors:
                 if _done(cache.get((dataset, setting, name)), args.draws):
                     continue
+                u = uniform.get((dataset, setting, name))
+                if args.estimability and u is not None and u["em_failed"] == u["mv_failed"] == 0:
+                    continue  # auto gives this cell bit for bit
                 r = run_cell(datasets / DATASETS[dataset][0], dataset, setting, name, draws=args.draws,
-                             n_generated=args.n_generated, seed=args.seed, jobs=args.jobs, box=args.box)
+                             n_generated=args.n_generated, seed=args.seed, jobs=args.jobs, box=args.box,
+                             sampling=args.sampling)
                 with args.cache.open("a") as fh:
                     fh.write(json.dumps(r) + "\n")
                 print(f"{dataset:11s} {setting:12s} {name:8s} ROC {r['roc']:.3f} PR {r['pr']:.3f} EM {r['em']} "
-                      f"MV {r['mv']} ({r['seconds']} s)", flush=True)
+                      f"MV {r['mv']} failed {r['em_failed']}/{r['mv_failed']} of {r['draws']} "
+                      f"{r['method_counts']} ({r['seconds']} s)", flush=True)
+                cache[(dataset, setting, name)] = r
+    if args.estimability:
+        cells, per_set = estimability(cache, uniform, args.draws)
+        print("| data set | setting | detector | EM estimable | MV estimable | method (draws) | source |")
+        print("| --- | --- | --- | --- | --- | --- | --- |")
+        print("\n".join(cells))
+        print("\n| data set | EM estimable (all cells) | MV estimable (all cells) |\n| --- | --- | --- |")
+        print("\n".join(per_set))
 
 
 if __name__ == "__main__":
