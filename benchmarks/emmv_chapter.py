@@ -366,7 +366,7 @@ def estimability(auto: dict, uniform: dict, draws: int) -> tuple[list[str], list
                 if r is None and u is not None and u["em_failed"] == u["mv_failed"] == 0:
                     r, src = u, "uniform run, every draw estimable (auto: identical)"
                 if r is None:
-                    cells.append(f"| {dataset} | {setting} | {LABEL[name]} | not run | | | |")
+                    cells.append(f"| {dataset} | {setting} | {LABEL[name]} | not run | | | | |")
                     continue
                 m = r["draws"]
                 em_ok, mv_ok = m - r["em_failed"], m - r["mv_failed"]
@@ -377,8 +377,8 @@ def estimability(auto: dict, uniform: dict, draws: int) -> tuple[list[str], list
                 how = r.get("method_counts")
                 how_txt = "; ".join(f"{c.upper()} " + ", ".join(f"{k} {v}" for k, v in how[c].items())
                                     for c in ("em", "mv")) if how and src == "auto run" else "uniform/grid"
-                u_txt = "" if u is None or u["draws"] != m else f" (uniform: {m - u['em_failed']}/{m - u['mv_failed']})"
-                cells.append(f"| {dataset} | {setting} | {LABEL[name]} | {em_ok}/{m} | {mv_ok}/{m}{u_txt} | "
+                u_txt = "–" if u is None or u["draws"] != m else f"{m - u['em_failed']}/{m - u['mv_failed']}"
+                cells.append(f"| {dataset} | {setting} | {LABEL[name]} | {em_ok}/{m} | {mv_ok}/{m} | {u_txt} | "
                              f"{how_txt} | {src} |")
         if tot["em"][1]:
             per_set.append(f"| {dataset} | {tot['em'][0]}/{tot['em'][1]} ({100 * tot['em'][0] / tot['em'][1]:.0f} %) "
@@ -452,8 +452,9 @@ def main() -> None:
                 cache[(dataset, setting, name)] = r
     if args.estimability:
         cells, per_set = estimability(cache, uniform, args.draws)
-        print("| data set | setting | detector | EM estimable | MV estimable | method (draws) | source |")
-        print("| --- | --- | --- | --- | --- | --- | --- |")
+        print("| data set | setting | detector | EM estimable | MV estimable | uniform points alone (EM/MV) "
+              "| method (draws) | source |")
+        print("| --- | --- | --- | --- | --- | --- | --- | --- |")
         print("\n".join(cells))
         print("\n| data set | EM estimable (all cells) | MV estimable (all cells) |\n| --- | --- | --- |")
         print("\n".join(per_set))

@@ -79,3 +79,27 @@ def test_chapter_orders_under_the_authors_box():
     assert len(compared) >= 24
     changed = {k: (before[k], now[k]) for k in compared if before[k] != now[k]}
     assert changed == ORDER_CHANGES
+
+
+def test_chapter_data_estimable_in_90_percent_of_draws_by_default():
+    """Issue 26: with the authors' box and grids and the default sampling="auto", EM and MV are estimable in
+    ≥ 90 % of the draws on every data set of the chapter's tables that we have (the recorded run of
+    ``benchmarks/emmv_chapter.py --estimability``: cells whose uniform run misses a draw rerun with "auto" in
+    benchmarks/emmv_chapter_auto.jsonl; the others are "auto"'s cells bit for bit). The uniform points alone
+    miss EM in 6–7 of 10 draws on shuttle."""
+    bench = _chapter_benchmark()
+    uniform = bench.load_cache(bench.ROOT / "benchmarks" / "emmv_chapter_author.jsonl")
+    auto = bench.load_cache(bench.ROOT / "benchmarks" / "emmv_chapter_auto.jsonl")
+    assert any(r["em_failed"] > 3 for r in uniform.values())
+    for key, r in uniform.items():
+        if r["em_failed"] or r["mv_failed"]:
+            assert key in auto and auto[key]["sampling"] == "auto", key
+    cells, per_set = bench.estimability(auto, uniform, 10)
+    assert len(per_set) == len(bench.DATASETS)
+    for line in cells:
+        if "not run" in line:
+            continue
+        em, mv = (cell.strip().split(" ")[0] for cell in line.split("|")[4:6])
+        for ok in (em, mv):
+            done, m = map(int, ok.split("/"))
+            assert done >= 0.9 * m, line
