@@ -5,9 +5,12 @@
 without replacement inside a draw, with replacement between draws), the detector refitted on each sub-space,
 the box volume and the uniform sample in d' dimensions (the box and grids of :attr:`EMMVSettings.box`: by default
 the authors' code per setting), EM and MV criteria computed per draw
-(:func:`~odeval.labelfree.excess_mass_volume.excess_mass`, ``mass_volume``) and averaged. Draws whose
-criterion cannot be estimated (a level set with estimated volume 0, see those functions) are NaN, counted in
-the result (``em_failed``, ``mv_failed``) with their reasons and left out of the average — never silently.
+(:func:`~odeval.labelfree.excess_mass_volume.excess_mass`, ``mass_volume``) and averaged. With the default
+``sampling="auto"`` a draw whose criterion the uniform points cannot estimate is redone for that criterion
+(exact EM integration where the t grid is the cause, then nested importance-weighted points; :func:`_criteria`),
+each draw's method recorded (``em_methods``, ``mv_methods``). Draws whose criterion still cannot be estimated
+(a level set with estimated volume 0, see those functions) are NaN, counted in the result (``em_failed``,
+``mv_failed``) with their reasons and left out of the average — never silently.
 
 Detectors. Anything with ``fit(X)`` and ``score(X)`` returning higher = more outlying scores for *new* points
 (the uniform sample is always new): odeval's scikit-learn / PyOD adapters
