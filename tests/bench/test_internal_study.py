@@ -44,7 +44,10 @@ def test_internal_rows_for_novelty_methods_and_a_note_for_odin(store):
     ok = df[df.method.isin(["kNN", "LOF"])]
     assert set(ok.measure) == {"em", "mv"} and set(ok.k) == {3, 4, 5}
     assert len(ok) == 2 * 3 * 2 and ok.value.notna().all()
-    assert json.loads(ok.details.iloc[0])["n_generated"] == 300
+    details = json.loads(ok.details.iloc[0])
+    assert details["n_generated"] == 300 and details["sampling"] == "auto"
+    counts = details["method_counts"]  # how many draws each estimation method gave (sampling="auto")
+    assert set(counts) == {"em", "mv"} and sum(counts["em"].values()) == details["draws"] - details["em_failed"]
     odin = df[df.method == "ODIN"]
     assert len(odin) == 3 * 2 and odin.value.isna().all()
     assert all("no novelty form" in json.loads(d)["not_applicable"] for d in odin.details)
