@@ -313,3 +313,25 @@ def test_ireos_null_enters_the_task_id_only_when_it_is_the_new_default(tmp_path)
     assert ireos_settings(t_new.options).null == "uniform" and ireos_settings(t_old.options).null == "permutation"
     with pytest.raises(StudyError, match="null must be 'uniform' or 'permutation'"):
         study_from_dict({**raw, "internal_options": {"null": "shuffle"}}, source="t")
+
+
+def test_emmv_selector_settings_enter_the_selection_task_id(tmp_path):
+    """Issue 26: the em / mv selectors' settings (EMMVSettings: box, sampling="auto", ...) are part of a selection
+    task's options and id, so picks stored with earlier EM/MV settings are recomputed; without em / mv the
+    options (and ids) are what they were."""
+    from tests.bench.conftest import make_npz, write_study
+
+    from odeval.bench.variant_step import plan_variant_tasks
+    from odeval.labelfree import EMMVSettings
+
+    data = tmp_path / "data"
+    data.mkdir()
+    make_npz(data / "va.npz", 40, 4, 2, seed=1)
+    with_em = load_study(write_study(tmp_path / "a.toml", BODY.replace("{selectors}", json.dumps(["em", "random"]))))
+    without = load_study(write_study(tmp_path / "b.toml", BODY.replace("{selectors}", json.dumps(["random"]))))
+    ref = with_em.datasets[0]
+    sel = [t for t in plan_variant_tasks(with_em, "sha", ref) if t.kind == "selection"]
+    assert sel and all(t.options["emmv"] == EMMVSettings().kwargs() for t in sel)
+    assert sel[0].options["emmv"]["sampling"] == "auto"
+    plain = [t for t in plan_variant_tasks(without, "sha", ref) if t.kind == "selection"]
+    assert plain and all(set(t.options) == {"selectors", "seed"} for t in plain)

@@ -102,8 +102,15 @@ def plan_variant_tasks(study: Study, file_sha256: str, ref: Variant) -> list[Var
         opts = {k: v for k, v in step.ireos.items() if k != "candidates"}
         tasks.append(("ireos", str(step.ireos["candidates"]), opts))
     if step.selectors is not None:
+        opts = {"selectors": list(step.selectors), "seed": step.seed}
+        if {"em", "mv"} & set(step.selectors):
+            # the EM/MV selectors' settings (box, sampling="auto", ...; issue 26) enter the task id: picks stored with
+            # other settings are recomputed, not reused. Absent without em/mv: those tasks keep their ids.
+            from odeval.labelfree.selection import EMMV_SELECTOR_SETTINGS
+
+            opts["emmv"] = EMMV_SELECTOR_SETTINGS.kwargs()
         for mode in step.selection_modes:
-            tasks.append(("selection", mode, {"selectors": list(step.selectors), "seed": step.seed}))
+            tasks.append(("selection", mode, dict(opts)))
     return [VariantTask(variant_task_id(file_sha256, ref, study, kind, cand, opts), kind, cand, opts)
             for kind, cand, opts in tasks]
 
