@@ -142,33 +142,88 @@ def _ldf_factor(I, sizes, lde, loglde, c):  # pragma: no cover - numba
 
 
 @njit(cache=True, parallel=True)
+def _ldf_kernel_tables(KD, ks, h, dim, gscale):  # pragma: no cover - numba
+    """Per object o and k = ks[t] (each (N, len(ks))): ``hkd`` = h·kd(o), ``norm`` = (h·kd(o))^dim, ``inner`` = the
+    kernel term of a neighbour o within its own k-distance (where the reachability distance is kd(o) itself:
+    φ(kd / (h·kd)) / norm), and ``state`` (0: usable; 1: kd(o) is 0 or +inf; 2: norm is 0, subnormal or
+    infinite) — the expressions of :func:`_ldf_lde`, evaluated once per (o, k) instead of once per (p, o, k)."""
+    N = KD.shape[0]
+    T = ks.shape[0]
+    tiny = 2.2250738585072014e-308  # smallest normal float64
+    hkd = np.empty((N, T))
+    norm = np.empty((N, T))
+    inner = np.zeros((N, T))
+    state = np.zeros((N, T), np.int8)
+    for o in prange(N):
+        for t in range(T):
+            kd = KD[o, ks[t] - 1]
+            hk = h * kd
+            hkd[o, t] = hk
+            if not kd > 0.0 or np.isinf(kd):
+                state[o, t] = 1
+                continue
+            nm = powi(hk, dim)
+            norm[o, t] = nm
+            if not (nm >= tiny and nm < np.inf):
+                state[o, t] = 2
+                continue
+            v = max(kd, kd) / hk
+            inner[o, t] = gscale * math.exp(-0.5 * v * v) / nm
+    return hkd, norm, inner, state
+
+
+@njit(cache=True, parallel=True)
 def _ldf_lde_rows(D, I, S, ks, h, dim, log_sqrt_2pi, gscale, KD):  # pragma: no cover - numba
     """:func:`_ldf_lde` in object-major layout: (lde, loglde), each (N, len(ks)), without the neighbourhood
     sizes (read from ``S``): the same expressions in the same order, so the same values; a neighbour's LDEs for
-    all k are contiguous for :func:`_ldf_factor_rows`."""
+    all k are contiguous for :func:`_ldf_factor_rows`.
+
+    The terms that depend on the neighbour o and k only (h·kd(o), (h·kd(o))^dim, their checks, and the whole
+    term when p lies within o's k-distance, so that the reachability distance is kd(o)) come from
+    :func:`_ldf_kernel_tables`; only a p beyond kd(o) costs an exponential here (issue 28)."""
     N = D.shape[0]
     T = ks.shape[0]
     lde = np.empty((N, T))
     loglde = np.empty((N, T))  # +inf when some neighbour has k-distance 0
     tiny = 2.2250738585072014e-308  # smallest normal float64
+    hkd, norm, inner, state = _ldf_kernel_tables(KD, ks, h, dim, gscale)
+    kdt = np.empty((N, T))
+    for o in prange(N):
+        for t in range(T):
+            kdt[o, t] = KD[o, ks[t] - 1]
     for p in prange(N):
+        # neighbour-major: for each neighbour o (list order) the terms of every k whose N_k(p) holds it, read
+        # along o's contiguous table rows; each k's sum still adds its terms in list order from 0.0, and stops
+        # at its first neighbour with an unusable kd (status 1) or normalisation (status 2), as before
+        sums = np.zeros(T)
+        status = np.zeros(T, np.int8)
+        nt = np.empty(T, np.int64)
+        jmax = 0
+        for t in range(T):
+            nt[t] = S[p, ks[t] - 1]
+            jmax = max(jmax, nt[t])
+        for j in range(jmax):
+            o = I[p, j]
+            dj = D[p, j]
+            for t in range(T):
+                if j >= nt[t] or status[t] != 0:
+                    continue
+                st = state[o, t]
+                if st != 0:
+                    status[t] = st
+                    continue
+                kd = kdt[o, t]
+                if dj <= kd:
+                    sums[t] += inner[o, t]
+                else:
+                    v = max(kd, dj) / hkd[o, t]
+                    sums[t] += gscale * math.exp(-0.5 * v * v) / norm[o, t]
         for t in range(T):
             k = ks[t]
-            n = S[p, k - 1]
-            inf = False
-            direct = 0.0
-            ok = True
-            for j in range(n):
-                kd = KD[I[p, j], k - 1]
-                if not kd > 0.0 or np.isinf(kd):
-                    inf = True
-                    break
-                v = max(kd, D[p, j]) / (h * kd)
-                norm = powi(h * kd, dim)
-                if not (norm >= tiny and norm < np.inf):
-                    ok = False
-                    break
-                direct += gscale * math.exp(-0.5 * v * v) / norm
+            n = nt[t]
+            inf = status[t] == 1
+            ok = status[t] == 0
+            direct = sums[t]
             if inf:
                 loglde[p, t] = np.inf
                 lde[p, t] = np.inf
