@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
+import numba
 import numpy as np
 from numba import njit, prange
 
@@ -150,6 +151,93 @@ def _inflo_elki071_one_k(X, dist, idx, rev, size, wide, kd, k, m, out, reorder):
             out[p] = s / (c * dp) if dp < np.inf else 1.0
         else:
             out[p] = 1.0 if s == 0.0 else np.inf
+
+
+@njit(cache=True, parallel=True)
+def _inflo_edge_ranges(idx, rev, sizes_t):  # pragma: no cover - numba
+    """For every edge o → idx[o, j] of the widest lists, the range of k positions [t_in, t_mut) over which it is
+    a one-way edge: t_in the first k position whose N_k(o) holds it (j < |N_k(o)|), t_mut the first at which
+    o ∈ N_k(q) as well (0 ≤ rev < |N_k(q)|; T if never). ``sizes_t``: (N, T), ascending along axis 1."""
+    n, W = idx.shape
+    T = sizes_t.shape[1]
+    t_in = np.full((n, W), T, dtype=np.int64)
+    t_mut = np.full((n, W), T, dtype=np.int64)
+    for o in prange(n):
+        w = sizes_t[o, T - 1]
+        t = 0
+        for j in range(w):
+            while sizes_t[o, t] <= j:
+                t += 1
+            t_in[o, j] = t
+            r = rev[o, j]
+            if r >= 0:
+                q = idx[o, j]
+                u = 0
+                while u < T and sizes_t[q, u] <= r:
+                    u += 1
+                t_mut[o, j] = u
+    return t_in, t_mut
+
+
+@njit(cache=True, parallel=True)
+def _inflo_paper_all_k(idx, sizes_t, den, kd_t, t_in, t_mut, m, nchunks):  # pragma: no cover - numba
+    """:func:`_inflo_paper_one_k` for all k positions at once, bit for bit (issue 28): object-major (N, T)
+    arrays, so that one edge's terms for all k are one contiguous, vectorised run.
+
+    Reverse sums: the one-way edges o → q add den(o) to q's sum for k positions [t_in, t_mut), edges visited in
+    the one-k kernel's order (o ascending, then list order), so each (q, k) adds its terms in that order; the
+    k positions are split into ``nchunks`` ranges run in parallel. Then per p, its list's densities and mutual
+    count for every k, added in list order. ``den`` = 1 / kd (where kd > 0), ``kd_t`` the k-distances, both
+    (N, T). Returns (N, T)."""
+    n, T = sizes_t.shape
+    rsum = np.zeros((n, T))
+    rcnt = np.zeros((n, T), dtype=np.int64)
+    rzero = np.zeros((n, T), dtype=np.bool_)
+    step = (T + nchunks - 1) // nchunks
+    for ch in prange(nchunks):
+        lo = ch * step
+        hi = min(T, lo + step)
+        for o in range(n):
+            for j in range(sizes_t[o, T - 1]):
+                a = max(t_in[o, j], lo)
+                b = min(t_mut[o, j], hi)
+                if a >= b:
+                    continue
+                q = idx[o, j]
+                for t in range(a, b):
+                    rcnt[q, t] += 1
+                    if kd_t[o, t] > 0.0:
+                        rsum[q, t] += den[o, t]
+                    else:
+                        rzero[q, t] = True
+    out = np.empty((n, T))
+    for p in prange(n):
+        dens = np.zeros(T)
+        mutual = np.zeros(T, dtype=np.int64)
+        zero = np.zeros(T, dtype=np.bool_)
+        for j in range(sizes_t[p, T - 1]):
+            o = idx[p, j]
+            a = t_in[p, j]
+            b = t_mut[p, j]
+            for t in range(max(a, b), T):
+                mutual[t] += 1
+            for t in range(a, T):
+                if kd_t[o, t] > 0.0:
+                    dens[t] += den[o, t]
+                else:
+                    zero[t] = True
+        for t in range(T):
+            s = sizes_t[p, t]
+            if 1 + mutual[t] >= m * (s + 1) or kd_t[p, t] == 0.0:
+                out[p, t] = 1.0
+                continue
+            if zero[t] or rzero[p, t]:
+                out[p, t] = np.inf
+                continue
+            total = (dens[t] + rsum[p, t]) * kd_t[p, t]
+            c = s + rcnt[p, t]
+            out[p, t] = 1.0 if total == 0.0 else total / c
+    return out
 
 
 @njit(cache=True, parallel=True)
@@ -333,5 +421,13 @@ class INFLO(Detector):
         else:
             kds = np.stack([np.asarray(v.graph.kdist(int(k)), dtype=np.float64) for k in v.ks])
         rev = _reverse_positions(v.idx, np.ascontiguousarray(v.sizes[-1]))
+        if not v.elki:  # the paper variant, all k in one object-major pass (issue 28)
+            sizes_t = np.ascontiguousarray(v.sizes.T)
+            kd_t = np.ascontiguousarray(kds.T)
+            with np.errstate(divide="ignore"):
+                den = np.where(kd_t > 0.0, 1.0 / kd_t, 0.0)
+            t_in, t_mut = _inflo_edge_ranges(v.idx, rev, sizes_t)
+            out = _inflo_paper_all_k(v.idx, sizes_t, den, kd_t, t_in, t_mut, self.m, max(1, numba.get_num_threads()))
+            return _in_request_order(np.ascontiguousarray(out.T), v.inverse)
         out = _inflo_all_k(v.X, v.dist, v.idx, rev, v.sizes, kds, v.ks, self.m, v.elki, not v.cks)
         return _in_request_order(out, v.inverse)
