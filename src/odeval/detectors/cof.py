@@ -244,8 +244,9 @@ def _delta_argmin(delta, n_prev, elki):  # pragma: no cover - numba
 
 @njit(cache=True)
 def _extend_trail(B, n_prev, n, chain, e, nchain, ne, conn, delta, mind, pen, elki):  # pragma: no cover - numba
-    """The SBN trail of members 1..n from the trail ``chain``/``e`` of members 1..n_prev (new members come later
-    in list order), in O(n) per step plus O(n) per member that joins out of the old trail's order.
+    """The SBN trail of members 1..n (written to ``nchain``/``ne``) from the trail ``chain``/``e`` of members
+    1..n_prev (new members come later in list order), in O(1) per step along the old trail plus O(n) per member
+    that joins out of the old trail's order.
 
     Prim's run on the larger set is followed step by step. Its connected set is {p} ∪ (the old trail's first
     s − 1 picks) ∪ X, X the members picked out of the old order (new members, or old ones pulled forward);
@@ -297,7 +298,7 @@ def _extend_trail(B, n_prev, n, chain, e, nchain, ne, conn, delta, mind, pen, el
                     mq = mind[q]
                     if mq < V or (elki and mq == V):
                         break
-                    r = B[c, q]
+                    r = B[q, c]  # = B[c, q] (the block is symmetric), read along row q
                     if r < mq:
                         mind[q] = r
                 st += 1
@@ -357,9 +358,7 @@ def _extend_trail(B, n_prev, n, chain, e, nchain, ne, conn, delta, mind, pen, el
         s_old += 1
         if pick == dpos:
             dval, dpos = _delta_argmin(delta, n_prev, elki)
-    for s2 in range(1, n + 1):
-        chain[s2] = nchain[s2]
-        e[s2] = ne[s2]
+    # the new trail is left in nchain/ne: the caller swaps the buffers
 
 
 @njit(cache=True, parallel=True)
@@ -397,6 +396,8 @@ def _acdist_chunk_trail(block, sizes, ks, elki):  # pragma: no cover - numba
                     _prim_rest(B, n, conn, mind, chain, e, 0, elki)
                 else:
                     _extend_trail(B, n_prev, n, chain, e, nchain, ne, conn, delta, mind, pen, elki)
+                    chain, nchain = nchain, chain
+                    e, ne = ne, e
                 n_prev = n
             steps = min(ks[t], n) if elki else n
             acsum = 0.0
