@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-import numba
 import numpy as np
 from numba import njit, prange
 
@@ -180,36 +179,32 @@ def _inflo_edge_ranges(idx, rev, sizes_t):  # pragma: no cover - numba
 
 
 @njit(cache=True, parallel=True)
-def _inflo_paper_all_k(idx, sizes_t, den, kd_t, t_in, t_mut, m, nchunks):  # pragma: no cover - numba
+def _inflo_paper_all_k(idx, sizes_t, den, kd_t, t_in, t_mut, m):  # pragma: no cover - numba
     """:func:`_inflo_paper_one_k` for all k positions at once, bit for bit (issue 28): object-major (N, T)
     arrays, so that one edge's terms for all k are one contiguous, vectorised run.
 
     Reverse sums: the one-way edges o → q add den(o) to q's sum for k positions [t_in, t_mut), edges visited in
-    the one-k kernel's order (o ascending, then list order), so each (q, k) adds its terms in that order; the
-    k positions are split into ``nchunks`` ranges run in parallel. Then per p, its list's densities and mutual
+    the one-k kernel's order (o ascending, then list order), so each (q, k) adds its terms in that order (one
+    thread: a prange over k ranges measured slower). Then, in parallel over p, its list's densities and mutual
     count for every k, added in list order. ``den`` = 1 / kd (where kd > 0), ``kd_t`` the k-distances, both
     (N, T). Returns (N, T)."""
     n, T = sizes_t.shape
     rsum = np.zeros((n, T))
     rcnt = np.zeros((n, T), dtype=np.int64)
     rzero = np.zeros((n, T), dtype=np.bool_)
-    step = (T + nchunks - 1) // nchunks
-    for ch in prange(nchunks):
-        lo = ch * step
-        hi = min(T, lo + step)
-        for o in range(n):
-            for j in range(sizes_t[o, T - 1]):
-                a = max(t_in[o, j], lo)
-                b = min(t_mut[o, j], hi)
-                if a >= b:
-                    continue
-                q = idx[o, j]
-                for t in range(a, b):
-                    rcnt[q, t] += 1
-                    if kd_t[o, t] > 0.0:
-                        rsum[q, t] += den[o, t]
-                    else:
-                        rzero[q, t] = True
+    for o in range(n):
+        for j in range(sizes_t[o, T - 1]):
+            a = t_in[o, j]
+            b = t_mut[o, j]
+            if a >= b:
+                continue
+            q = idx[o, j]
+            for t in range(a, b):
+                rcnt[q, t] += 1
+                if kd_t[o, t] > 0.0:
+                    rsum[q, t] += den[o, t]
+                else:
+                    rzero[q, t] = True
     out = np.empty((n, T))
     for p in prange(n):
         dens = np.zeros(T)
@@ -427,7 +422,7 @@ class INFLO(Detector):
             with np.errstate(divide="ignore"):
                 den = np.where(kd_t > 0.0, 1.0 / kd_t, 0.0)
             t_in, t_mut = _inflo_edge_ranges(v.idx, rev, sizes_t)
-            out = _inflo_paper_all_k(v.idx, sizes_t, den, kd_t, t_in, t_mut, self.m, max(1, numba.get_num_threads()))
+            out = _inflo_paper_all_k(v.idx, sizes_t, den, kd_t, t_in, t_mut, self.m)
             return _in_request_order(np.ascontiguousarray(out.T), v.inverse)
         out = _inflo_all_k(v.X, v.dist, v.idx, rev, v.sizes, kds, v.ks, self.m, v.elki, not v.cks)
         return _in_request_order(out, v.inverse)

@@ -158,7 +158,10 @@ def _kdeos_all_k(D, I, S, ks, scale, iminbw, dim, gscale, cutoff, elki):  # prag
     for t in range(T):
         kmax = max(kmax, ks[t])
     cs = _kdeos_prefix_sums(D, kmax)
-    for t in prange(T):
+    for i in prange(T):
+        # the work of a k grows with k: ks taken from both ends alternately, so that the contiguous ranges of
+        # iterations the threads get carry about the same work (each k is computed on its own either way)
+        t = i // 2 if i % 2 == 0 else T - 1 - i // 2
         k = ks[t]
         dens = np.zeros(N)
         # density step: every p spreads a kernel with its own bandwidth onto its list L = {p} ∪ N_k(p)
