@@ -142,34 +142,28 @@ def _ldf_factor(I, sizes, lde, loglde, c):  # pragma: no cover - numba
 
 
 @njit(cache=True, parallel=True)
-def _ldf_kernel_tables(KD, ks, h, dim, gscale):  # pragma: no cover - numba
-    """Per object o and k = ks[t] (each (N, len(ks))): ``hkd`` = h·kd(o), ``norm`` = (h·kd(o))^dim, ``inner`` = the
-    kernel term of a neighbour o within its own k-distance (where the reachability distance is kd(o) itself:
-    φ(kd / (h·kd)) / norm), and ``state`` (0: usable; 1: kd(o) is 0 or +inf; 2: norm is 0, subnormal or
-    infinite) — the expressions of :func:`_ldf_lde`, evaluated once per (o, k) instead of once per (p, o, k)."""
+def _ldf_inner_terms(KD, ks, h, dim, gscale):  # pragma: no cover - numba
+    """(N, len(ks)): the kernel term of a neighbour o at k = ks[t] when p lies within o's k-distance (the
+    reachability distance is then kd(o) itself): φ(kd / (h·kd)) / (h·kd)^dim in :func:`_ldf_lde`'s expressions —
+    it depends on (o, k) only. NaN where kd(o) is 0 or +inf or the normalisation is 0, subnormal or infinite
+    (those cases are decided from kd and the normalisation, as in :func:`_ldf_lde`)."""
     N = KD.shape[0]
     T = ks.shape[0]
     tiny = 2.2250738585072014e-308  # smallest normal float64
-    hkd = np.empty((N, T))
-    norm = np.empty((N, T))
-    inner = np.zeros((N, T))
-    state = np.zeros((N, T), np.int8)
+    inner = np.empty((N, T))
     for o in prange(N):
         for t in range(T):
             kd = KD[o, ks[t] - 1]
-            hk = h * kd
-            hkd[o, t] = hk
+            inner[o, t] = np.nan
             if not kd > 0.0 or np.isinf(kd):
-                state[o, t] = 1
                 continue
+            hk = h * kd
             nm = powi(hk, dim)
-            norm[o, t] = nm
             if not (nm >= tiny and nm < np.inf):
-                state[o, t] = 2
                 continue
             v = max(kd, kd) / hk
             inner[o, t] = gscale * math.exp(-0.5 * v * v) / nm
-    return hkd, norm, inner, state
+    return inner
 
 
 @njit(cache=True, parallel=True)
@@ -178,19 +172,17 @@ def _ldf_lde_rows(D, I, S, ks, h, dim, log_sqrt_2pi, gscale, KD):  # pragma: no 
     sizes (read from ``S``): the same expressions in the same order, so the same values; a neighbour's LDEs for
     all k are contiguous for :func:`_ldf_factor_rows`.
 
-    The terms that depend on the neighbour o and k only (h·kd(o), (h·kd(o))^dim, their checks, and the whole
-    term when p lies within o's k-distance, so that the reachability distance is kd(o)) come from
-    :func:`_ldf_kernel_tables`; only a p beyond kd(o) costs an exponential here (issue 28)."""
+    Issue 28: the sums run neighbour-major (for each neighbour o in list order, the terms of every k whose
+    N_k(p) holds it: o's k-distances and terms are read along contiguous rows; each k still adds its terms in
+    list order from 0.0 and stops at its first unusable neighbour), and the whole term of a neighbour within whose
+    k-distance p lies depends on (o, k) only (:func:`_ldf_inner_terms`, one (N, len(ks)) matrix while this pass
+    runs): only a p beyond kd(o) costs an exponential here."""
     N = D.shape[0]
     T = ks.shape[0]
     lde = np.empty((N, T))
     loglde = np.empty((N, T))  # +inf when some neighbour has k-distance 0
     tiny = 2.2250738585072014e-308  # smallest normal float64
-    hkd, norm, inner, state = _ldf_kernel_tables(KD, ks, h, dim, gscale)
-    kdt = np.empty((N, T))
-    for o in prange(N):
-        for t in range(T):
-            kdt[o, t] = KD[o, ks[t] - 1]
+    inner = _ldf_inner_terms(KD, ks, h, dim, gscale)
     for p in prange(N):
         # neighbour-major: for each neighbour o (list order) the terms of every k whose N_k(p) holds it, read
         # along o's contiguous table rows; each k's sum still adds its terms in list order from 0.0, and stops
@@ -208,16 +200,20 @@ def _ldf_lde_rows(D, I, S, ks, h, dim, log_sqrt_2pi, gscale, KD):  # pragma: no 
             for t in range(T):
                 if j >= nt[t] or status[t] != 0:
                     continue
-                st = state[o, t]
-                if st != 0:
-                    status[t] = st
+                kd = KD[o, ks[t] - 1]
+                if not kd > 0.0 or np.isinf(kd):
+                    status[t] = 1
                     continue
-                kd = kdt[o, t]
+                w = inner[o, t]
+                if np.isnan(w):  # the normalisation (h·kd)^dim is out of range
+                    status[t] = 2
+                    continue
                 if dj <= kd:
-                    sums[t] += inner[o, t]
+                    sums[t] += w
                 else:
-                    v = max(kd, dj) / hkd[o, t]
-                    sums[t] += gscale * math.exp(-0.5 * v * v) / norm[o, t]
+                    hk = h * kd
+                    v = max(kd, dj) / hk
+                    sums[t] += gscale * math.exp(-0.5 * v * v) / powi(hk, dim)
         for t in range(T):
             k = ks[t]
             n = nt[t]
