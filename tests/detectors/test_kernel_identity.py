@@ -134,8 +134,7 @@ def test_inflo_paper_kernel_equals_previous(graph, m):
         kds = np.stack([np.asarray(g.kdist(int(k)), dtype=np.float64) for k in ks])
         rev = inflo._reverse_positions(idx, np.ascontiguousarray(sizes[-1]))
         old = inflo._inflo_all_k(X, dist, idx, rev, sizes, kds, ks, m, False, True)
-        sizes_t, kd_t = np.ascontiguousarray(sizes.T), np.ascontiguousarray(kds.T)
-        with np.errstate(divide="ignore"):
-            den = np.where(kd_t > 0.0, 1.0 / kd_t, 0.0)
-        t_in, t_mut = inflo._inflo_edge_ranges(idx, rev, sizes_t)
-        _same(inflo._inflo_paper_all_k(idx, sizes_t, den, kd_t, t_in, t_mut, m).T, old)
+        S = np.ascontiguousarray(g.neighborhood_sizes(), dtype=np.int64)
+        ptr, src, pos = inflo._in_edges(idx, np.ascontiguousarray(sizes[-1]))
+        den = inflo._inflo_densities(dist, ks)
+        _same(inflo._inflo_paper_all_k(idx, dist, S, rev, ks, m, ptr, src, pos, den), old)
