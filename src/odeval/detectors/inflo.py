@@ -26,7 +26,7 @@ def _reverse_positions(idx, width):  # pragma: no cover - numba
     """rev[p, j] = position of p in the neighbour row of o = idx[p, j] (searched among the first width[o]
     entries), -1 if absent. Then p ∈ N_k(o) ⇔ 0 ≤ rev[p, j] < |N_k(o)|."""
     n = idx.shape[0]
-    rev = np.full((n, idx.shape[1]), -1, dtype=np.int64)
+    rev = np.full((n, idx.shape[1]), -1, dtype=np.int32)  # int32: half the memory of an (N, W) matrix
     for p in prange(n):
         for j in range(width[p]):
             o = idx[p, j]
