@@ -209,22 +209,9 @@ def _prim_rest(B, n, conn, mind, chain, e, st, elki):  # pragma: no cover - numb
 
 
 @njit(cache=True)
-def _old_argmin(delta, conn, n_prev, elki):  # pragma: no cover - numba
-    """(value, position) of the smallest ``delta`` among the old members 1..n_prev not yet connected (tie rule of
-    :func:`_better`); (inf, −1) if none."""
-    bpos = -1
-    bv = np.inf
-    for i in range(1, n_prev + 1):
-        if not conn[i] and delta[i] < np.inf and _better(delta[i], i, bv, bpos, elki):
-            bpos = i
-            bv = delta[i]
-    return bv, bpos
-
-
-@njit(cache=True)
 def _delta_argmin(delta, n_prev, elki):  # pragma: no cover - numba
-    """:func:`_old_argmin` where the connected members hold +inf: (value, position) of the smallest finite
-    ``delta[1..n_prev]``, ties to the first position (paper) or the last (``elki``); (inf, −1) if none."""
+    """(value, position) of the smallest finite ``delta[1..n_prev]`` (the connected members hold +inf), ties to
+    the first position (paper) or the last (``elki``) — :func:`_better`'s rule; (inf, −1) if none."""
     bpos = -1
     bv = np.inf
     if elki:
