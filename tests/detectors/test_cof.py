@@ -210,3 +210,22 @@ def test_extended_trail_equals_prim_redo(seed):
             for elki in (False, True):
                 np.testing.assert_array_equal(_acdist_chunk_trail(block, sz, v.ks, elki),
                                               _acdist_chunk_trail_redo(block, sz, v.ks, elki))
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_extended_trail_equals_prim_redo_continuous(seed):
+    """Continuous data in 10 dimensions (no distance ties): the out-of-order picks of the extension and the exact
+    equality dval = V that an old member pulled forward creates (it was the old trail's attachment of the next
+    pick), decided by position since issue 28's second round — against the Prim reference, both tie rules."""
+    from odeval.detectors._neighborhood import _iter_blocks, _variant_lists
+    from odeval.detectors.cof import _acdist_chunk_trail, _acdist_chunk_trail_redo
+
+    rng = np.random.default_rng(seed)
+    X = np.vstack([rng.normal(size=(300, 10)), rng.normal(size=(60, 10)) * 3 + 5])
+    g = knn_graph(X, 50)
+    v = _variant_lists(g, list(range(1, 51)), COF.info, "paper")
+    for rows, block in _iter_blocks(v.graph, v.sizes[-1]):
+        sz = np.ascontiguousarray(v.sizes[:, rows])
+        for elki in (False, True):
+            np.testing.assert_array_equal(_acdist_chunk_trail(block, sz, v.ks, elki),
+                                          _acdist_chunk_trail_redo(block, sz, v.ks, elki))

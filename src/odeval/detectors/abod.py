@@ -80,6 +80,152 @@ def _abof_linear(X, idx, sizes, no_pair):  # pragma: no cover - numba
     return out
 
 
+@njit(cache=True, inline="always")
+def _mv_step(val, weight, n, mean, m2):  # pragma: no cover - numba
+    """:func:`_mv_put` on scalars (Σw = n, mean, m2): the same expressions, returns the new (Σw, mean, m2)."""
+    nwsum = weight + n
+    delta = val - mean
+    rval = delta * weight / nwsum
+    mean += rval
+    m2 += n * delta * rval
+    return nwsum, mean, m2
+
+
+@njit(cache=True, error_model="numpy")
+def _abof_pairs(X, idx, sizes, p, diffT, sq, dot, tv, tw, vals, wts, cks):  # pragma: no cover - numba
+    """The angle terms of object p in :func:`_abof_linear`'s order: pair (i, j), i < j, j ascending, both at
+    positive distance — value dot·div and weight √div, div = 1 / (|pi|²·|pj|²); ``cks[t]`` = the number of
+    pairs among the first ``sizes[t, p]`` neighbours. Returns the number of pairs.
+
+    The terms of one j against all earlier i are computed side by side (``diffT`` attribute-major; each dot
+    product still adds its attributes in order from 0.0, so every value is :func:`_abof_linear`'s), then the
+    pairs with |pi| = 0 are dropped. (A product |pi|²·|pj|² that underflows to 0 raises, as there.)"""
+    nk = sizes.shape[0]
+    d = X.shape[1]
+    npairs = 0
+    j = 0
+    for t in range(nk):
+        target = sizes[t, p]
+        while j < target:
+            o = idx[p, j]
+            s = 0.0
+            for u in range(d):
+                v = X[o, u] - X[p, u]
+                diffT[u, j] = v
+                s += v * v
+            sq[j] = s
+            if s > 0.0:
+                for i in range(j):
+                    dot[i] = 0.0
+                for u in range(d):
+                    c = diffT[u, j]
+                    row = diffT[u]
+                    for i in range(j):
+                        dot[i] += row[i] * c
+                for i in range(j):
+                    div = 1.0 / (sq[i] * s)
+                    tv[i] = dot[i] * div
+                    tw[i] = np.sqrt(div)
+                for i in range(j):
+                    if sq[i] > 0.0:
+                        if sq[i] * s == 0.0:
+                            raise ZeroDivisionError("float division by zero")
+                        vals[npairs] = tv[i]
+                        wts[npairs] = tw[i]
+                        npairs += 1
+            j += 1
+        cks[t] = npairs
+    return npairs
+
+
+@njit(cache=True, inline="always")
+def _abof_emit(out, p, cks, t, done, n, m2, no_pair):  # pragma: no cover - numba
+    """Write the ABOF of every k whose pair count is ``done`` (from position t on); returns the next t."""
+    nk = cks.shape[0]
+    while t < nk and cks[t] == done:
+        out[t, p] = m2 / n if n > 0.0 else no_pair
+        t += 1
+    return t
+
+
+@njit(cache=True, parallel=True)
+def _abof_linear4(X, idx, sizes, no_pair):  # pragma: no cover - numba
+    """:func:`_abof_linear`, bit for bit, four objects at a time: each object's angle terms first
+    (:func:`_abof_pairs`), then the four weighted mean-variance chains side by side — each a chain of
+    divisions, so interleaved they overlap instead of waiting one for another; every chain is its object's own
+    sequence of updates (issue 28)."""
+    nk, n = sizes.shape
+    d = X.shape[1]
+    ngroups = (n + 3) // 4
+    out = np.empty((nk, n))
+    for g in prange(ngroups):
+        p0 = 4 * g
+        lanes = min(4, n - p0)
+        width = 0
+        for a in range(lanes):
+            width = max(width, sizes[nk - 1, p0 + a])
+        cap = max(1, width * (width - 1) // 2)
+        diffT = np.empty((d, max(width, 1)))
+        sq = np.empty(max(width, 1))
+        dot = np.empty(max(width, 1))
+        tv = np.empty(max(width, 1))
+        tw = np.empty(max(width, 1))
+        vals = np.empty((4, cap))
+        wts = np.empty((4, cap))
+        cks = np.zeros((4, nk), np.int64)
+        npr = np.zeros(4, np.int64)
+        for a in range(lanes):
+            npr[a] = _abof_pairs(X, idx, sizes, p0 + a, diffT, sq, dot, tv, tw, vals[a], wts[a], cks[a])
+        if lanes < 4:  # a short last group: one chain at a time
+            for a in range(lanes):
+                p = p0 + a
+                ck = cks[a]
+                wa, ma, sa = 0.0, 0.0, 0.0
+                t = _abof_emit(out, p, ck, 0, 0, wa, sa, no_pair)
+                for s in range(npr[a]):
+                    wa, ma, sa = _mv_step(vals[a, s], wts[a, s], wa, ma, sa)
+                    t = _abof_emit(out, p, ck, t, s + 1, wa, sa, no_pair)
+            continue
+        v0, v1, v2, v3 = vals[0], vals[1], vals[2], vals[3]
+        q0, q1, q2, q3 = wts[0], wts[1], wts[2], wts[3]
+        k0, k1, k2, k3 = cks[0], cks[1], cks[2], cks[3]
+        w0, a0, s0 = 0.0, 0.0, 0.0
+        w1, a1, s1 = 0.0, 0.0, 0.0
+        w2, a2, s2 = 0.0, 0.0, 0.0
+        w3, a3, s3 = 0.0, 0.0, 0.0
+        t0 = _abof_emit(out, p0, k0, 0, 0, w0, s0, no_pair)
+        t1 = _abof_emit(out, p0 + 1, k1, 0, 0, w1, s1, no_pair)
+        t2 = _abof_emit(out, p0 + 2, k2, 0, 0, w2, s2, no_pair)
+        t3 = _abof_emit(out, p0 + 3, k3, 0, 0, w3, s3, no_pair)
+        smin = min(min(npr[0], npr[1]), min(npr[2], npr[3]))
+        for s in range(smin):
+            w0, a0, s0 = _mv_step(v0[s], q0[s], w0, a0, s0)
+            w1, a1, s1 = _mv_step(v1[s], q1[s], w1, a1, s1)
+            w2, a2, s2 = _mv_step(v2[s], q2[s], w2, a2, s2)
+            w3, a3, s3 = _mv_step(v3[s], q3[s], w3, a3, s3)
+            if t0 < nk and k0[t0] == s + 1:
+                t0 = _abof_emit(out, p0, k0, t0, s + 1, w0, s0, no_pair)
+            if t1 < nk and k1[t1] == s + 1:
+                t1 = _abof_emit(out, p0 + 1, k1, t1, s + 1, w1, s1, no_pair)
+            if t2 < nk and k2[t2] == s + 1:
+                t2 = _abof_emit(out, p0 + 2, k2, t2, s + 1, w2, s2, no_pair)
+            if t3 < nk and k3[t3] == s + 1:
+                t3 = _abof_emit(out, p0 + 3, k3, t3, s + 1, w3, s3, no_pair)
+        for s in range(smin, npr[0]):
+            w0, a0, s0 = _mv_step(v0[s], q0[s], w0, a0, s0)
+            t0 = _abof_emit(out, p0, k0, t0, s + 1, w0, s0, no_pair)
+        for s in range(smin, npr[1]):
+            w1, a1, s1 = _mv_step(v1[s], q1[s], w1, a1, s1)
+            t1 = _abof_emit(out, p0 + 1, k1, t1, s + 1, w1, s1, no_pair)
+        for s in range(smin, npr[2]):
+            w2, a2, s2 = _mv_step(v2[s], q2[s], w2, a2, s2)
+            t2 = _abof_emit(out, p0 + 2, k2, t2, s + 1, w2, s2, no_pair)
+        for s in range(smin, npr[3]):
+            w3, a3, s3 = _mv_step(v3[s], q3[s], w3, a3, s3)
+            t3 = _abof_emit(out, p0 + 3, k3, t3, s + 1, w3, s3, no_pair)
+    return out
+
+
 @njit(cache=True)
 def _poly2(X, a, b):  # pragma: no cover - numba
     s = 0.0
@@ -379,4 +525,4 @@ class FastABOD(Detector):
         _, uniq, inverse = _prepare_ks(graph, ks, self.info)
         sizes = _neighbourhood_sizes(graph, uniq)
         idx = np.ascontiguousarray(graph.indices, dtype=np.int64)
-        return _abof_linear(X, idx, sizes, _NO_PAIR_VALUE)[inverse]
+        return _abof_linear4(X, idx, sizes, _NO_PAIR_VALUE)[inverse]

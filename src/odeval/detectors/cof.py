@@ -209,72 +209,113 @@ def _prim_rest(B, n, conn, mind, chain, e, st, elki):  # pragma: no cover - numb
 
 
 @njit(cache=True)
-def _old_argmin(delta, conn, n_prev, elki):  # pragma: no cover - numba
-    """(value, position) of the smallest ``delta`` among the old members 1..n_prev not yet connected (tie rule of
-    :func:`_better`); (inf, −1) if none."""
+def _delta_argmin(delta, n_prev, elki):  # pragma: no cover - numba
+    """(value, position) of the smallest finite ``delta[1..n_prev]`` (the connected members hold +inf), ties to
+    the first position (paper) or the last (``elki``) — :func:`_better`'s rule; (inf, −1) if none."""
     bpos = -1
     bv = np.inf
-    for i in range(1, n_prev + 1):
-        if not conn[i] and delta[i] < np.inf and _better(delta[i], i, bv, bpos, elki):
-            bpos = i
-            bv = delta[i]
+    if elki:
+        for i in range(1, n_prev + 1):
+            v = delta[i]
+            if v <= bv and v < np.inf:
+                bpos = i
+                bv = v
+    else:
+        for i in range(1, n_prev + 1):
+            v = delta[i]
+            if v < bv:
+                bpos = i
+                bv = v
     return bv, bpos
 
 
 @njit(cache=True)
-def _extend_trail(B, n_prev, n, chain, e, nchain, ne, conn, delta, mind, elki):  # pragma: no cover - numba
-    """The SBN trail of members 1..n from the trail ``chain``/``e`` of members 1..n_prev (new members come later
-    in list order), in O(n) per step plus O(n) per member that joins out of the old trail's order.
+def _extend_trail(B, n_prev, n, chain, e, nchain, ne, conn, delta, mind, pen, elki):  # pragma: no cover - numba
+    """The SBN trail of members 1..n (written to ``nchain``/``ne``) from the trail ``chain``/``e`` of members
+    1..n_prev (new members come later in list order), in O(1) per step along the old trail plus O(n) per member
+    that joins out of the old trail's order.
 
     Prim's run on the larger set is followed step by step. Its connected set is {p} ∪ (the old trail's first
     s − 1 picks) ∪ X, X the members picked out of the old order (new members, or old ones pulled forward);
     ``delta[r]`` is the distance of an old remaining member r to X, ``mind[q]`` that of a new member q to the
-    connected set. The old trail's next pick c with edge V stays Prim's choice among the old members as long as
-    every old remaining r has delta[r] > V (its distance to the connected set is then min(old distance ≥ V,
-    delta[r] > V)); if some delta[r] < V the old member with the smallest delta is the old members' choice, at
-    that distance; a new member wins against either by the tie rule of :func:`_better` (new positions are
-    later). The exact tie delta[r] = V (which old member the old trail would have preferred is not known) falls
-    back to Prim from the current state. Every edge is a copy of a block entry, so the trail and its edges are
-    those of Prim from scratch, bit for bit.
+    connected set. The old trail's next pick c with edge V was, in the old run, the best of the then
+    unconnected old members by :func:`_better` (smallest distance to {p} ∪ the first s − 1 picks, ties by list
+    position), so every other old remaining member r is at distance min(old distance ≥ V, delta[r] ≥ dval)
+    and an old one at exactly V has a worse position than c unless it reaches V through X. Hence the old
+    members' choice is c at V if V < dval, the member ``dpos`` with the smallest delta (``dval``) if dval < V,
+    and the better of the two by position if dval = V (the tie rule of :func:`_better`; c itself when
+    dpos = c); a new member wins against it by the same rule (new positions are later). Every edge is a
+    copy of a block entry, so the trail and its edges are those of Prim from scratch, bit for bit.
+
+    (Issue 28: the exact tie dval = V — most often an old member pulled forward that was c's attachment in the
+    old trail, so that delta[c] = V — used to fall back to Prim from the current state, O(n²); 14 % of the
+    extensions on Waveform. Once every new member is connected, a step reads neither the new members nor the
+    block.)
     """
     for i in range(n + 1):
         conn[i] = False
+        pen[i] = 0.0
     for i in range(1, n_prev + 1):
         delta[i] = np.inf
     for q in range(n_prev + 1, n + 1):
         mind[q] = B[0, q]
+    new_left = n - n_prev
     dval = np.inf
     dpos = -1
     s_old = 1
     st = 0
     while st < n:
+        if new_left <= 1:
+            # the common run: the old trail's next pick c stays Prim's choice (V < dval, and the one unconnected
+            # new member q, if any, does not win against c), one step in O(1)
+            q = -1
+            if new_left == 1:
+                for i in range(n_prev + 1, n + 1):
+                    if not conn[i]:
+                        q = i
+            while s_old <= n_prev:
+                c = chain[s_old]
+                if conn[c]:
+                    s_old += 1
+                    continue
+                V = e[s_old]
+                if not V < dval:
+                    break
+                if q >= 0:
+                    mq = mind[q]
+                    if mq < V or (elki and mq == V):
+                        break
+                    r = B[q, c]  # = B[c, q] (the block is symmetric), read along row q
+                    if r < mq:
+                        mind[q] = r
+                st += 1
+                nchain[st] = c
+                ne[st] = V
+                conn[c] = True
+                pen[c] = np.inf
+                delta[c] = np.inf
+                s_old += 1
+                if c == dpos:
+                    dval, dpos = _delta_argmin(delta, n_prev, elki)
+            if st >= n:
+                break
         while s_old <= n_prev and conn[chain[s_old]]:
             s_old += 1
         bq = -1
         bqv = np.inf
-        for q in range(n_prev + 1, n + 1):
-            if not conn[q] and _better(mind[q], q, bqv, bq, elki):
-                bq = q
-                bqv = mind[q]
+        if new_left > 0:
+            for q in range(n_prev + 1, n + 1):
+                if not conn[q] and _better(mind[q], q, bqv, bq, elki):
+                    bq = q
+                    bqv = mind[q]
         outside = True  # the pick joins X
         if s_old <= n_prev:
+            c = chain[s_old]
             V = e[s_old]
-            if dval == V:  # fall back: distances of every unconnected member to the connected set, then Prim
-                for i in range(1, n + 1):
-                    if not conn[i]:
-                        v = B[0, i]
-                        for s2 in range(1, st + 1):
-                            w = B[nchain[s2], i]
-                            if w < v:
-                                v = w
-                        mind[i] = v
-                _prim_rest(B, n, conn, mind, nchain, ne, st, elki)
-                st = n
-                break
-            if dval < V:
+            if dval < V or (dval == V and dpos != c and _better(dval, dpos, V, c, elki)):
                 pick, val = dpos, dval
             else:
-                pick, val = chain[s_old], V
+                pick, val = c, V
                 outside = False
             if bq >= 0 and _better(bqv, bq, val, pick, elki):
                 pick, val = bq, bqv
@@ -285,22 +326,26 @@ def _extend_trail(B, n_prev, n, chain, e, nchain, ne, conn, delta, mind, elki): 
         nchain[st] = pick
         ne[st] = val
         conn[pick] = True
-        row = B[pick]
-        for q in range(n_prev + 1, n + 1):
-            if not conn[q] and row[q] < mind[q]:
-                mind[q] = row[q]
-        if outside:
-            for i in range(1, n_prev + 1):
-                if not conn[i] and row[i] < delta[i]:
-                    delta[i] = row[i]
-            dval, dpos = _old_argmin(delta, conn, n_prev, elki)
-        else:
-            s_old += 1
-            if pick == dpos:
-                dval, dpos = _old_argmin(delta, conn, n_prev, elki)
-    for s2 in range(1, n + 1):
-        chain[s2] = nchain[s2]
-        e[s2] = ne[s2]
+        if pick > n_prev:
+            new_left -= 1
+        else:  # connected old members: +inf in delta, kept there by pen (branch-free minimum below)
+            pen[pick] = np.inf
+            delta[pick] = np.inf
+        if new_left > 0 or outside:
+            row = B[pick]
+            if new_left > 0:
+                for q in range(n_prev + 1, n + 1):
+                    if not conn[q] and row[q] < mind[q]:
+                        mind[q] = row[q]
+            if outside:  # delta of the old remaining members, and their smallest (one pass)
+                for i in range(1, n_prev + 1):
+                    delta[i] = min(delta[i], row[i] + pen[i])
+                dval, dpos = _delta_argmin(delta, n_prev, elki)
+                continue
+        s_old += 1
+        if pick == dpos:
+            dval, dpos = _delta_argmin(delta, n_prev, elki)
+    # the new trail is left in nchain/ne: the caller swaps the buffers
 
 
 @njit(cache=True, parallel=True)
@@ -326,6 +371,7 @@ def _acdist_chunk_trail(block, sizes, ks, elki):  # pragma: no cover - numba
         conn = np.zeros(W1, dtype=np.bool_)
         delta = np.empty(W1)
         mind = np.empty(W1)
+        pen = np.empty(W1)
         n_prev = 0
         for t in range(nk):
             n = sizes[t, c]
@@ -336,7 +382,9 @@ def _acdist_chunk_trail(block, sizes, ks, elki):  # pragma: no cover - numba
                         mind[i] = B[0, i]
                     _prim_rest(B, n, conn, mind, chain, e, 0, elki)
                 else:
-                    _extend_trail(B, n_prev, n, chain, e, nchain, ne, conn, delta, mind, elki)
+                    _extend_trail(B, n_prev, n, chain, e, nchain, ne, conn, delta, mind, pen, elki)
+                    chain, nchain = nchain, chain
+                    e, ne = ne, e
                 n_prev = n
             steps = min(ks[t], n) if elki else n
             acsum = 0.0

@@ -26,7 +26,7 @@ def _reverse_positions(idx, width):  # pragma: no cover - numba
     """rev[p, j] = position of p in the neighbour row of o = idx[p, j] (searched among the first width[o]
     entries), -1 if absent. Then p ∈ N_k(o) ⇔ 0 ≤ rev[p, j] < |N_k(o)|."""
     n = idx.shape[0]
-    rev = np.full((n, idx.shape[1]), -1, dtype=np.int64)
+    rev = np.full((n, idx.shape[1]), -1, dtype=np.int32)  # int32: half the memory of an (N, W) matrix
     for p in prange(n):
         for j in range(width[p]):
             o = idx[p, j]
@@ -150,6 +150,137 @@ def _inflo_elki071_one_k(X, dist, idx, rev, size, wide, kd, k, m, out, reorder):
             out[p] = s / (c * dp) if dp < np.inf else 1.0
         else:
             out[p] = 1.0 if s == 0.0 else np.inf
+
+
+@njit(cache=True)
+def _in_edges(idx, width):  # pragma: no cover - numba
+    """The edges o → q of the widest lists (j < width[o]) grouped by target q, each group in ascending o: (ptr,
+    src, pos), the in-edges of q at ptr[q]:ptr[q + 1], source o = src[e], q's position in o's row pos[e]."""
+    n = idx.shape[0]
+    ptr = np.zeros(n + 1, dtype=np.int64)
+    for o in range(n):
+        for j in range(width[o]):
+            ptr[idx[o, j] + 1] += 1
+    for q in range(n):
+        ptr[q + 1] += ptr[q]
+    fill = ptr[:n].copy()
+    src = np.empty(ptr[n], dtype=np.int32)
+    pos = np.empty(ptr[n], dtype=np.int32)
+    for o in range(n):
+        for j in range(width[o]):
+            q = idx[o, j]
+            e = fill[q]
+            src[e] = o
+            pos[e] = j
+            fill[q] = e + 1
+    return ptr, src, pos
+
+
+@njit(cache=True, inline="always")
+def _first_k_above(S, x, ks, v, consecutive):  # pragma: no cover - numba
+    """The first position t with |N_ks[t](x)| > v (ks ascending), len(ks) if none. With ``consecutive`` ks
+    (ks[t] = ks[0] + t) from the guess k = v + 1 (|N_k| ≥ k > v) downwards — one step without ties; else (or if
+    the guess fails) a binary search."""
+    T = ks.shape[0]
+    if consecutive:
+        t = v + 1 - ks[0]
+        if t <= 0:
+            if S[x, ks[0] - 1] > v:
+                return 0
+        else:
+            if t >= T:
+                t = T - 1
+            if S[x, ks[t] - 1] > v:
+                while t > 0 and S[x, ks[t - 1] - 1] > v:
+                    t -= 1
+                return t
+    lo = 0
+    hi = T
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if S[x, ks[mid] - 1] > v:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+@njit(cache=True, parallel=True)
+def _inflo_densities(dist, ks):  # pragma: no cover - numba
+    """(N, len(ks)): den_k(o) = 1 / kd_k(o) (kd_k(o) = dist[o, k − 1]) where kd_k(o) > 0, −1 where it is 0."""
+    n = dist.shape[0]
+    T = ks.shape[0]
+    den = np.empty((n, T))
+    for o in prange(n):
+        for t in range(T):
+            kd = dist[o, ks[t] - 1]
+            den[o, t] = 1.0 / kd if kd > 0.0 else -1.0
+    return den
+
+
+@njit(cache=True, parallel=True)
+def _inflo_paper_all_k(idx, dist, S, rev, ks, m, ptr, src, pos, den):  # pragma: no cover - numba
+    """:func:`_inflo_paper_one_k` for every k in ``ks`` (ascending) at once, bit for bit (issue 28), parallel
+    over objects. ``S``: the graph's (N, k_max) neighbourhood sizes; kd_k(o) = dist[o, k − 1] (the graph's
+    k-distance); ``ptr``/``src``/``pos``: :func:`_in_edges`.
+
+    An edge o → q is in the lists of the k positions t ≥ t_in (its position j < |N_k(o)|) and mutual from t_mut on
+    (o at position rev < |N_k(q)| of q's row), so its terms for all k are one contiguous run of k positions.
+    Reverse sums of p: its in-edges in ascending o — the order in which the one-k kernel adds them — over
+    [t_in, t_mut); then its own list's densities (1 / kd, as there) and mutual count, in list order. Per object
+    O(k_max) memory; one (N, len(ks)) input, ``den`` (:func:`_inflo_densities`)."""
+    n = idx.shape[0]
+    T = ks.shape[0]
+    out = np.empty((T, n))
+    consecutive = ks[T - 1] - ks[0] == T - 1
+    for p in prange(n):
+        rsum = np.zeros(T)
+        rcnt = np.zeros(T, dtype=np.int64)
+        rzero = np.zeros(T, dtype=np.bool_)
+        dens = np.zeros(T)
+        mutual = np.zeros(T, dtype=np.int64)
+        zero = np.zeros(T, dtype=np.bool_)
+        for e in range(ptr[p], ptr[p + 1]):
+            o = src[e]
+            j = pos[e]
+            a = _first_k_above(S, o, ks, j, consecutive)
+            r = rev[o, j]
+            b = T if r < 0 else _first_k_above(S, p, ks, r, consecutive)
+            dn = den[o]
+            for t in range(a, b):
+                rcnt[t] += 1
+                if dn[t] >= 0.0:
+                    rsum[t] += dn[t]
+                else:
+                    rzero[t] = True
+        a = 0
+        for j in range(S[p, ks[T - 1] - 1]):
+            o = idx[p, j]
+            while S[p, ks[a] - 1] <= j:
+                a += 1
+            r = rev[p, j]
+            b = T if r < 0 else _first_k_above(S, o, ks, r, consecutive)
+            for t in range(max(a, b), T):
+                mutual[t] += 1
+            dn = den[o]
+            for t in range(a, T):
+                if dn[t] >= 0.0:
+                    dens[t] += dn[t]
+                else:
+                    zero[t] = True
+        for t in range(T):
+            s = S[p, ks[t] - 1]
+            kdp = dist[p, ks[t] - 1]
+            if 1 + mutual[t] >= m * (s + 1) or kdp == 0.0:
+                out[t, p] = 1.0
+                continue
+            if zero[t] or rzero[t]:
+                out[t, p] = np.inf
+                continue
+            total = (dens[t] + rsum[t]) * kdp
+            c = s + rcnt[t]
+            out[t, p] = 1.0 if total == 0.0 else total / c
+    return out
 
 
 @njit(cache=True, parallel=True)
@@ -328,10 +459,16 @@ class INFLO(Detector):
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         v = _variant_lists(graph, ks, self.info, self.variant)
+        rev = _reverse_positions(v.idx, np.ascontiguousarray(v.sizes[-1]))
+        if not v.elki:  # the paper variant: all k in one pass, parallel over objects (issue 28)
+            S = np.ascontiguousarray(v.graph.neighborhood_sizes(), dtype=np.int64)
+            ptr, src, pos = _in_edges(v.idx, np.ascontiguousarray(v.sizes[-1]))
+            den = _inflo_densities(v.dist, v.ks)
+            out = _inflo_paper_all_k(v.idx, v.dist, S, rev, v.ks, self.m, ptr, src, pos, den)
+            return _in_request_order(out, v.inverse)
         if v.cks:  # the k-distances ELKI's batch tool reports: its (k+1)-distances
             kds = np.ascontiguousarray(v.kdist[:, v.ks - 1].T)
         else:
             kds = np.stack([np.asarray(v.graph.kdist(int(k)), dtype=np.float64) for k in v.ks])
-        rev = _reverse_positions(v.idx, np.ascontiguousarray(v.sizes[-1]))
         out = _inflo_all_k(v.X, v.dist, v.idx, rev, v.sizes, kds, v.ks, self.m, v.elki, not v.cks)
         return _in_request_order(out, v.inverse)

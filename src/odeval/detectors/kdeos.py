@@ -52,9 +52,9 @@ def _kdeos_kernel(d, ibw, sca, point, gscale):  # pragma: no cover - numba
     return sca * (gscale * math.exp(-0.5 * u * u))
 
 
-@njit(cache=True)
-def _kdeos_score_row(D, I, S, p, k, dens, elki):  # pragma: no cover - numba
-    """KDEOS of row p at k from the densities (``dens[p]`` p's own, ``dens[I[p, j]]`` its neighbours')."""
+@njit(cache=True, inline="always")
+def _kdeos_compare_count(D, S, p, k, elki):  # pragma: no cover - numba
+    """Neighbours of p in its comparison set at k (p itself not counted)."""
     m = S[p, k - 1]
     if elki:  # ELKI 0.7.1: sublist of the materialised list, ties on the stored (sqrt) distances
         lim = D[p, k - 2]
@@ -62,23 +62,91 @@ def _kdeos_score_row(D, I, S, p, k, dens, elki):  # pragma: no cover - numba
         while c < m and D[p, c] <= lim:
             c += 1
         m = c
+    return m
+
+
+@njit(cache=True, inline="always")
+def _welford(x, cnt, mean, m2):  # pragma: no cover - numba
+    """One Welford update (ELKI's MeanVariance.put)."""
+    cnt += 1.0
+    delta = x - mean
+    mean += delta / cnt
+    m2 += delta * (x - mean)
+    return cnt, mean, m2
+
+
+@njit(cache=True, inline="always")
+def _kdeos_finish(cnt, mean, m2, own, elki):  # pragma: no cover - numba
+    """KDEOS from the comparison set's (count, mean, M2) and p's own density."""
+    z = 0.0
+    if cnt > 1.0:
+        sd = math.sqrt(m2 / (cnt - 1.0))
+        if sd > 0.0:
+            z = (mean - own) / sd
+    if elki:  # ELKI's NormalDistribution.standardNormalCDF (Cody's erfc), for ELKI's rounding and ties
+        return elki_normal_cdf(z)
+    return 0.5 * math.erfc(-z / math.sqrt(2.0))
+
+
+@njit(cache=True)
+def _kdeos_score_row(D, I, S, p, k, dens, elki):  # pragma: no cover - numba
+    """KDEOS of row p at k from the densities (``dens[p]`` p's own, ``dens[I[p, j]]`` its neighbours')."""
+    m = _kdeos_compare_count(D, S, p, k, elki)
     cnt = 0.0
     mean = 0.0
     m2 = 0.0
     for j in range(-1, m):  # Welford updates in list order (ELKI's MeanVariance)
         x = dens[p] if j < 0 else dens[I[p, j]]
-        cnt += 1.0
-        delta = x - mean
-        mean += delta / cnt
-        m2 += delta * (x - mean)
-    z = 0.0
-    if cnt > 1.0:
-        sd = math.sqrt(m2 / (cnt - 1.0))
-        if sd > 0.0:
-            z = (mean - dens[p]) / sd
-    if elki:  # ELKI's NormalDistribution.standardNormalCDF (Cody's erfc), for ELKI's rounding and ties
-        return elki_normal_cdf(z)
-    return 0.5 * math.erfc(-z / math.sqrt(2.0))
+        cnt, mean, m2 = _welford(x, cnt, mean, m2)
+    return _kdeos_finish(cnt, mean, m2, dens[p], elki)
+
+
+@njit(cache=True)
+def _kdeos_score_rows4(D, I, S, p, k, dens, elki, out):  # pragma: no cover - numba
+    """:func:`_kdeos_score_row` for rows p..p+3, their Welford chains side by side (each a chain of divisions:
+    interleaved, they overlap instead of waiting one for another); each row's updates are its own, in its
+    order, so the values are the same bit for bit."""
+    m0 = _kdeos_compare_count(D, S, p, k, elki)
+    m1 = _kdeos_compare_count(D, S, p + 1, k, elki)
+    m2_ = _kdeos_compare_count(D, S, p + 2, k, elki)
+    m3 = _kdeos_compare_count(D, S, p + 3, k, elki)
+    c0, a0, s0 = _welford(dens[p], 0.0, 0.0, 0.0)
+    c1, a1, s1 = _welford(dens[p + 1], 0.0, 0.0, 0.0)
+    c2, a2, s2 = _welford(dens[p + 2], 0.0, 0.0, 0.0)
+    c3, a3, s3 = _welford(dens[p + 3], 0.0, 0.0, 0.0)
+    mlo = min(min(m0, m1), min(m2_, m3))
+    for j in range(mlo):
+        c0, a0, s0 = _welford(dens[I[p, j]], c0, a0, s0)
+        c1, a1, s1 = _welford(dens[I[p + 1, j]], c1, a1, s1)
+        c2, a2, s2 = _welford(dens[I[p + 2, j]], c2, a2, s2)
+        c3, a3, s3 = _welford(dens[I[p + 3, j]], c3, a3, s3)
+    for j in range(mlo, m0):
+        c0, a0, s0 = _welford(dens[I[p, j]], c0, a0, s0)
+    for j in range(mlo, m1):
+        c1, a1, s1 = _welford(dens[I[p + 1, j]], c1, a1, s1)
+    for j in range(mlo, m2_):
+        c2, a2, s2 = _welford(dens[I[p + 2, j]], c2, a2, s2)
+    for j in range(mlo, m3):
+        c3, a3, s3 = _welford(dens[I[p + 3, j]], c3, a3, s3)
+    out[p] = _kdeos_finish(c0, a0, s0, dens[p], elki)
+    out[p + 1] = _kdeos_finish(c1, a1, s1, dens[p + 1], elki)
+    out[p + 2] = _kdeos_finish(c2, a2, s2, dens[p + 2], elki)
+    out[p + 3] = _kdeos_finish(c3, a3, s3, dens[p + 3], elki)
+
+
+@njit(cache=True, parallel=True)
+def _kdeos_prefix_sums(D, kmax):  # pragma: no cover - numba
+    """cs[p, j] = D[p, 0] + … + D[p, j − 1], added in that order from 0.0 — the bandwidth's sum at k = j + 1
+    (:func:`_kdeos_bandwidth`), bit for bit, for every k in O(1)."""
+    N = D.shape[0]
+    cs = np.empty((N, kmax))
+    for p in prange(N):
+        s = 0.0
+        cs[p, 0] = 0.0
+        for j in range(kmax - 1):
+            s += D[p, j]
+            cs[p, j + 1] = s
+    return cs
 
 
 @njit(cache=True, parallel=True)
@@ -86,12 +154,21 @@ def _kdeos_all_k(D, I, S, ks, scale, iminbw, dim, gscale, cutoff, elki):  # prag
     N = D.shape[0]
     T = ks.shape[0]
     out = np.empty((T, N))
-    for t in prange(T):
+    kmax = 1
+    for t in range(T):
+        kmax = max(kmax, ks[t])
+    cs = _kdeos_prefix_sums(D, kmax)
+    for i in prange(T):
+        # the work of a k grows with k: ks taken from both ends alternately, so that the contiguous ranges of
+        # iterations the threads get carry about the same work (each k is computed on its own either way)
+        t = i // 2 if i % 2 == 0 else T - 1 - i // 2
         k = ks[t]
         dens = np.zeros(N)
         # density step: every p spreads a kernel with its own bandwidth onto its list L = {p} ∪ N_k(p)
         for p in range(N):
-            ibw, sca, point = _kdeos_bandwidth(D, p, k, scale, iminbw, dim)
+            ibw = min(k / (cs[p, k - 1] * scale), iminbw)  # = _kdeos_bandwidth(D, p, k, scale, iminbw, dim)
+            sca = powi(ibw, dim)
+            point = not (sca < np.inf) or np.isinf(ibw)
             n = S[p, k - 1]
             for j in range(-1, n):
                 d = 0.0 if j < 0 else D[p, j]
@@ -100,9 +177,15 @@ def _kdeos_all_k(D, I, S, ks, scale, iminbw, dim, gscale, cutoff, elki):  # prag
                 dens[q] += v
                 if v < cutoff:
                     break
-        # score step: z-score of dens(p) against its comparison set C ∋ p
-        for p in range(N):
-            out[t, p] = _kdeos_score_row(D, I, S, p, k, dens, elki)
+        # score step: z-score of dens(p) against its comparison set C ∋ p, four rows side by side
+        o = out[t]
+        p = 0
+        while p + 4 <= N:
+            _kdeos_score_rows4(D, I, S, p, k, dens, elki, o)
+            p += 4
+        while p < N:
+            o[p] = _kdeos_score_row(D, I, S, p, k, dens, elki)
+            p += 1
     return out
 
 

@@ -142,33 +142,84 @@ def _ldf_factor(I, sizes, lde, loglde, c):  # pragma: no cover - numba
 
 
 @njit(cache=True, parallel=True)
+def _ldf_inner_terms(KD, ks, h, dim, gscale):  # pragma: no cover - numba
+    """(N, len(ks)): the kernel term of a neighbour o at k = ks[t] when p lies within o's k-distance (the
+    reachability distance is then kd(o) itself): φ(kd / (h·kd)) / (h·kd)^dim in :func:`_ldf_lde`'s expressions —
+    it depends on (o, k) only. NaN where kd(o) is 0 or +inf or the normalisation is 0, subnormal or infinite
+    (those cases are decided from kd and the normalisation, as in :func:`_ldf_lde`)."""
+    N = KD.shape[0]
+    T = ks.shape[0]
+    tiny = 2.2250738585072014e-308  # smallest normal float64
+    inner = np.empty((N, T))
+    for o in prange(N):
+        for t in range(T):
+            kd = KD[o, ks[t] - 1]
+            inner[o, t] = np.nan
+            if not kd > 0.0 or np.isinf(kd):
+                continue
+            hk = h * kd
+            nm = powi(hk, dim)
+            if not (nm >= tiny and nm < np.inf):
+                continue
+            v = max(kd, kd) / hk
+            inner[o, t] = gscale * math.exp(-0.5 * v * v) / nm
+    return inner
+
+
+@njit(cache=True, parallel=True)
 def _ldf_lde_rows(D, I, S, ks, h, dim, log_sqrt_2pi, gscale, KD):  # pragma: no cover - numba
     """:func:`_ldf_lde` in object-major layout: (lde, loglde), each (N, len(ks)), without the neighbourhood
     sizes (read from ``S``): the same expressions in the same order, so the same values; a neighbour's LDEs for
-    all k are contiguous for :func:`_ldf_factor_rows`."""
+    all k are contiguous for :func:`_ldf_factor_rows`.
+
+    Issue 28: the sums run neighbour-major (for each neighbour o in list order, the terms of every k whose
+    N_k(p) holds it: o's k-distances and terms are read along contiguous rows; each k still adds its terms in
+    list order from 0.0 and stops at its first unusable neighbour), and the whole term of a neighbour within whose
+    k-distance p lies depends on (o, k) only (:func:`_ldf_inner_terms`, one (N, len(ks)) matrix while this pass
+    runs): only a p beyond kd(o) costs an exponential here."""
     N = D.shape[0]
     T = ks.shape[0]
     lde = np.empty((N, T))
     loglde = np.empty((N, T))  # +inf when some neighbour has k-distance 0
     tiny = 2.2250738585072014e-308  # smallest normal float64
+    inner = _ldf_inner_terms(KD, ks, h, dim, gscale)
     for p in prange(N):
+        # neighbour-major: for each neighbour o (list order) the terms of every k whose N_k(p) holds it, read
+        # along o's contiguous table rows; each k's sum still adds its terms in list order from 0.0, and stops
+        # at its first neighbour with an unusable kd (status 1) or normalisation (status 2), as before
+        sums = np.zeros(T)
+        status = np.zeros(T, np.int8)
+        nt = np.empty(T, np.int64)
+        jmax = 0
+        for t in range(T):
+            nt[t] = S[p, ks[t] - 1]
+            jmax = max(jmax, nt[t])
+        for j in range(jmax):
+            o = I[p, j]
+            dj = D[p, j]
+            for t in range(T):
+                if j >= nt[t] or status[t] != 0:
+                    continue
+                kd = KD[o, ks[t] - 1]
+                if not kd > 0.0 or np.isinf(kd):
+                    status[t] = 1
+                    continue
+                w = inner[o, t]
+                if np.isnan(w):  # the normalisation (h·kd)^dim is out of range
+                    status[t] = 2
+                    continue
+                if dj <= kd:
+                    sums[t] += w
+                else:
+                    hk = h * kd
+                    v = max(kd, dj) / hk
+                    sums[t] += gscale * math.exp(-0.5 * v * v) / powi(hk, dim)
         for t in range(T):
             k = ks[t]
-            n = S[p, k - 1]
-            inf = False
-            direct = 0.0
-            ok = True
-            for j in range(n):
-                kd = KD[I[p, j], k - 1]
-                if not kd > 0.0 or np.isinf(kd):
-                    inf = True
-                    break
-                v = max(kd, D[p, j]) / (h * kd)
-                norm = powi(h * kd, dim)
-                if not (norm >= tiny and norm < np.inf):
-                    ok = False
-                    break
-                direct += gscale * math.exp(-0.5 * v * v) / norm
+            n = nt[t]
+            inf = status[t] == 1
+            ok = status[t] == 0
+            direct = sums[t]
             if inf:
                 loglde[p, t] = np.inf
                 lde[p, t] = np.inf
