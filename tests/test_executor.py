@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 import threading
 import time
@@ -307,3 +308,55 @@ def test_a_task_whose_worker_was_killed_is_retried_not_failed(tmp_path, monkeypa
                 assert {f: ex.result(f) for f in futures} == dict(zip(futures, EXPECTED[:4], strict=True))
                 assert ex.wait(futures) == futures
     sys.modules.pop("gated_task", None)
+
+
+def test_local_n_is_parsed_and_a_bad_n_is_one_line():
+    from odeval.executor import parse_local
+
+    assert parse_local("local:3") == 3 and parse_local("local") == 2
+    assert parse_local("tcp://h:8786") is None and parse_local("localhost:8786") is None and parse_local(3) is None
+    for bad in ("local:0", "local:x", "local:-1", "local:"):
+        if bad == "local:":
+            assert parse_local(bad) == 2
+            continue
+        with pytest.raises(ValueError, match="expected local:N with N a positive integer") as info:
+            get_executor(bad)
+        assert "\n" not in str(info.value)
+
+
+@pytest.mark.slow
+def test_local_n_starts_a_cluster_of_its_own_and_closes_it():
+    pytest.importorskip("distributed")
+    with open_executor("local:2") as ex:
+        assert isinstance(ex, DaskExecutor) and ex.workers == 2 and ex.cluster is not None
+        cluster = ex.cluster
+        assert ex.map(math.sqrt, TASKS) == [math.sqrt(x) for x in TASKS]  # (workers cannot import this module)
+    assert ex.cluster is None and cluster.status.name == "closed"
+
+
+def test_a_cluster_without_workers_ends_the_wait_in_one_line(monkeypatch):
+    """The cluster had a worker, it left, none came back: the task would wait for ever; NoWorkersError instead."""
+    distributed = pytest.importorskip("distributed")
+    import odeval.executor
+    from odeval.executor import ClusterLostError, NoWorkersError
+
+    monkeypatch.setattr(odeval.executor, "_WORKERS_POLL", 0.2)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as cl, \
+            distributed.Client(cl) as client:
+        ex = DaskExecutor(client, no_workers_timeout=1.0)
+        assert ex.result(ex.submit(work, 3)) == work(3)
+        cl.scale(0)  # (the cluster manager does not start it again)
+        _poll_until(lambda: not client.nthreads())
+        fut = ex.submit(work, 4)
+        with pytest.raises(NoWorkersError, match=r"has had no worker for 1 s") as info:
+            ex.wait([fut])
+        assert isinstance(info.value, ClusterLostError) and "\n" not in str(info.value)
+        with pytest.raises(NoWorkersError):
+            ex.result(fut)
+
+
+def _poll_until(condition, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)

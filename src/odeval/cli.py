@@ -221,8 +221,9 @@ def study() -> None:
               help="DuckDB results store [default: results.duckdb next to the study file].")
 @click.option("--workers", type=click.IntRange(min=1), default=None,
               help="Local worker processes [default: all cores].")
-@click.option("--scheduler", default=None, metavar="tcp://HOST:PORT",
-              help="Run on a Dask distributed cluster (needs the 'dask' extra).")
+@click.option("--scheduler", default=None, metavar="tcp://HOST:PORT|local:N",
+              help="Run on a Dask distributed cluster, or on a Dask LocalCluster of N worker processes started for "
+                   "this run (needs the 'dask' extra); the same results.")
 @click.option("--quiet", "-q", is_flag=True, help="No live display: one log line per unit on stderr.")
 @click.option("--retry-failed", is_flag=True, help="Recompute units that ended with an error before.")
 @click.option("--wait", type=click.FloatRange(min=0), default=0.0, metavar="SECONDS",

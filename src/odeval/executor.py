@@ -8,9 +8,11 @@ arguments choose it everywhere in the public API:
     (:func:`check_workers`).
 ``executor``
     the kind: ``"serial"`` (this thread, in order), ``"threads"``, ``"processes"`` (local processes, started
-    with the *spawn* method), a Dask scheduler address (``"tcp://host:port"``), a ``distributed.Client``, an
-    already built :class:`Executor` (a pool that outlives several calls), a ``concurrent.futures.Executor``
-    or a map-like callable ``f(function, tasks) -> results in order``.
+    with the *spawn* method), a Dask scheduler address (``"tcp://host:port"``), ``"local:N"`` (a Dask
+    ``LocalCluster`` of N single-threaded worker processes, started for the executor and closed with it:
+    :func:`local_cluster`), a ``distributed.Client``, an already built :class:`Executor` (a pool that outlives
+    several calls), a ``concurrent.futures.Executor`` or a map-like callable ``f(function, tasks) -> results in
+    order``.
 
 Whatever the choice, :meth:`Executor.map` returns the results in task order and every task runs the same
 code on the same input, so the numbers are the same bit for bit (the callers' tests check it); only the
@@ -31,6 +33,10 @@ scheduler allows (``distributed.scheduler.allowed-failures``) comes back as ``Ki
 then retries it, up to :data:`KILLED_RETRIES` times (a kill of one worker never fails a task, even on a cluster
 that allows no failure), and only then reports it as the task's error. A scheduler that goes away (the client
 lost its connection) raises :class:`ClusterLostError`, one line: that is the run's end, not a task's failure.
+A cluster left without any worker (all of them died or left, and none came back: workers without a nanny, a
+cluster manager that gave up) would leave its tasks waiting for ever; once it has had no worker for
+:data:`NO_WORKERS_TIMEOUT` seconds, :meth:`DaskExecutor.wait` raises :class:`NoWorkersError` (a
+:class:`ClusterLostError`: the run ends in one line, finished work is kept).
 
 ``dask.distributed`` is imported only when a Dask executor is asked for (optional extra ``odeval[dask]``).
 This module imports no pipeline stage.
@@ -42,6 +48,7 @@ import functools
 import multiprocessing as mp
 import os
 import pickle
+import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, CancelledError, Future, ProcessPoolExecutor, ThreadPoolExecutor
@@ -50,10 +57,11 @@ from concurrent.futures import wait as _futures_wait
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-__all__ = ["KILLED_RETRIES", "KINDS", "ClusterLostError", "DaskExecutor", "Executor", "FuturesExecutor",
-           "MapExecutor", "ProcessExecutor", "SerialExecutor", "ThreadExecutor", "available_cores", "check_workers",
-           "cluster_lost", "gather_retrying", "get_executor", "interrupted", "killed_worker", "open_executor",
-           "quiet_distributed", "workers_renamed_from"]
+__all__ = ["ALLOWED_FAILURES", "KILLED_RETRIES", "KINDS", "NO_WORKERS_TIMEOUT", "ClusterLostError", "DaskExecutor",
+           "Executor", "FuturesExecutor", "MapExecutor", "NoWorkersError", "ProcessExecutor", "SerialExecutor",
+           "ThreadExecutor", "available_cores", "check_workers", "cluster_lost", "gather_retrying", "get_executor",
+           "interrupted", "killed_worker", "local_cluster", "open_executor", "parse_local", "quiet_distributed",
+           "workers_renamed_from"]
 
 #: The kinds named by a string (anything else given as a string with a ``:`` is a Dask scheduler address).
 KINDS = ("serial", "threads", "processes")
@@ -62,9 +70,26 @@ KINDS = ("serial", "threads", "processes")
 #: again before the executor reports the error (each time the scheduler allows its ``allowed-failures`` again).
 KILLED_RETRIES = 2
 
+#: Workers that may die while running one task before Dask gives up on it (``KilledWorker``), set on the
+#: LocalCluster that ``local:N`` starts (Dask's default, stated here on purpose: one lost worker — a kill, an
+#: out-of-memory kill of another process — must never fail a run, while a task that itself kills every worker it
+#: runs on must end as an error after a few tries instead of taking the whole cluster down in turn).
+ALLOWED_FAILURES = 3
+
+#: Seconds a Dask cluster that had workers may have none before :meth:`DaskExecutor.wait` ends the run
+#: (:class:`NoWorkersError`): long enough for nannies or a cluster manager to replace dead workers.
+NO_WORKERS_TIMEOUT = 120.0
+
+#: How often (seconds) a Dask executor waiting for its tasks checks that the cluster still has workers.
+_WORKERS_POLL = 2.0
+
 
 class ClusterLostError(RuntimeError):
     """The Dask scheduler went away (the client lost its connection): the run cannot go on. One line."""
+
+
+class NoWorkersError(ClusterLostError):
+    """The Dask cluster has had no worker for :data:`NO_WORKERS_TIMEOUT` seconds: the run cannot go on. One line."""
 
 
 def cluster_lost(address: Any, exc: BaseException | None = None) -> ClusterLostError:
@@ -113,12 +138,62 @@ def _address(client: Any) -> str:
         return "(unknown address)"
 
 
-def gather_retrying(client: Any, futures: Sequence[Any], retries: int = KILLED_RETRIES) -> list[Any]:
-    """``client.gather(futures)``, retrying the tasks reported as ``KilledWorker`` (at most ``retries`` times
-    each) and raising :class:`ClusterLostError` when the scheduler went away."""
-    tries: dict[Any, int] = {}
+class _WorkerWatch:
+    """Whether a Dask cluster that had workers has had none for :data:`NO_WORKERS_TIMEOUT` seconds (then
+    :meth:`check` raises :class:`NoWorkersError`). A cluster that never had a worker (an adaptive cluster still
+    starting them) is waited for."""
+
+    def __init__(self, client: Any, timeout: float | None = None) -> None:
+        self.client, self.timeout = client, timeout
+        self.seen = False
+        self.since: float | None = None
+        self.check()
+
+    def check(self) -> None:
+        if getattr(self.client, "status", "running") != "running":
+            return  # reconnecting or closed: the caller's connection rule tells (no blocking call here)
+        try:
+            n = len(self.client.nthreads())
+        except Exception:  # the scheduler is unreachable: that is for the caller's connection rule to tell
+            return
+        if n:
+            self.seen, self.since = True, None
+            return
+        if not self.seen:
+            return
+        now = time.monotonic()
+        limit = NO_WORKERS_TIMEOUT if self.timeout is None else self.timeout
+        if self.since is None:
+            self.since = now
+        elif now - self.since >= limit:
+            raise NoWorkersError(f"the Dask cluster {_address(self.client)} has had no worker for {limit:g} s "
+                                 "(they died or left and none came back)")
+
+
+def _wait_all(client: Any, futures: Sequence[Any], watch: _WorkerWatch) -> None:
+    """Wait until every future of ``futures`` has finished (a result or an error), checking meanwhile that the
+    cluster still has workers."""
+    from distributed import wait
+
     while True:
         try:
+            wait(list(futures), timeout=_WORKERS_POLL)
+            return
+        except TimeoutError:
+            if _connection_lost(client, TimeoutError()):
+                return  # gather raises the connection error, reported by the caller
+            watch.check()
+
+
+def gather_retrying(client: Any, futures: Sequence[Any], retries: int = KILLED_RETRIES) -> list[Any]:
+    """``client.gather(futures)``, retrying the tasks reported as ``KilledWorker`` (at most ``retries`` times
+    each), raising :class:`ClusterLostError` when the scheduler went away and :class:`NoWorkersError` when the
+    cluster has had no worker for :data:`NO_WORKERS_TIMEOUT` seconds."""
+    tries: dict[Any, int] = {}
+    watch = _WorkerWatch(client)
+    while True:
+        try:
+            _wait_all(client, futures, watch)
             return client.gather(list(futures))
         except Exception as exc:
             if _connection_lost(client, exc):
@@ -129,6 +204,46 @@ def gather_retrying(client: Any, futures: Sequence[Any], retries: int = KILLED_R
             for f in killed:
                 tries[f.key] = tries.get(f.key, 0) + 1
             client.retry(killed)
+
+def parse_local(executor: Any) -> int | None:
+    """N of ``"local:N"`` (``"local"`` alone: 2), None for anything else.
+
+    Raises
+    ------
+    ValueError
+        ``local:`` followed by anything but a positive integer (one line).
+    """
+    if not isinstance(executor, str) or not (executor == "local" or executor.startswith("local:")):
+        return None
+    n = executor.partition(":")[2]
+    try:
+        workers = int(n) if n else 2
+    except ValueError:
+        workers = 0
+    if workers < 1:
+        raise ValueError(f"scheduler {executor!r}: expected local:N with N a positive integer")
+    return workers
+
+
+def local_cluster(n_workers: int, **kwargs: Any) -> Any:
+    """A Dask ``LocalCluster`` of ``n_workers`` processes with one thread each (numba and BLAS included: one
+    thread each, so that N workers use N cores and the numbers do not depend on thread counts), replaced by their
+    nannies when they die, with :data:`ALLOWED_FAILURES`; its worker processes die with this one (Dask's own
+    rule). ``kwargs`` override these settings."""
+    import logging
+
+    try:
+        from distributed import LocalCluster
+    except ImportError:  # pragma: no cover - depends on the environment
+        raise ValueError("a Dask LocalCluster (local:N) needs the optional extra: pip install 'odeval[dask]'") \
+            from None
+    one = {name: "1" for name in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+                                  "MKL_NUM_THREADS")}
+    options = {"threads_per_worker": 1, "processes": True, "dashboard_address": ":0",
+               "silence_logs": logging.ERROR, "env": one,
+               "scheduler_kwargs": {"allowed_failures": ALLOWED_FAILURES}}
+    return LocalCluster(n_workers=n_workers, **{**options, **kwargs})
+
 
 T = TypeVar("T")
 
@@ -492,9 +607,12 @@ class ProcessExecutor(Executor):
 
 
 class DaskExecutor(Executor):
-    """Tasks on a Dask cluster, through a ``distributed.Client`` (given, or connected to ``address``).
+    """Tasks on a Dask cluster, through a ``distributed.Client`` (given, or connected to ``address``, or to the
+    ``LocalCluster`` that ``"local:N"`` starts: :func:`local_cluster`, :attr:`cluster`).
 
-    A client this executor connected is closed by :meth:`close`; a given one is left open. Results passed on to
+    A client this executor connected, and a cluster it started, are closed by :meth:`close`; a given client is
+    left open. A cluster that had workers and has had none for ``no_workers_timeout`` seconds (default
+    :data:`NO_WORKERS_TIMEOUT`) raises :class:`NoWorkersError` in :meth:`wait`. Results passed on to
     later tasks stay on the cluster (:meth:`argument`). A task reported as ``KilledWorker`` is retried up to
     ``killed_retries`` times (:meth:`wait`, :meth:`result`); a lost scheduler raises :class:`ClusterLostError`.
     """
@@ -502,11 +620,23 @@ class DaskExecutor(Executor):
     kind = "dask"
     local = False
 
-    def __init__(self, client_or_address: Any, workers: int = 1, *, killed_retries: int = KILLED_RETRIES) -> None:
+    def __init__(self, client_or_address: Any, workers: int = 1, *, killed_retries: int = KILLED_RETRIES,
+                 no_workers_timeout: float | None = None) -> None:
         super().__init__(workers)
         self.killed_retries = killed_retries
         self._tries: dict[Any, int] = {}  # task key -> times retried after KilledWorker
-        if isinstance(client_or_address, str):
+        self.cluster: Any = None  # the LocalCluster of "local:N", owned by this executor
+        n_local = parse_local(client_or_address)
+        if n_local is not None:
+            from distributed import Client  # (local_cluster says when the extra is missing)
+
+            self.cluster = local_cluster(n_local)
+            try:
+                self.client, self.owns_client = Client(self.cluster), True
+            except BaseException:
+                self.cluster.close()
+                raise
+        elif isinstance(client_or_address, str):
             try:
                 from distributed import Client
             except ImportError:  # pragma: no cover - depends on the environment
@@ -519,6 +649,7 @@ class DaskExecutor(Executor):
         else:
             self.client, self.owns_client = client_or_address, False
         self.address = _address(self.client)
+        self._watch = _WorkerWatch(self.client, no_workers_timeout)
 
     @property
     def workers(self) -> int:
@@ -535,17 +666,23 @@ class DaskExecutor(Executor):
 
     def wait(self, futures: Iterable[Any], timeout: float | None = None) -> list[Any]:
         """As :meth:`Executor.wait`; a finished task reported as ``KilledWorker`` is retried (not returned) while
-        it has retries left."""
+        it has retries left. Meanwhile the cluster is checked every few seconds for workers: none for
+        :data:`NO_WORKERS_TIMEOUT` seconds raises :class:`NoWorkersError`."""
         from distributed import wait
 
         futures = list(futures)
+        deadline = None if timeout is None else time.monotonic() + timeout
         while True:
+            step = _WORKERS_POLL if deadline is None else max(0.0, min(_WORKERS_POLL, deadline - time.monotonic()))
             try:
-                done = wait(futures, timeout=timeout, return_when="FIRST_COMPLETED").done
-            except TimeoutError:  # nothing finished within the timeout
+                done = wait(futures, timeout=step, return_when="FIRST_COMPLETED").done
+            except TimeoutError:  # nothing finished within the step
                 if _connection_lost(self.client, TimeoutError()):
                     raise cluster_lost(self.address) from None
-                return []
+                self._watch.check()
+                if deadline is not None and time.monotonic() >= deadline:
+                    return []
+                continue
             except Exception as exc:
                 if _connection_lost(self.client, exc):
                     raise cluster_lost(self.address, exc) from None
@@ -568,6 +705,8 @@ class DaskExecutor(Executor):
 
     def result(self, future: Any) -> Any:
         while True:
+            if not future.done():
+                self.wait([future])  # (checking that the cluster still has workers)
             try:
                 return future.result()
             except Exception as exc:
@@ -594,6 +733,10 @@ class DaskExecutor(Executor):
             else:  # the scheduler went away: stop the reconnection attempts without their tracebacks
                 with quiet_distributed():
                     client.close(timeout=10)
+        if self.cluster is not None:  # local:N: its workers stop now (running tasks are abandoned)
+            cluster, self.cluster = self.cluster, None
+            with quiet_distributed():
+                cluster.close()
 
     def __repr__(self) -> str:
         return f"DaskExecutor({self.client!r})"
@@ -644,8 +787,10 @@ def get_executor(executor: Any = None, workers: int = 1, *, initializer: Callabl
     ----------
     executor : None, str, Executor, distributed.Client, concurrent.futures.Executor or callable
         None or "serial": this thread; "threads" (one thread: serial); "processes"; a Dask scheduler address
-        ("tcp://host:port"); a ``distributed.Client``; an :class:`Executor` (returned as it is); a
-        ``concurrent.futures.Executor``; a map-like callable ``f(function, tasks)``.
+        ("tcp://host:port"); "local:N": a Dask ``LocalCluster`` of N single-threaded worker processes, started
+        here and closed with the executor (:func:`local_cluster`); a ``distributed.Client``; an
+        :class:`Executor` (returned as it is); a ``concurrent.futures.Executor``; a map-like callable
+        ``f(function, tasks)``.
     workers : int
         Degree of parallelism, -1 = every core (:func:`check_workers`); a Dask cluster has its own.
     initializer, initargs, limit_blas
@@ -668,7 +813,7 @@ def get_executor(executor: Any = None, workers: int = 1, *, initializer: Callabl
         return ThreadExecutor(n)
     if executor == "processes":
         return ProcessExecutor(n, initializer=initializer, initargs=initargs, limit_blas=limit_blas)
-    if isinstance(executor, str) and ":" in executor:
+    if isinstance(executor, str) and (":" in executor or parse_local(executor) is not None):
         return DaskExecutor(executor, n)
     if type(executor).__module__.startswith("distributed"):
         return DaskExecutor(executor, n)
@@ -677,8 +822,9 @@ def get_executor(executor: Any = None, workers: int = 1, *, initializer: Callabl
     if callable(executor) and not isinstance(executor, str | bytes | int | float):
         return MapExecutor(executor, n)
     raise ValueError(f"executor must be 'serial', 'threads', 'processes', a Dask scheduler address "
-                     f"('tcp://host:port'), a distributed.Client, an odeval.executor.Executor, a "
-                     f"concurrent.futures.Executor or a map-like callable; got {executor!r}")
+                     f"('tcp://host:port'), 'local:N' (a Dask LocalCluster of N processes), a distributed.Client, "
+                     f"an odeval.executor.Executor, a concurrent.futures.Executor or a map-like callable; "
+                     f"got {executor!r}")
 
 
 @contextmanager

@@ -146,8 +146,10 @@ def _assert_same_store(a: Path, b: Path) -> None:
         pd.testing.assert_frame_equal(x, y)
 
 
-def test_a_worker_killed_in_the_middle_of_a_study_changes_nothing(gated_study, tmp_path):
-    """allowed-failures = 0: Dask itself gives up on the task at once (KilledWorker); the executor retries it."""
+@pytest.mark.parametrize("victims", ["one", "every"])
+def test_a_worker_killed_in_the_middle_of_a_study_changes_nothing(gated_study, tmp_path, victims):
+    """allowed-failures = 0: Dask itself gives up on the task at once (KilledWorker); the executor retries it.
+    "every": all the workers are killed at once (their nannies start new ones; the retried tasks wait for them)."""
     study, gate, started = gated_study
     ref = _reference(study, gate, tmp_path)
     store = tmp_path / "killed.duckdb"
@@ -167,7 +169,8 @@ def test_a_worker_killed_in_the_middle_of_a_study_changes_nothing(gated_study, t
         thread = threading.Thread(target=run, daemon=True)
         thread.start()
         victim = _poll("a gated unit running on a worker", lambda: _started(started, workers))[0]
-        os.kill(victim, signal.SIGKILL)
+        for pid in [victim] if victims == "one" else sorted(workers):
+            os.kill(pid, signal.SIGKILL)
         gate.touch()
         thread.join(DEADLINE)
         assert not thread.is_alive(), "the study did not finish after the worker was killed"
@@ -180,7 +183,8 @@ def test_a_worker_killed_in_the_middle_of_a_study_changes_nothing(gated_study, t
 # --- a cluster of separate processes, whose scheduler can be killed --------------------------------------------
 @pytest.fixture
 def process_cluster(tmp_path):
-    """A Dask scheduler and two workers (one thread, no nanny) as processes of their own: (address, scheduler)."""
+    """A Dask scheduler and two workers (one thread, no nanny) as processes of their own: (address, scheduler,
+    [worker processes])."""
     env = dict(os.environ, NUMBA_NUM_THREADS="1", OMP_NUM_THREADS="1")
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SRC), env.get("PYTHONPATH")]))
     info = tmp_path / "scheduler.json"
@@ -195,7 +199,7 @@ def process_cluster(tmp_path):
                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         with distributed.Client(address) as client:
             client.wait_for_workers(2, timeout=DEADLINE)
-        yield address, procs[0]
+        yield address, procs[0], procs[1:]
     finally:
         for p in procs:  # our own children, by their process ids
             if p.poll() is None:
@@ -207,7 +211,7 @@ def test_a_scheduler_that_goes_away_ends_the_study_in_one_line_and_the_store_res
                                                                                       tmp_path):
     study, gate, started = gated_study
     ref = _reference(study, gate, tmp_path)
-    address, scheduler = process_cluster
+    address, scheduler, _ = process_cluster
     store = tmp_path / "resumed.duckdb"
     proc = subprocess.Popen([sys.executable, "-m", "odeval.cli", "study", "run", str(study), "--store", str(store),
                              "--scheduler", address, "--quiet"], env=dict(os.environ), stdout=subprocess.PIPE,
@@ -235,6 +239,122 @@ def test_a_scheduler_that_goes_away_ends_the_study_in_one_line_and_the_store_res
     summary = run_study(load_study(study), store, workers=1, progress="none")  # resumed in this process
     assert summary.already_done >= 1 and summary.already_done + summary.ok == 12 and not summary.failed
     _assert_same_store(ref, store)
+
+
+def test_a_cluster_left_without_workers_ends_the_study_in_one_line_and_the_store_resumes(
+        gated_study, process_cluster, tmp_path, monkeypatch):
+    """Every worker killed and none coming back (workers without a nanny): the tasks would wait for ever; the
+    executor ends the run once the cluster has had no worker for NO_WORKERS_TIMEOUT seconds."""
+    import odeval.executor
+    from odeval.executor import NoWorkersError
+
+    study, gate, started = gated_study
+    ref = _reference(study, gate, tmp_path)
+    address, _, workers = process_cluster
+    monkeypatch.setattr(odeval.executor, "NO_WORKERS_TIMEOUT", 3.0)
+    store = tmp_path / "no-workers.duckdb"
+    result: dict = {}
+
+    def run() -> None:
+        try:
+            result["summary"] = run_study(load_study(study), store, scheduler=address, progress="none")
+        except BaseException as exc:  # reported below
+            result["error"] = exc
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    try:
+        _poll("a gated unit running on a worker", lambda: _started(started, {w.pid for w in workers}))
+        for w in workers:
+            w.kill()
+        thread.join(DEADLINE)
+        assert not thread.is_alive(), "the study hangs on a cluster without workers"
+    finally:
+        gate.touch()
+    error = result.get("error")
+    assert isinstance(error, NoWorkersError), result
+    assert "\n" not in str(error) and address in str(error) and "no worker for 3 s" in str(error)
+    summary = run_study(load_study(study), store, workers=1, progress="none")  # resumed in this process
+    assert summary.already_done + summary.ok == 12 and not summary.failed
+    _assert_same_store(ref, store)
+
+
+# --- a unit that kills every worker it runs on, on `study run --scheduler local:N` -----------------------------
+CRASHING = '''
+import os
+import signal
+
+import numpy as np
+
+FIXED = {fixed!r}
+
+
+class Crashing:
+    """Distance to the mean shifted by ``shift``; with shift 1 on 70 objects it kills its own process (as a
+    crash in compiled code or the out-of-memory killer would) until FIXED exists."""
+
+    def __init__(self, shift=0.0):
+        self.shift = shift
+
+    def fit(self, X):
+        if self.shift == 1.0 and len(X) == 70 and not os.path.exists(FIXED):
+            os.kill(os.getpid(), signal.SIGKILL)
+        self.mean_ = X.mean(axis=0) + self.shift
+        return self
+
+    def decision_function(self, X):
+        return -np.sqrt(((X - self.mean_) ** 2).sum(axis=1))
+'''
+
+
+def test_a_unit_that_kills_every_worker_fails_in_one_line_on_local_n_and_the_store_resumes(
+        tmp_path, monkeypatch, npz_dataset, study_file):
+    """`odeval study run --scheduler local:2`: the LocalCluster of the run (allowed-failures 3, KILLED_RETRIES
+    retries, nannies replacing the dead workers) gives up on the crashing unit — one FAILED line naming it, the
+    other units computed (the numbers of the default executor) — and the same store resumes once it is fixed."""
+    plugin = tmp_path / "plugin_crash"
+    plugin.mkdir()
+    fixed = tmp_path / "fixed"
+    (plugin / "crashing_est.py").write_text(textwrap.dedent(CRASHING.format(fixed=str(fixed))))
+    monkeypatch.delitem(sys.modules, "crashing_est", raising=False)
+    monkeypatch.syspath_prepend(str(plugin))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(SRC), str(plugin)]))
+    data = tmp_path / "data"
+    data.mkdir()
+    npz_dataset(data / "fa.npz", 70, 5, 3, seed=4, n_dup=4)
+    npz_dataset(data / "fb.npz", 90, 6, 2, seed=5)
+    study = study_file(tmp_path / "crash.toml", textwrap.dedent("""
+        [study]
+        name = "crash"
+        k = "1..10"
+
+        [[datasets]]
+        glob = "data/*.npz"
+
+        [[methods]]
+        name = "kNN"
+
+        [[methods]]
+        estimator = "crashing_est:Crashing"
+        grid = { shift = [0.0, 1.0] }
+        """))
+    fixed.touch()
+    ref = tmp_path / "reference.duckdb"
+    assert run_study(load_study(study), ref, workers=1, progress="none").ok == 6  # the default executor
+    fixed.unlink()
+    store = tmp_path / "crash.duckdb"
+    proc = subprocess.run([sys.executable, "-m", "odeval.cli", "study", "run", str(study), "--store", str(store),
+                           "--scheduler", "local:2", "--quiet"], env=dict(os.environ), capture_output=True,
+                          text=True, timeout=2 * DEADLINE)
+    text = proc.stdout + proc.stderr
+    failed = [x for x in proc.stderr.splitlines() if "FAILED" in x]
+    assert proc.returncode == 1 and len(failed) == 1, text
+    assert "fa" in failed[0] and "Crashing" in failed[0] and "KilledWorker" in failed[0], failed[0]
+    assert "Traceback" not in text, text
+    fixed.touch()
+    summary = run_study(load_study(study), store, workers=1, progress="none", retry_failed=True)
+    assert summary.already_done == 5 and summary.ok == 1 and not summary.failed
+    _assert_same_store(ref, store)  # the 5 units of local:2 are those of the default executor, bit for bit
 
 
 # --- blockwise scoring (odeval score --scheduler) ----------------------------------------------------------------
@@ -326,7 +446,7 @@ def test_a_worker_killed_in_the_middle_of_a_blockwise_scoring_changes_nothing(ga
 
 
 def test_a_scheduler_that_goes_away_ends_a_blockwise_scoring_in_one_line(gated_lof, process_cluster):
-    address, scheduler = process_cluster
+    address, scheduler, _ = process_cluster
     X = _blockwise_data()
     det, gate, started = gated_lof
     client = distributed.Client(address)

@@ -12,8 +12,10 @@ one-process exact scores, bit for bit, in object order, for either assignment (`
 Faults: blocks are *placed* on workers, not bound to them (``allow_other_workers``), so a worker that dies is
 replaced and its tasks, and the blocks it held, are recomputed elsewhere from the data (Dask's lineage) — the
 same numbers. A task that was running on :data:`ALLOWED_FAILURES` + 1 dying workers is reported by Dask as
-``KilledWorker`` and retried by :class:`odeval.executor.DaskExecutor`'s rule (:func:`odeval.executor.retry_killed`);
-a scheduler that goes away ends the run with :class:`odeval.executor.ClusterLostError` (one line).
+``KilledWorker`` and retried by :class:`odeval.executor.DaskExecutor`'s rule (:func:`odeval.executor.gather_retrying`);
+a scheduler that goes away, or a cluster left without workers for :data:`odeval.executor.NO_WORKERS_TIMEOUT`
+seconds, ends the run with :class:`odeval.executor.ClusterLostError` (one line). ``local:N`` clusters are
+:func:`odeval.executor.local_cluster` (the executor owns how a cluster is started; re-exported here).
 
 >>> with PartitionedGraph.connect(X, k_max=100, scheduler="local:2") as g:       # doctest: +SKIP
 ...     scored = score_ks(partitioned(get_detector("LOF"), g), g, "1..100")
@@ -21,7 +23,6 @@ a scheduler that goes away ends the run with :class:`odeval.executor.ClusterLost
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -31,7 +32,14 @@ import numpy as np
 from odeval._validation import check_data_matrix, check_k
 from odeval.detectors.base import Detector, orient
 from odeval.detectors.blockwise import block_plan, block_raw_scores, in_object_order, start_state
-from odeval.executor import cluster_lost, gather_retrying, quiet_distributed
+from odeval.executor import (
+    ALLOWED_FAILURES,
+    cluster_lost,
+    gather_retrying,
+    local_cluster,
+    parse_local,
+    quiet_distributed,
+)
 from odeval.neighbors._metrics import resolve_metric
 from odeval.neighbors.blocks import (
     Partition,
@@ -49,36 +57,11 @@ __all__ = ["ALLOWED_FAILURES", "ASSIGNMENTS", "PartitionedGraph", "partitioned",
 #: How objects are assigned to blocks: a k-d split of the data, or ranges of object numbers.
 ASSIGNMENTS = ("spatial", "index")
 
-#: Workers that may die while running one task before Dask gives up on it (``KilledWorker``), set on the
-#: LocalCluster that ``local:N`` starts (Dask's default, stated here on purpose: one lost worker — a kill, an
-#: out-of-memory kill of another process — must never fail a run, while a task that itself kills every worker it
-#: runs on must end as an error after a few tries instead of taking the whole cluster down in turn).
-ALLOWED_FAILURES = 3
-
-
-def local_cluster(n_workers: int, **kwargs: Any) -> Any:
-    """A ``LocalCluster`` of ``n_workers`` processes with one thread each (numba and BLAS included), replaced by
-    their nannies when they die, with :data:`ALLOWED_FAILURES`."""
-    from distributed import LocalCluster
-
-    options = {"threads_per_worker": 1, "processes": True, "dashboard_address": ":0",
-               "silence_logs": logging.ERROR, "env": {"NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"},
-               "scheduler_kwargs": {"allowed_failures": ALLOWED_FAILURES}}
-    return LocalCluster(n_workers=n_workers, **{**options, **kwargs})
-
-
 def parse_scheduler(scheduler: str) -> tuple[str, int | str]:
-    """``"local:N"`` → ("local", N) (a LocalCluster of N worker processes); anything else → ("address", it)."""
-    if scheduler.startswith("local"):
-        _, _, n = scheduler.partition(":")
-        try:
-            workers = int(n) if n else 2
-        except ValueError:
-            raise ValueError(f"scheduler {scheduler!r}: expected local:N with N a positive integer") from None
-        if workers < 1:
-            raise ValueError(f"scheduler {scheduler!r}: expected local:N with N a positive integer")
-        return "local", workers
-    return "address", scheduler
+    """``"local:N"`` → ("local", N) (a LocalCluster of N worker processes: :func:`odeval.executor.parse_local`);
+    anything else → ("address", it)."""
+    n = parse_local(scheduler)
+    return ("local", n) if n is not None else ("address", scheduler)
 
 
 def check_partitionable(detectors: Any) -> None:

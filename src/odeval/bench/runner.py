@@ -82,8 +82,10 @@ def run_study(study: Study, store_path: str | Path, *, workers: int | None = Non
         Local worker processes (default and -1: all cores; 1 runs in this process). Ignored with ``scheduler``.
         Workers die with this process (:func:`worker_init`).
     scheduler : str, optional
-        Address of a Dask distributed scheduler (``tcp://HOST:PORT``) to run the units on (the same as
-        ``executor=`` the address).
+        Address of a Dask distributed scheduler (``tcp://HOST:PORT``) to run the units on, or ``local:N``: a Dask
+        ``LocalCluster`` of N single-threaded worker processes started for this run and closed at its end
+        (:func:`odeval.executor.local_cluster`); the same as ``executor=`` that string. The stored measures are
+        those of the default executor, bit for bit.
     executor : optional
         Where the units run, as :func:`odeval.executor.get_executor` names it: "serial", "processes", a Dask
         address, a ``distributed.Client`` or an :class:`odeval.executor.Executor` (a given client or executor is
@@ -133,7 +135,8 @@ def run_study(study: Study, store_path: str | Path, *, workers: int | None = Non
             with make_progress(progress, summary.total_units + summary.variant_tasks_total,
                                summary.already_done + summary.variant_tasks_done) as report, \
                     _executor(workers, scheduler, executor) as ex:  # Ctrl-C or a failure: the workers stop now
-                drive(study, plans, store, ex, max(2, 2 * workers), summary, report)
+                drive(study, plans, store, ex, max(2, 2 * (ex.workers if ex.kind == "dask" else workers)), summary,
+                      report)
         except BaseException as exc:  # Ctrl-C, also when DuckDB caught it during a query and raised its own error
             if not (is_interrupt(exc) or sigint.is_set()):
                 raise
