@@ -229,7 +229,9 @@ def local_cluster(n_workers: int, **kwargs: Any) -> Any:
     """A Dask ``LocalCluster`` of ``n_workers`` processes with one thread each (numba and BLAS included: one
     thread each, so that N workers use N cores and the numbers do not depend on thread counts), replaced by their
     nannies when they die, with :data:`ALLOWED_FAILURES`; its worker processes die with this one (Dask's own
-    rule). ``kwargs`` override these settings."""
+    rule). Dask's logs are silenced below CRITICAL: the recovery from a dead worker logs errors and tracebacks
+    that are not the run's (what fails for good reaches the caller as the task's error). ``kwargs`` override
+    these settings."""
     import logging
 
     try:
@@ -240,7 +242,7 @@ def local_cluster(n_workers: int, **kwargs: Any) -> Any:
     one = {name: "1" for name in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
                                   "MKL_NUM_THREADS")}
     options = {"threads_per_worker": 1, "processes": True, "dashboard_address": ":0",
-               "silence_logs": logging.ERROR, "env": one,
+               "silence_logs": logging.CRITICAL, "env": one,
                "scheduler_kwargs": {"allowed_failures": ALLOWED_FAILURES}}
     return LocalCluster(n_workers=n_workers, **{**options, **kwargs})
 
@@ -704,14 +706,17 @@ class DaskExecutor(Executor):
         return True
 
     def result(self, future: Any) -> Any:
+        """The task's value; waits for it checking that the cluster still has workers (a finished result held
+        by a worker that died is computed again: Dask's future is then pending again)."""
         while True:
-            if not future.done():
-                self.wait([future])  # (checking that the cluster still has workers)
             try:
-                return future.result()
+                return future.result(timeout=_WORKERS_POLL)
             except Exception as exc:
                 if _connection_lost(self.client, exc):
                     raise cluster_lost(self.address, exc) from None
+                if isinstance(exc, TimeoutError) and future.status != "error":  # not (again) finished yet
+                    self._watch.check()
+                    continue
                 if not self._retried(future):
                     raise
 

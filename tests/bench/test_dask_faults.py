@@ -290,14 +290,14 @@ FIXED = {fixed!r}
 
 
 class Crashing:
-    """Distance to the mean shifted by ``shift``; with shift 1 on 70 objects it kills its own process (as a
+    """Distance to the mean shifted by ``shift``; with shift 1 on 3 attributes it kills its own process (as a
     crash in compiled code or the out-of-memory killer would) until FIXED exists."""
 
     def __init__(self, shift=0.0):
         self.shift = shift
 
     def fit(self, X):
-        if self.shift == 1.0 and len(X) == 70 and not os.path.exists(FIXED):
+        if self.shift == 1.0 and X.shape[1] == 3 and not os.path.exists(FIXED):
             os.kill(os.getpid(), signal.SIGKILL)
         self.mean_ = X.mean(axis=0) + self.shift
         return self
