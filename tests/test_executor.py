@@ -357,3 +357,15 @@ def _poll_until(condition, timeout: float = 60.0) -> None:
     while not condition():
         assert time.monotonic() < deadline, "timed out"
         time.sleep(0.05)
+
+
+def test_study_run_refuses_a_bad_local_n_in_one_line(tmp_path):
+    from click.testing import CliRunner
+
+    from odeval.cli import main
+
+    study = tmp_path / "s.toml"
+    study.write_text('[study]\nname = "s"\nk = "1..3"\n\n[[datasets]]\nglob = "*.npz"\n\n[[methods]]\nname = "kNN"\n')
+    res = CliRunner().invoke(main, ["study", "run", str(study), "--scheduler", "local:0"])
+    assert res.exit_code == 2 and "expected local:N with N a positive integer" in res.output
+    assert "Traceback" not in res.output

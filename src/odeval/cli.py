@@ -221,7 +221,7 @@ def study() -> None:
               help="DuckDB results store [default: results.duckdb next to the study file].")
 @click.option("--workers", type=click.IntRange(min=1), default=None,
               help="Local worker processes [default: all cores].")
-@click.option("--scheduler", default=None, metavar="tcp://HOST:PORT|local:N",
+@click.option("--scheduler", default=None, metavar="tcp://HOST:PORT|local:N", callback=lambda c, p, v: _scheduler(v),
               help="Run on a Dask distributed cluster, or on a Dask LocalCluster of N worker processes started for "
                    "this run (needs the 'dask' extra); the same results.")
 @click.option("--quiet", "-q", is_flag=True, help="No live display: one log line per unit on stderr.")
@@ -979,6 +979,17 @@ def _os_error(exc: OSError, verb: str = "cannot write") -> str:
     cause = exc.strerror.rstrip(".").lower() if exc.strerror else str(exc)
     where = exc.filename if exc.filename is not None else "(no file name)"
     return f"{verb} {where}: {cause}".lstrip()
+
+
+def _scheduler(value: str | None) -> str | None:
+    """The --scheduler of `study run`, a bad local:N refused in one line."""
+    from odeval.executor import parse_local
+
+    try:
+        parse_local(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--scheduler") from None
+    return value
 
 
 def _run_study_cli(spec, store_path: Path, *, workers: int | None, scheduler: str | None, quiet: bool,
