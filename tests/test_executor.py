@@ -338,7 +338,7 @@ def test_a_cluster_without_workers_ends_the_wait_in_one_line(monkeypatch):
     from odeval.executor import ClusterLostError, NoWorkersError
 
     monkeypatch.setattr(odeval.executor, "_WORKERS_POLL", 0.2)
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as cl, \
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=":0") as cl, \
             distributed.Client(cl) as client:
         ex = DaskExecutor(client, no_workers_timeout=1.0)
         assert ex.result(ex.submit(work, 3)) == work(3)
