@@ -485,3 +485,29 @@ def test_odeval_score_with_no_scheduler_at_the_address_is_one_line(tmp_path):
     assert res.exit_code == 1, res.output
     assert "Error: the Dask scheduler tcp://127.0.0.1:" in res.output and "went away" in res.output
     assert "Traceback" not in res.output and len(res.output.strip().splitlines()) == 1
+
+
+def test_a_cluster_left_without_workers_ends_a_blockwise_scoring_in_one_line(gated_lof, process_cluster,
+                                                                             monkeypatch):
+    import odeval.executor
+    from odeval.executor import NoWorkersError
+
+    address, _, workers = process_cluster
+    monkeypatch.setattr(odeval.executor, "NO_WORKERS_TIMEOUT", 3.0)
+    X = _blockwise_data()
+    det, gate, started = gated_lof
+    client = distributed.Client(address)
+    graph = PartitionedGraph(client, X, 25, n_blocks=4)
+    graph._owns_client = True  # closed with the graph
+    try:
+        thread, out = _score_in_thread(det, graph, "1..25")
+        _poll("a block step waiting on a worker", lambda: _started(started, {w.pid for w in workers}))
+        for w in workers:
+            w.kill()
+        thread.join(DEADLINE)
+        assert not thread.is_alive(), "the scoring hangs on a cluster without workers"
+    finally:
+        gate.touch()
+        graph.close()
+    assert isinstance(out.get("error"), NoWorkersError), out
+    assert "\n" not in str(out["error"]) and address in str(out["error"])
