@@ -40,8 +40,8 @@ from odeval._validation import check_data_matrix, check_scores
 from odeval.executor import Executor, get_executor, workers_renamed_from
 from odeval.labelfree import _klr
 
-__all__ = ["CLASSIFIERS", "EXACT_MAX_OBJECTS", "NULL_MODELS", "PAPER_KNN", "IREOSResult", "IREOSSettings",
-           "SelectResult", "gamma_max_exceeds", "ireos", "ireos_select", "resolve_knn", "resolve_mcl",
+__all__ = ["CLASSIFIERS", "EXACT_MAX_OBJECTS", "GAMMA_MAX_WARNING", "NULL_MODELS", "PAPER_KNN", "IREOSResult",
+           "IREOSSettings", "SelectResult", "gamma_max_exceeds", "ireos", "ireos_select", "resolve_knn", "resolve_mcl",
            "solution_weights"]
 
 Progress = Callable[[str, int], None]
@@ -60,6 +60,15 @@ AUTO_KNN = "auto"
 NULL_MODELS = ("uniform", "permutation")
 #: Separability classifiers (:attr:`IREOSSettings.classifier`): the authors' reference code's first.
 CLASSIFIERS = ("pinned", "optimum")
+#: γ_max above which ``odeval ireos`` says that the search (Sect. 3.4) ended high, per classifier (docs/ireos.md,
+#: "A high γ_max, per classifier"). ``"optimum"``: 100, the guarded rule's threshold
+#: (:attr:`odeval.labelfree.guarded.GuardedSettings.threshold`), read off the exact optimum's γ_max on the Campos
+#: collection, where its IREOS pick was near random above it. ``"pinned"``: 10^4. Its γ_max stays 10-300 times
+#: below the optimum's where near-duplicates blow the optimum's up (Shuttle v01: 5 051 against 1.05e6), and on
+#: the variants measured with it above 100 (Shuttle v01-v10, 163-5 051) its pick was above the candidates' mean
+#: ROC AUC on most; 10^4 lies above every pinned γ_max measured and within the optimum's blow-up range
+#: (10^4-10^6), so the line fires only beyond what was checked, and says so.
+GAMMA_MAX_WARNING = {"pinned": 1e4, "optimum": 100.0}
 
 
 def _positive_int(value: Any, minimum: int = 1) -> bool:
