@@ -29,6 +29,10 @@ Mode ``explain`` (docs/ireos.md, *Shuttle*): per candidate its weights and where
 inliers), the separability areas of the labelled outliers against everybody's, the ground truth as a binary
 solution, and Spearman with gamma_max set by the labelled outliers alone (a diagnosis: uses the labels).
 
+Mode ``gammamax`` (docs/ireos.md, *A high gamma_max, per classifier*): where the gamma_max search ends with a
+classifier (``--classifier pinned`` or ``optimum``) and how good the IREOS pick is there (Spearman, the pick's
+rank among the ten); ``--out`` appends JSON lines (benchmarks/ireos_gamma_max.jsonl holds the recorded run).
+
 Mode ``chance``: Monte Carlo E{I} per candidate for m_cl > 1 (Appendix A.2) and whether the adjusted index ranks
 the candidates like the raw one.
 
@@ -36,6 +40,7 @@ the candidates like the raw one.
     .venv/bin/python benchmarks/ireos.py speed wbc-example Ionosphere_withoutdupl_norm WDBC_withoutdupl_norm_v01
     .venv/bin/python benchmarks/ireos.py table WBC_withoutdupl_norm_v01 Glass_withoutdupl_norm
     .venv/bin/python benchmarks/ireos.py explain Shuttle_withoutdupl_norm_v01 --jobs 1
+    .venv/bin/python benchmarks/ireos.py gammamax Shuttle_withoutdupl_norm_v01 --jobs 1 --classifier pinned
     .venv/bin/python benchmarks/ireos.py chance Parkinson_withoutdupl_norm_05_v01 --ci-width 0.004 --max-draws 1000
 """
 
@@ -350,9 +355,37 @@ def chance(names: list[str], jobs: int, m_cl: str, ci_width: float, max_draws: i
                   f"{r.n_draws[s]}) | {r.adjusted[s]:.4f} | {(w > 0).sum()} | {w.sum():.1f} |", flush=True)
 
 
+def gamma_max_check(names: list[str], jobs: int, classifier: str, out: Path | None) -> None:
+    """Where the gamma_max search ends, and whether the pick is any good there (docs/ireos.md, "A high gamma_max,
+    per classifier"): IREOS (m_cl = 1, gamma_max searched, kNN subsets k = 250 above 251 objects) of the 10
+    candidates with ``classifier``; gamma_max, Spearman(index, ROC AUC), the pick with its rank among the ten,
+    CPU time and load. One JSON line per dataset to ``out`` (appended) when given."""
+    import json
+
+    for name in names:
+        X, sols, aucs, cand = load(name)
+        aucs = np.asarray(aucs, dtype=float)
+        knn = 250 if X.shape[0] > 251 else None
+        t0 = _cpu()
+        r = ireos(X, sols, m_cl=1, knn=knn, classifier=classifier, workers=jobs)
+        p = int(np.argmax(r.index))
+        row = {"variant": name, "N": int(X.shape[0]), "classifier": classifier, "gamma_max": float(r.gamma_max),
+               "spearman": float(stats.spearmanr(r.index, aucs).statistic), "pick": cand[p],
+               "pick_auc": float(aucs[p]), "pick_rank": int(1 + (aucs > aucs[p]).sum()),
+               "auc_min_mean_max": [float(aucs.min()), float(aucs.mean()), float(aucs.max())],
+               "names": list(cand), "aucs": [float(a) for a in aucs], "index": [float(v) for v in r.index],
+               "n_fits": int(r.n_fits), "cpu_seconds": round(_cpu() - t0, 1), "load": os.getloadavg()[0]}
+        print(f"{name}: {classifier} gamma_max {row['gamma_max']:.4g}, Spearman {row['spearman']:+.3f}, pick "
+              f"{row['pick']} {row['pick_auc']:.3f} (rank {row['pick_rank']} of {len(aucs)}; mean "
+              f"{aucs.mean():.3f}), {row['cpu_seconds']} s CPU, load {row['load']:.1f}", flush=True)
+        if out is not None:
+            with out.open("a") as fh:
+                fh.write(json.dumps(row) + "\n")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("mode", choices=["speed", "table", "target", "explain", "chance"])
+    ap.add_argument("mode", choices=["speed", "table", "target", "explain", "chance", "gammamax"])
     ap.add_argument("datasets", nargs="*", default=None)
     ap.add_argument("--max-exact", type=int, default=1000, help="Exact classifiers only up to this N.")
     ap.add_argument("--jobs", type=int, default=2)
@@ -364,6 +397,8 @@ def main() -> None:
     ap.add_argument("--mcl", default="sqrt5", help="chance: m_cl (default sqrt5).")
     ap.add_argument("--ci-width", type=float, default=0.02, help="chance: 95%% CI width of E{I}.")
     ap.add_argument("--max-draws", type=int, default=100, help="chance: Monte Carlo draws at most.")
+    ap.add_argument("--classifier", default="pinned", help="gammamax: the separability classifier.")
+    ap.add_argument("--out", type=Path, default=None, help="gammamax: append one JSON line per dataset here.")
     args = ap.parse_args()
     if args.mode == "target":
         for name in args.datasets or ["Annthyroid_withoutdupl_norm_07"]:
@@ -374,6 +409,8 @@ def main() -> None:
         chance(args.datasets, args.jobs, args.mcl, args.ci_width, args.max_draws)
     elif args.mode == "explain":
         explain(args.datasets, args.jobs)
+    elif args.mode == "gammamax":
+        gamma_max_check(args.datasets, args.jobs, args.classifier, args.out)
     elif args.mode == "speed":
         speed(args.datasets, 0 if args.only_combined else args.max_exact, args.jobs, args.only_combined)
     else:

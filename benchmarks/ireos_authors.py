@@ -239,7 +239,7 @@ def _job_with_budget(folder: Path, mcl: str, knn: int | None, cands: str, classi
 
 
 def fmt(x) -> str:
-    return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.3f}"
+    return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.3f}".replace("-", "−")
 
 
 def table(out: Path) -> str:
