@@ -158,6 +158,10 @@ def test_cli_null_option(tmp_path):
         res = runner.invoke(main, [*base, "--null", null])
         assert res.exit_code == 0, res.output
         out[null] = json.loads(res.output)["results"][0]
+        # the note says which random scorings the p-values were tested against
+        note = json.loads(res.output)["notes"][0]
+        assert ("its own weights shuffled" in note) == (null == "permutation")
+        assert ("i.i.d. uniform weights" in note) == (null == "uniform")
     assert out["uniform"]["ireos"] == out["permutation"]["ireos"]
     assert out["uniform"]["p_value"] != out["permutation"]["p_value"]
     default = runner.invoke(main, base)

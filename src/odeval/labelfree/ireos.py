@@ -527,6 +527,8 @@ class IREOSResult:
     knn : the kNN-subset size the classifiers were trained with (None: the exact index).
     approximated : why the kNN-subset approximation was chosen by ``knn="auto"`` (None when it was not).
     classifier : the separability classifier ("pinned" or "optimum", :attr:`IREOSSettings.classifier`).
+    null : the null model of scorings behind ``p_value`` / ``expected`` ("uniform" or "permutation",
+        :attr:`IREOSSettings.null`).
     unseparated : objects that never reached p >= 0.5 in the gamma_max search (gamma_max then stopped at its cap).
     gamma_max_duplicates : candidate outliers left out of the gamma_max search because they have an exact
         duplicate in X (they can never reach p >= 0.5 with m_cl = 1; see :func:`_gmax_tasks`).
@@ -551,6 +553,7 @@ class IREOSResult:
     knn: int | None = None
     approximated: str | None = None
     classifier: str = "pinned"
+    null: str = "uniform"
 
     def to_dict(self) -> dict[str, Any]:
         def clean(a):
@@ -830,7 +833,7 @@ def ireos(X: Any, solutions: Sequence[Any], *, m_cl: Any = _D.m_cl, C: float = _
                            gamma_max=gamma_max, m_cl=mcl, C=float(C), kinds=kinds, weights=W, areas=A_all,
                            n_fits=engine.n_fits, fits=fits, n_draws=n_draws, unseparated=unseparated,
                            gamma_max_duplicates=duplicated, knn=None if knn is None or knn >= N - 1 else int(knn),
-                           approximated=approximated, classifier=classifier)
+                           approximated=approximated, classifier=classifier, null=null)
     finally:
         engine.close()
 

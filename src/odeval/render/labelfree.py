@@ -52,13 +52,15 @@ def ireos_p_value_lines(run: IREOSOfScorings) -> list[str]:
     if not run.p_values:
         return []
     draws = run.result.n_draws
-    n_perm = int(draws.max()) if draws is not None and draws.size and draws.max() > 0 else None
-    floor = f"with {n_perm} permutations the smallest p-value is 1/{n_perm + 1} ≈ {1 / (n_perm + 1):.2g}; " if n_perm \
-        else ""
-    return [f"p-values test each scoring against random solutions (its own weights shuffled): {floor}a small p says "
+    n_null = int(draws.max()) if draws is not None and draws.size and draws.max() > 0 else None
+    shuffled = run.result.null == "permutation"
+    what = ("its own weights shuffled" if shuffled else "i.i.d. uniform weights, the paper's App. A.1.1")
+    floor = (f"with {n_null} {'permutations' if shuffled else 'random scorings'} the smallest p-value is "
+             f"1/{n_null + 1} ≈ {1 / (n_null + 1):.2g}; " if n_null else "")
+    return [f"p-values test each scoring against random solutions ({what}): {floor}a small p says "
             "'better than random', not 'better than the other candidates'.",
             "They do not separate candidates: on the Campos collection the IREOS pick was significant on 262 of 262 "
-            "variants (docs/model-selection.md); compare the index instead."]
+            "variants (optimum classifier, permutation null; docs/model-selection.md); compare the index instead."]
 
 
 def render_ireos(run: IREOSOfScorings, *, as_json: bool = False) -> str:
