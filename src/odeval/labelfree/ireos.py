@@ -64,9 +64,9 @@ CLASSIFIERS = ("pinned", "optimum")
 #: relied on, per classifier (docs/ireos.md, "A high γ_max, per classifier"). ``"optimum"``: 100, the guarded
 #: rule's threshold (:attr:`odeval.labelfree.guarded.GuardedSettings.threshold`), read off the exact optimum's
 #: γ_max on the Campos collection, where its IREOS pick was near random above it. ``"pinned"``: 10^4. Its γ_max
-#: stays 2-300 times below the optimum's; on the ten Shuttle variants (odeval's ten Sect. 4.2 candidates) it was
-#: 163-5 051 on the seven where Spearman(IREOS, ROC AUC) was positive (0.35-0.79) and 1.3e4-8.7e5 on the three
-#: where it was negative or zero (the optimum's blow-up range is 1e4-1e6); 100 would flag all ten.
+#: stays 1.4-300 times below the optimum's; on the ten Shuttle variants (odeval's ten Sect. 4.2 candidates) it
+#: was 163-5 051 on the seven where Spearman(IREOS, ROC AUC) was positive (0.35-0.79) and 1.3e4-8.7e5 on the four
+#: where it was negative or near zero (the optimum's blow-up range is 1e4-1e6); 100 would flag all ten.
 GAMMA_MAX_WARNING = {"pinned": 1e4, "optimum": 100.0}
 
 
