@@ -175,4 +175,4 @@ def test_ldof_without_blocks_equals_the_block_kernel():
         ref = np.empty((v.ks.size, g.n_objects))
         for rows, block in _iter_blocks(v.graph, v.sizes[-1]):
             ref[:, rows] = _ldof_chunk(block, np.ascontiguousarray(v.sizes[:, rows]))
-        np.testing.assert_array_equal(_ldof_euclidean_rows(v.X, v.dist, v.idx, v.sizes), ref)
+        np.testing.assert_array_equal(_ldof_euclidean_rows(v.X, v.dist, v.idx, v.sizes, np.empty(0, np.int64)), ref)

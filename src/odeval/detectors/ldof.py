@@ -18,6 +18,7 @@ from odeval.detectors._neighborhood import (
     _in_request_order,
     _is_euclidean,
     _iter_blocks,
+    _neighbourhood_sizes,
     _row_has_ties,
     _variant_lists,
 )
@@ -30,6 +31,11 @@ __all__ = ["LDOF", "ldof_scores"]
 #: Novelty LDOF looks the training objects' pairwise distances up in an (N, N) table up to this many entries
 #: (4 M: 32 MB, N ≤ 2,048) and computes them per pair above (same values either way).
 _NOVELTY_TABLE_ENTRIES = 1 << 22
+
+#: Rows of at least this many neighbours whose members occupy at most half as many distinct locations (exact
+#: duplicates) sum their pairwise distances over the locations (:func:`_ldof_row_by_location`); other rows, and
+#: every row of a graph without such rows, sum over the member pairs as before, bit for bit.
+_TIE_ROW_MIN = 128
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -49,6 +55,99 @@ def _ldof_ratio(dsum, psum, n):  # pragma: no cover - numba
     if Dbar != 0.0:
         return dbar / Dbar
     return np.inf if dbar > 0.0 else 1.0  # all neighbours coincide: D̄ → 0⁺ gives +∞ if p lies apart, 1 if not
+
+
+def _location_ids(X: np.ndarray) -> np.ndarray:
+    """Location of every row of ``X``: the rank of its coordinates among the distinct rows in lexicographic order
+    (exact duplicates share one location; ``-0.0`` and ``0.0`` compare equal, which changes no distance)."""
+    n = X.shape[0]
+    if n == 0:
+        return np.empty(0, np.int64)
+    order = np.lexsort(X.T[::-1])
+    Xs = X[order]
+    new = np.empty(n, np.bool_)
+    new[0] = True
+    new[1:] = np.any(Xs[1:] != Xs[:-1], axis=1)
+    loc = np.empty(n, np.int64)
+    loc[order] = np.cumsum(new) - 1
+    return loc
+
+
+def _locations_if_ties(X: np.ndarray, widths: np.ndarray) -> np.ndarray:
+    """:func:`_location_ids` of ``X`` when some row is at least :data:`_TIE_ROW_MIN` members wide (the only rows
+    that may sum by location), else an empty array (the kernels then never look)."""
+    if widths.size and int(widths.max()) >= _TIE_ROW_MIN:
+        return _location_ids(np.ascontiguousarray(X, dtype=np.float64))
+    return np.empty(0, np.int64)
+
+
+@njit(cache=True)
+def _by_location(members, w, loc):  # pragma: no cover - numba
+    """Slots of a row's first ``w`` members by location, or an empty array when the row does not qualify.
+
+    Qualifies: ``w ≥ _TIE_ROW_MIN`` and its members occupy at most ``w // 2`` distinct locations. Returns
+    ``slot`` (w,) — the rank of member j's location among the row's distinct locations, which are ordered as
+    :func:`_location_ids` orders them (lexicographically by coordinates), so the slots depend on the members'
+    coordinates only, not on their numbering or order."""
+    if loc.shape[0] == 0 or w < _TIE_ROW_MIN:
+        return np.empty(0, np.int64)
+    lj = np.empty(w, np.int64)
+    for j in range(w):
+        lj[j] = loc[members[j]]
+    uniq = np.unique(lj)
+    if 2 * uniq.shape[0] > w:
+        return np.empty(0, np.int64)
+    return np.searchsorted(uniq, lj)
+
+
+@njit(cache=True)
+def _ldof_row_by_location(drow, members, sizes, c, slot, X, metric, out):  # pragma: no cover - numba
+    """LDOF of one row for every k, the pair sum over the members' distinct locations (rows of many duplicates).
+
+    ``drow``, ``members``: the row's distances and member indices (sorted by (distance, index)); ``sizes[:, c]``
+    the neighbourhood sizes, ascending; ``slot``: :func:`_by_location`. d̄'s sum runs over the members in order,
+    as in the pairwise kernels (same bits). D̄'s sum Σ_{i<j} d(o_i, o_j) over the n members becomes
+
+        Σ_{a<b} c_a c_b d(a, b)
+
+    over the row's distinct locations a, b with c_a members at a (members at one location are at distance 0,
+    and the distance of two members depends on their locations only): O(w + D² · n_k) for D locations instead of
+    O(w²) pairs. The location distances use the graph's arithmetic (:func:`_pair_key`, ``sqrt`` for Euclidean),
+    so each term is exactly a term of the pairwise sum; only the order and grouping of the additions differ, and
+    with them the last bits of D̄ (the grouped sum has O(D²) roundings instead of O(w²): it is the more accurate
+    one). Equal member multisets give equal D̄ bit for bit."""
+    nk = sizes.shape[0]
+    w = sizes[nk - 1, c]
+    n_loc = 0
+    for j in range(w):
+        if slot[j] + 1 > n_loc:
+            n_loc = slot[j] + 1
+    rep = np.empty(n_loc, np.int64)
+    for j in range(w - 1, -1, -1):
+        rep[slot[j]] = members[j]
+    dd = np.zeros((n_loc, n_loc))
+    for a in range(n_loc):
+        for b in range(a + 1, n_loc):
+            key = _pair_key(X, rep[a], X, rep[b], metric)
+            dd[a, b] = np.sqrt(key) if metric == 0 else key
+    cnt = np.zeros(n_loc)
+    dsum = 0.0
+    j = 0
+    for t in range(nk):
+        target = sizes[t, c]
+        while j < target:
+            dsum += drow[j]
+            cnt[slot[j]] += 1.0
+            j += 1
+        psum = 0.0
+        for a in range(n_loc):
+            if cnt[a] == 0.0:
+                continue
+            inner = 0.0
+            for b in range(a + 1, n_loc):
+                inner += cnt[b] * dd[a, b]
+            psum += cnt[a] * inner
+        out[t, c] = _ldof_ratio(dsum, psum, target)
 
 
 @njit(cache=True, parallel=True)
@@ -76,17 +175,22 @@ def _ldof_chunk(block, sizes):  # pragma: no cover - numba
 
 
 @njit(cache=True, parallel=True)
-def _ldof_euclidean_rows(X, dist, idx, sizes):  # pragma: no cover - numba
+def _ldof_euclidean_rows(X, dist, idx, sizes, loc):  # pragma: no cover - numba
     """:func:`_ldof_chunk` for every object of a Euclidean graph without the (w+1)² distance blocks: the
     distances of a new member to the earlier ones are computed here, vectorised over the earlier members, each
     ``sqrt(Σ_t (x_t − y_t)²)`` summed in attribute order as :func:`odeval.detectors._neighborhood.
     _euclidean_blocks` computes it, and added in the same order — the same values, without writing and reading
-    (w+1)² floats per object. ``sizes``: (n_k, N), ascending along axis 0."""
+    (w+1)² floats per object. ``sizes``: (n_k, N), ascending along axis 0. ``loc``: :func:`_location_ids` of X
+    or empty; rows of many duplicates (:func:`_by_location`) sum by location (:func:`_ldof_row_by_location`)."""
     nk, n_obj = sizes.shape
     d = X.shape[1]
     out = np.empty((nk, n_obj))
     for p in prange(n_obj):
         w = sizes[nk - 1, p]
+        slot = _by_location(idx[p], w, loc)
+        if slot.shape[0] > 0:
+            _ldof_row_by_location(dist[p], idx[p], sizes, p, slot, X, 0, out)
+            continue
         MT = np.empty((d, w + 1))  # member coordinates, transposed (member i ≥ 1 = idx[p, i − 1])
         for i in range(1, w + 1):
             a = idx[p, i - 1]
@@ -120,7 +224,7 @@ def _ldof_euclidean_rows(X, dist, idx, sizes):  # pragma: no cover - numba
 
 
 @njit(cache=True, parallel=True)
-def _ldof_novelty_chunk(qdist, qidx, X, sizes, metric, table):  # pragma: no cover - numba
+def _ldof_novelty_chunk(qdist, qidx, X, sizes, metric, table, loc):  # pragma: no cover - numba
     """:func:`_ldof_chunk` for query rows, reading distances where they are instead of from a dense block.
 
     Row c's neighbours are ``qidx[c, :]`` at distances ``qdist[c, :]`` (a :class:`~odeval.neighbors.QueryKNN`);
@@ -130,11 +234,18 @@ def _ldof_novelty_chunk(qdist, qidx, X, sizes, metric, table):  # pragma: no cov
     the block's O(rows · w²) memory traffic, which made LDOF at large k the bulk of EM/MV's cost. ``table``:
     the (N, N) matrix of those distances when it is small enough to hold (looked up instead of recomputed; the
     key is symmetric to the last bit: (x − y)² = (y − x)², |x − y| = |y − x|), else an empty (0, 0) array.
+    ``loc``: :func:`_location_ids` of X or empty; rows of many duplicates (:func:`_by_location`) sum by location
+    (:func:`_ldof_row_by_location`: D̄ equal up to rounding, ≤ 1e-12 relative, not bit for bit). Also the
+    in-sample kernel of the Manhattan and Chebyshev graphs (the graph's rows as query rows).
     """
     use_table = table.shape[0] > 0
     nk, m = sizes.shape
     out = np.empty((nk, m))
     for c in prange(m):
+        slot = _by_location(qidx[c], sizes[nk - 1, c], loc)
+        if slot.shape[0] > 0:
+            _ldof_row_by_location(qdist[c], qidx[c], sizes, c, slot, X, metric, out)
+            continue
         dsum = 0.0
         psum = 0.0
         j = 0
@@ -286,9 +397,32 @@ def ldof_scores(graph: Any, ks: int | Sequence[int], variant: str = MethodVarian
     return LDOF(variant=variant).raw_scores_all_k(graph, ks)
 
 
+def _paper_rows(graph: Any, sizes: np.ndarray) -> np.ndarray | None:
+    """LDOF (variant "paper") of the graph's rows for the neighbourhood sizes ``sizes`` (n_k, rows) without
+    distance blocks, or None for a metric without a numba kernel (then :func:`_ldof_chunk` over blocks).
+    Euclidean: :func:`_ldof_euclidean_rows`; Manhattan, Chebyshev: :func:`_ldof_novelty_chunk` with the graph's
+    rows as query rows — both sum as :func:`_ldof_chunk` does, bit for bit, except in rows of many duplicates,
+    which sum by location (:func:`_ldof_row_by_location`)."""
+    from odeval.neighbors.graph import _NUMBA_METRICS
+
+    code = _NUMBA_METRICS.get(graph.metric_spec.name)
+    if code is None and not _is_euclidean(graph):
+        return None
+    X = np.ascontiguousarray(graph.X, dtype=np.float64)
+    dist = np.ascontiguousarray(graph.distances, dtype=np.float64)
+    idx = np.ascontiguousarray(graph.indices, dtype=np.int64)
+    loc = _locations_if_ties(X, sizes[-1])
+    if _is_euclidean(graph):
+        return _ldof_euclidean_rows(X, dist, idx, sizes, loc)
+    return _ldof_novelty_chunk(dist, idx, X, sizes, code, np.empty((0, 0)), loc)
+
+
 def _ldof_block(state: BlockState) -> dict[str, Any]:
-    """LDOF of a block's objects (:mod:`odeval.detectors.blockwise`): :func:`_ldof_chunk` over its rows."""
-    return {"raw": per_chunk(state, _ldof_chunk)[0]}
+    """LDOF of a block's objects (:mod:`odeval.detectors.blockwise`): the whole graph's row kernels
+    (:func:`_paper_rows`; the block's indices are rows of the whole X), else :func:`_ldof_chunk` over its rows."""
+    sizes = np.ascontiguousarray(_neighbourhood_sizes(state.block, state.ks))
+    raw = _paper_rows(state.block, sizes)
+    return {"raw": raw if raw is not None else per_chunk(state, _ldof_chunk)[0]}
 
 
 @register
@@ -308,8 +442,10 @@ class LDOF(Detector):
 
     def raw_scores_all_k(self, graph: Any, ks: Sequence[int]) -> np.ndarray:
         v = _variant_lists(graph, ks, self.info, self.variant)
-        if not v.elki and _is_euclidean(v.graph):  # no distance blocks: _ldof_euclidean_rows
-            return _in_request_order(_ldof_euclidean_rows(v.X, v.dist, v.idx, v.sizes), v.inverse)
+        if not v.elki:  # no distance blocks where the metric has a numba kernel
+            raw = _paper_rows(v.graph, np.ascontiguousarray(v.sizes))
+            if raw is not None:
+                return _in_request_order(raw, v.inverse)
         out = np.empty((v.ks.size, int(v.graph.n_objects)))
         for rows, block in _iter_blocks(v.graph, v.sizes[-1]):
             sz = np.ascontiguousarray(v.sizes[:, rows])
@@ -345,7 +481,8 @@ class LDOF(Detector):
                 rows, cols = np.divmod(np.arange(n * n, dtype=np.int64), n)
                 table = pair_distances(Xg, rows, cols, code).reshape(n, n)
             out = _ldof_novelty_chunk(np.ascontiguousarray(query.distances[:, :w]),
-                                      np.ascontiguousarray(query.indices[:, :w]), Xg, sizes, code, table)
+                                      np.ascontiguousarray(query.indices[:, :w]), Xg, sizes, code, table,
+                                      _locations_if_ties(Xg, sizes[-1]))
             return out[inverse.reshape(-1)]
         return self._novelty_blocks(graph, query, sizes)[inverse.reshape(-1)]
 
