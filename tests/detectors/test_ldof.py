@@ -176,3 +176,86 @@ def test_ldof_without_blocks_equals_the_block_kernel():
         for rows, block in _iter_blocks(v.graph, v.sizes[-1]):
             ref[:, rows] = _ldof_chunk(block, np.ascontiguousarray(v.sizes[:, rows]))
         np.testing.assert_array_equal(_ldof_euclidean_rows(v.X, v.dist, v.idx, v.sizes, np.empty(0, np.int64)), ref)
+
+
+def _duplicate_heavy(seed=3):
+    """Eight locations of a binary 4-cube with 300 … 20 copies each (many exact ties at the k-distance: the cube's
+    locations are equidistant), plus 25 scattered objects near them and 200 apart (rows without duplicates)."""
+    rng = np.random.default_rng(seed)
+    cube = np.array(list(itertools.product([0.0, 1.0], repeat=4)))
+    centres = cube[rng.choice(16, size=8, replace=False)]
+    X = np.repeat(centres, [300, 200, 150, 60, 40, 20, 3, 1], axis=0)
+    X = np.vstack([X, rng.random((25, 4)) * 1.5, 5.0 + rng.random((200, 4))])
+    return X[rng.permutation(X.shape[0])]
+
+
+def _exact_ldof(X, members, dists):
+    """LDOF from the exact (rational) sums of the same float64 distances, pairs grouped by location."""
+    from fractions import Fraction
+
+    n = len(members)
+    locs, cnt = np.unique(X[members], axis=0, return_counts=True)
+    ps = Fraction(0)
+    for a in range(len(locs)):
+        for b in range(a + 1, len(locs)):
+            s = 0.0
+            for t in locs[a] - locs[b]:
+                s += t * t
+            ps += int(cnt[a]) * int(cnt[b]) * Fraction(float(np.sqrt(s)))
+    ds = sum((Fraction(float(x)) for x in dists), Fraction(0))
+    return float((ds / n) / (ps / Fraction(n * (n - 1), 2))) if ps else math.nan
+
+
+def test_ldof_rows_of_duplicates_sum_by_location():
+    """Rows of ≥ 128 members on at most half as many locations sum D̄ over locations (issue 26): within 1e-13
+    relative of the exact (rational) sums of the same float64 distances; the pairwise sum's own rounding over
+    O(w²) additions is larger (here up to 1.8e-12 relative), so the two paths agree to 5e-12, not bit for bit;
+    the same ±inf / 1.0 cases; every other row bit for bit the pairwise kernel's."""
+    from odeval.detectors._neighborhood import _variant_lists
+    from odeval.detectors.ldof import _by_location, _ldof_euclidean_rows, _location_ids
+
+    X = _duplicate_heavy()
+    g = knn_graph(X, 130)
+    ks = [2, 14, 60, 130]
+    v = _variant_lists(g, ks, LDOF.info, "paper")
+    loc = _location_ids(v.X)
+    assert loc.max() + 1 == len(np.unique(X, axis=0))
+    pairwise = _ldof_euclidean_rows(v.X, v.dist, v.idx, v.sizes, np.empty(0, np.int64))
+    got = ldof_scores(g, ks)
+    fast = np.array([_by_location(v.idx[p], v.sizes[-1, p], loc).size > 0 for p in range(g.n_objects)])
+    assert 0 < fast.sum() < g.n_objects
+    assert v.sizes[-1].max() > 300  # ties at the k-distance: whole locations enter together
+    np.testing.assert_array_equal(got[:, ~fast], pairwise[:, ~fast])
+    np.testing.assert_array_equal(np.isinf(got), np.isinf(pairwise))
+    np.testing.assert_array_equal(got == 1.0, pairwise == 1.0)
+    np.testing.assert_allclose(got, pairwise, rtol=5e-12, atol=0)
+    for p in np.flatnonzero(fast)[::20]:
+        for t in range(len(ks)):
+            n = v.sizes[t, p]
+            ref = _exact_ldof(X, v.idx[p, :n], v.dist[p, :n])
+            if np.isfinite(ref):
+                assert abs(got[t, p] - ref) <= 1e-13 * ref
+    # the value depends on the members' coordinates only: the objects renumbered, the same scores bit for bit
+    perm = np.random.default_rng(0).permutation(X.shape[0])
+    np.testing.assert_array_equal(ldof_scores(knn_graph(X[perm], 130), ks), got[:, perm])
+
+
+@pytest.mark.parametrize("metric", ["manhattan", "chebyshev"])
+def test_ldof_other_metrics_without_blocks(metric):
+    """Manhattan / Chebyshev graphs: the row kernel gives the block kernel's values bit for bit where no row
+    sums by location, and within the pairwise sums' rounding (5e-12 relative) on rows of many duplicates."""
+    from odeval.detectors._neighborhood import _iter_blocks, _variant_lists
+    from odeval.detectors.ldof import _ldof_chunk
+
+    for X, ks in ((_datasets()["grid"], [2, 5, 9]), (_duplicate_heavy(), [3, 40, 150])):
+        g = knn_graph(X, max(ks), metric=metric)
+        v = _variant_lists(g, ks, LDOF.info, "paper")
+        ref = np.empty((v.ks.size, g.n_objects))
+        for rows, block in _iter_blocks(v.graph, v.sizes[-1]):
+            ref[:, rows] = _ldof_chunk(block, np.ascontiguousarray(v.sizes[:, rows]))
+        got = ldof_scores(g, ks)
+        if v.sizes[-1].max() < 128:
+            np.testing.assert_array_equal(got, ref)
+        else:
+            np.testing.assert_array_equal(np.isinf(got), np.isinf(ref))
+            np.testing.assert_allclose(got, ref, rtol=5e-12, atol=0)

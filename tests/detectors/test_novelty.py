@@ -131,3 +131,39 @@ def test_ldof_novelty_kernel_equals_dense_blocks(metric, table, monkeypatch):
     old = det._novelty_blocks(g, q, np.ascontiguousarray(q.neighborhood_sizes()[:, uniq - 1].T))[inverse]
     assert np.isinf(new).any()
     np.testing.assert_array_equal(new, old)
+
+
+def test_ldof_novelty_rows_of_duplicates():
+    """Novelty LDOF on a draw of few distinct points (issue 26): rows of many duplicates sum by location,
+    within the pairwise sums' rounding of them (5e-12 relative; other rows bit for bit); a training object
+    queried against the others still equals its in-sample score bit for bit, and blockwise in-sample scores equal
+    the whole graph's."""
+    from odeval.detectors import ldof
+    from odeval.detectors.blockwise import block_raw_scores
+    from odeval.neighbors.blocks import block_bounds, knn_block
+
+    rng = np.random.default_rng(5)
+    cube = np.array([[a, b, c] for a in (0.0, 1.0) for b in (0.0, 1.0) for c in (0.0, 1.0)])
+    X = np.vstack([np.repeat(cube[:5], [250, 120, 60, 30, 2], axis=0), rng.random((20, 3))])
+    Q = np.vstack([rng.random((400, 3)) * 1.2 - 0.1, cube, X[:30]])
+    g = knn_graph(X, 120)
+    q = query_knn(g, Q, 120)
+    det = get_detector("LDOF")
+    ks = [2, 30, 120]
+    new = det.novelty_raw_scores_all_k(g, q, ks)
+    uniq, inverse = np.unique(ks, return_inverse=True)
+    sizes = np.ascontiguousarray(q.neighborhood_sizes()[:, uniq - 1].T)
+    old = det._novelty_blocks(g, q, sizes)[inverse]
+    loc = ldof._location_ids(g.X)
+    fast = np.array([ldof._by_location(q.indices[c], sizes[-1, c], loc).size > 0 for c in range(q.n_queries)])
+    assert 0 < fast.sum() < q.n_queries
+    np.testing.assert_array_equal(new[:, ~fast], old[:, ~fast])
+    np.testing.assert_array_equal(np.isinf(new), np.isinf(old))
+    np.testing.assert_allclose(new, old, rtol=5e-12, atol=0)
+    ins = det.score(X, 60)
+    for i in (0, 300, 400, 455, X.shape[0] - 1):
+        rest = np.delete(X, i, axis=0)
+        gr = knn_graph(rest, 60)
+        assert det.novelty_scores_all_k(gr, query_knn(gr, X[i:i + 1], 60), [60])[0, 0] == ins[i]
+    blks = [knn_block(X, a, b, 120) for a, b in block_bounds(len(X), 3)]
+    np.testing.assert_array_equal(block_raw_scores(det, blks, np.array(ks)), det.raw_scores_all_k(g, ks))
