@@ -137,8 +137,14 @@ def main() -> None:
     names = [v.name for v in ordered(list(load_study(EXAMPLE).datasets))]
     first = set(names[:args.first])
     gmax = gamma_max_of(args.store)
+    from odeval.bench.ensembles import NoStoredScoresError
+
     for mode in ("all", "10"):
-        audit, _src, _msg = audit_store(args.store, candidates=mode)
+        try:
+            audit, _src, _msg = audit_store(args.store, candidates=mode)
+        except NoStoredScoresError:  # e.g. a store of model-selection-campos-emmv-all.toml alone: picks among 10
+            print(f"## candidates = {mode}: no picks stored for it and no score vectors to compute them\n")
+            continue
         stored = [s for s in audit.selectors if s not in COSTLY]
         main_audit, _src, msgs = audit_store(args.store, stored, candidates=mode)
         print(f"## candidates = {mode}\n")
