@@ -558,3 +558,25 @@ def test_auto_fallback_of_emmv_many_equals_emmv():
     threads = emmv(KNNQueryDetector("kNN", 10), X, workers=2, executor="threads", **kw)
     assert np.array_equal(threads.em_draws, many[1].em_draws, equal_nan=True)
     assert threads.em_methods == many[1].em_methods
+
+
+def test_emmv_many_ldof_on_draws_of_few_distinct_points(monkeypatch):
+    """Draws of a few binary attributes (issue 26: Annthyroid's draws of 8–12 distinct points among 6,729): LDOF's
+    rows of hundreds of tied neighbours sum by location; EM and MV equal those of the pairwise sums (the scores
+    differ in the last bits only, which moves no score across another here)."""
+    from odeval.detectors import ldof
+    from odeval.labelfree import emmv_algorithm
+
+    rng = np.random.default_rng(8)
+    X = np.hstack([(rng.random((600, 9)) < 0.15).astype(float), rng.normal(size=(600, 1))])
+    X[:, 9] = np.where(rng.random(600) < 0.9, 0.0, X[:, 9])
+    methods = {"LDOF": [20, 150], "LOF": [30]}
+    kw = {"n_generated": 4000, "seed": 1, "draws": 4, "warn": False}
+    by_location = emmv_algorithm.emmv_many(methods, X, **kw)
+    monkeypatch.setattr(ldof, "_TIE_ROW_MIN", 10**9)  # no location sums: the pairwise kernels throughout
+    pairwise = emmv_algorithm.emmv_many(methods, X, **kw)
+    for m in methods:
+        for a, b in zip(by_location[m], pairwise[m], strict=True):
+            np.testing.assert_allclose(a.em_draws, b.em_draws, rtol=1e-12, equal_nan=True)
+            np.testing.assert_allclose(a.mv_draws, b.mv_draws, rtol=1e-12, equal_nan=True)
+            assert np.isfinite(a.em_draws).any()
