@@ -921,17 +921,19 @@ def emmv_many(methods_ks: Mapping[Any, Any], X: Any, *, draws: int = EMMVSetting
         def nested(method, j, *, det, ks_list, f=f, lo=lo, hi=hi, useed=useed, graph=graph, s_data=s_data,
                    s_nested=s_nested, nested_points=nested_points):
             # sampling="auto", a (method, k) not estimable in this draw: the points of sampling="nested",
-            # queried once per draw, scored once per method (every k), only when some criterion needs them
+            # queried once per draw and scored then for every method (every k: the scores cost little beside
+            # the query, which dominates draws of few distinct points), only when some criterion needs them
             if not nested_points:
                 nested_points.append(nested_uniform_in_box(lo, hi, Xd[:, f], n_generated, useed))
             V, w = nested_points[0]
             if method not in s_nested:
-                sn = np.empty((len(ks_list), n_generated))
+                sn = {mm: np.empty((len(kl), n_generated)) for mm, _, kl in plan}
                 for a in range(0, n_generated, UNIFORM_CHUNK):
                     b = min(a + UNIFORM_CHUNK, n_generated)
                     for rows, query in _query_uniform_bands(graph, V[a:b], k_max):
-                        sn[:, a + rows] = det.novelty_scores_all_k(graph, query, ks_list)
-                s_nested[method] = sn
+                        for mm, dm, kl in plan:
+                            sn[mm][:, a + rows] = dm.novelty_scores_all_k(graph, query, kl)
+                s_nested.update(sn)
             return (*_finite_jointly(s_data[method][j], s_nested[method][j]), w)
 
         for method, det, ks_list in plan:
