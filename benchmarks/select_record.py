@@ -77,7 +77,8 @@ _GUARD = re.compile(r"^\* (?P<subset>first audit|held out) \((?P<n>\d+) variants
 def build(doc: Path = DOC) -> dict:
     lines = doc.read_text(encoding="utf-8").splitlines()
     start = lines.index(SECTION)
-    all_at = lines.index("All candidates:", start)
+    # "All candidates:" or "All candidates (a note on one row):"
+    all_at = next(i for i in range(start, len(lines)) if re.match(r"All candidates[:( ]", lines[i]))
     all_rows, end = _table_after(lines, all_at)
     ten_rows, _ = _table_after(lines, end)
     variants = int(re.search(r"^(\d+) variants", lines[all_at + 2]).group(1))
