@@ -243,6 +243,44 @@ def test_the_old_keyword_is_accepted_with_a_deprecation_warning():
     assert run(workers=4) == 4
 
 
+def killed_the_first_time(flag: str) -> int:
+    """Reports ``KilledWorker`` (as Dask does for a task whose workers died) the first time, 7 afterwards."""
+    import os
+    from types import SimpleNamespace
+
+    from distributed.scheduler import KilledWorker
+
+    if not os.path.exists(flag):
+        open(flag, "w").close()
+        raise KilledWorker("killed_the_first_time", SimpleNamespace(address="tcp://127.0.0.1:1"), 0)
+    return 7
+
+
+def plus_one(x: int) -> int:
+    return x + 1
+
+
+def test_a_task_whose_dropped_dependency_died_is_retried_with_it(cluster, tmp_path):
+    """A result passed on to a later task, then dropped by the caller (the study runner's prepared variant), that
+    comes back as ``KilledWorker`` when every worker died: its dependent reports the same error and is retried with
+    it — ``Client.retry`` alone raised ``KeyError`` naming the dependency (no future of the client held it)."""
+    from distributed import Client
+
+    from odeval.executor import gather_retrying
+
+    with DaskExecutor(cluster.scheduler_address) as ex:
+        dep = ex.submit(killed_the_first_time, str(tmp_path / "executor"))
+        fut = ex.submit(plus_one, dep)  # with Dask the future itself is the argument (Executor.argument)
+        del dep
+        assert ex.wait([fut]) == [fut]
+        assert ex.result(fut) == 8
+    with Client(cluster) as client:
+        dep = client.submit(killed_the_first_time, str(tmp_path / "gather"), pure=False)
+        fut = client.submit(plus_one, dep, pure=False)
+        del dep
+        assert gather_retrying(client, [fut]) == [8]
+
+
 GATED_TASK = """
 import os
 import time

@@ -31,7 +31,8 @@ Faults on a Dask cluster: a worker that dies is Dask's to handle — its tasks a
 held recomputed from their tasks (the same numbers). A task that was running on as many dying workers as the
 scheduler allows (``distributed.scheduler.allowed-failures``) comes back as ``KilledWorker``; :class:`DaskExecutor`
 then retries it, up to :data:`KILLED_RETRIES` times (a kill of one worker never fails a task, even on a cluster
-that allows no failure), and only then reports it as the task's error. A scheduler that goes away (the client
+that allows no failure), and only then reports it as the task's error; the retry includes the erred tasks it
+depends on, also those whose futures the caller dropped (:func:`retry_tasks`). A scheduler that goes away (the client
 lost its connection) raises :class:`ClusterLostError`, one line: that is the run's end, not a task's failure.
 A cluster left without any worker (all of them died or left, and none came back: workers without a nanny, a
 cluster manager that gave up) would leave its tasks waiting for ever; once it has had no worker for
@@ -61,7 +62,7 @@ __all__ = ["ALLOWED_FAILURES", "KILLED_RETRIES", "KINDS", "NO_WORKERS_TIMEOUT", 
            "Executor", "FuturesExecutor", "MapExecutor", "NoWorkersError", "ProcessExecutor", "SerialExecutor",
            "ThreadExecutor", "available_cores", "check_workers", "cluster_lost", "gather_retrying", "get_executor",
            "interrupted", "killed_worker", "local_cluster", "open_executor", "parse_local", "quiet_distributed",
-           "workers_renamed_from"]
+           "retry_tasks", "workers_renamed_from"]
 
 #: The kinds named by a string (anything else given as a string with a ``:`` is a Dask scheduler address).
 KINDS = ("serial", "threads", "processes")
@@ -203,7 +204,36 @@ def gather_retrying(client: Any, futures: Sequence[Any], retries: int = KILLED_R
                 raise
             for f in killed:
                 tries[f.key] = tries.get(f.key, 0) + 1
-            client.retry(killed)
+            retry_tasks(client, killed)
+
+
+def retry_tasks(client: Any, futures: Sequence[Any]) -> None:
+    """Compute the erred tasks of ``futures`` again, with every erred task they depend on (``client.retry``).
+
+    ``Client.retry`` itself raises ``KeyError`` naming a dependency when the scheduler retried an erred task this
+    client holds no future of — a result passed on to later tasks and then dropped by the caller (the study
+    runner's prepared variant: its future is dropped once its units are submitted). That happens when every
+    worker dies: the dependency, lost with its worker, is computed again on the last one the scheduler still
+    counts, which dies in turn, so that the dependency comes back as ``KilledWorker`` and so do its dependents.
+    The scheduler had retried the whole chain by then, but the client stopped before marking the futures it
+    holds as pending again. Here the same request is sent to the scheduler, and only the futures this client
+    holds are marked (on the client's event loop, as ``Client.retry`` does).
+    """
+    keys = list(dict.fromkeys(f.key for f in futures))
+    if not keys:
+        return
+    if not all(hasattr(client, name) for name in ("scheduler", "futures", "id", "sync")):  # pragma: no cover
+        client.retry(list(futures))  # a Client without the attributes used below (another distributed version)
+        return
+
+    async def retry() -> None:
+        retried = await client.scheduler.retry(keys=keys, client=client.id)
+        for key in retried:
+            state = client.futures.get(key)
+            if state is not None:  # None: an erred dependency retried with them, of which this client holds no future
+                state.retry()
+
+    client.sync(retry)
 
 def parse_local(executor: Any) -> int | None:
     """N of ``"local:N"`` (``"local"`` alone: 2), None for anything else.
@@ -702,7 +732,7 @@ class DaskExecutor(Executor):
         if tries >= self.killed_retries:
             return False
         self._tries[future.key] = tries + 1
-        self.client.retry([future])
+        retry_tasks(self.client, [future])
         return True
 
     def result(self, future: Any) -> Any:
