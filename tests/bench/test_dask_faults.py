@@ -91,20 +91,35 @@ class Gated:
 @pytest.fixture
 def gated_study(tmp_path, monkeypatch, npz_dataset, study_file):
     """(study file, gate file, started folder): 2 datasets × (kNN, LOF, 4 gated estimator settings) = 12 units."""
-    plugin = tmp_path / "plugin"
-    plugin.mkdir()
     gate, started = tmp_path / "gate", tmp_path / "started"
-    (plugin / "gated_est.py").write_text(textwrap.dedent(GATED.format(gate=str(gate), started=str(started))))
-    monkeypatch.delitem(sys.modules, "gated_est", raising=False)  # a module of another test's folder: not this one
+    study = _plugin_study(tmp_path, monkeypatch, npz_dataset, study_file, "faults", "gated_est",
+                          GATED.format(gate=str(gate), started=str(started)), """
+        [[methods]]
+        name = "LOF"
+
+        [[methods]]
+        estimator = "gated_est:Gated"
+        grid = { shift = [0.0, 0.5, 1.0, 1.5] }
+        """)
+    return study, gate, started
+
+
+def _plugin_study(tmp_path, monkeypatch, npz_dataset, study_file, name, module, source, methods):
+    """A study of kNN and ``methods`` on two small datasets, with the estimator module ``module`` (``source``) in a
+    plugin folder on the path of this process, of its spawned Dask workers and of processes started by hand."""
+    plugin = tmp_path / f"plugin_{name}"
+    plugin.mkdir()
+    (plugin / f"{module}.py").write_text(textwrap.dedent(source))
+    monkeypatch.delitem(sys.modules, module, raising=False)  # a module of another test's folder: not this one
     monkeypatch.syspath_prepend(str(plugin))  # this process and its spawned Dask workers (sys.path is passed on)
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(SRC), str(plugin)]))  # processes started by hand
     data = tmp_path / "data"
     data.mkdir()
     npz_dataset(data / "fa.npz", 70, 5, 3, seed=4, n_dup=4)
     npz_dataset(data / "fb.npz", 90, 6, 2, seed=5)
-    study = study_file(tmp_path / "faults.toml", textwrap.dedent("""
+    return study_file(tmp_path / f"{name}.toml", textwrap.dedent(f"""
         [study]
-        name = "faults"
+        name = "{name}"
         k = "1..10"
 
         [[datasets]]
@@ -112,15 +127,7 @@ def gated_study(tmp_path, monkeypatch, npz_dataset, study_file):
 
         [[methods]]
         name = "kNN"
-
-        [[methods]]
-        name = "LOF"
-
-        [[methods]]
-        estimator = "gated_est:Gated"
-        grid = { shift = [0.0, 0.5, 1.0, 1.5] }
-        """))
-    return study, gate, started
+        """) + textwrap.dedent(methods))
 
 
 def _comparable(store: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -312,32 +319,13 @@ def test_a_unit_that_kills_every_worker_fails_in_one_line_on_local_n_and_the_sto
     """`odeval study run --scheduler local:2`: the LocalCluster of the run (allowed-failures 3, KILLED_RETRIES
     retries, nannies replacing the dead workers) gives up on the crashing unit — one FAILED line naming it, the
     other units computed (the numbers of the default executor) — and the same store resumes once it is fixed."""
-    plugin = tmp_path / "plugin_crash"
-    plugin.mkdir()
     fixed = tmp_path / "fixed"
-    (plugin / "crashing_est.py").write_text(textwrap.dedent(CRASHING.format(fixed=str(fixed))))
-    monkeypatch.delitem(sys.modules, "crashing_est", raising=False)
-    monkeypatch.syspath_prepend(str(plugin))
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(SRC), str(plugin)]))
-    data = tmp_path / "data"
-    data.mkdir()
-    npz_dataset(data / "fa.npz", 70, 5, 3, seed=4, n_dup=4)
-    npz_dataset(data / "fb.npz", 90, 6, 2, seed=5)
-    study = study_file(tmp_path / "crash.toml", textwrap.dedent("""
-        [study]
-        name = "crash"
-        k = "1..10"
-
-        [[datasets]]
-        glob = "data/*.npz"
-
-        [[methods]]
-        name = "kNN"
-
+    study = _plugin_study(tmp_path, monkeypatch, npz_dataset, study_file, "crash", "crashing_est",
+                          CRASHING.format(fixed=str(fixed)), """
         [[methods]]
         estimator = "crashing_est:Crashing"
         grid = { shift = [0.0, 1.0] }
-        """))
+        """)
     fixed.touch()
     ref = tmp_path / "reference.duckdb"
     assert run_study(load_study(study), ref, workers=1, progress="none").ok == 6  # the default executor
