@@ -163,6 +163,15 @@ def test_a_store_in_use_and_ctrl_c(long_study, tmp_path):
             text = res.output.strip()
             assert len(text.splitlines()) == 1 and "Traceback" not in text, (name, text)
             assert f"is in use by PID {proc.pid}" in text and str(store) in text, (name, text)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    # Ctrl-C on a run of its own, right after its first unit: the checks above can outlast the whole study
+    store = tmp_path / "interrupted.duckdb"
+    proc = _start(long_study, store, workers=1)
+    try:
+        _wait_for_units(proc, 1)
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=120)
     finally:
