@@ -480,3 +480,14 @@ def test_internal_measures_of_a_scoring_without_k_read_back_with_k_null(tmp_path
         raw = rs.con.execute("SELECT unit_id, k FROM internal_measures ORDER BY unit_id").fetchall()
     assert raw == [("u1", NO_K), ("u2", 3)]
     assert im["k"].isna().tolist() == [True, False] and im["value"].tolist() == [0.75, 0.5]
+
+
+def test_the_scoring_path_imports_without_duckdb():
+    """benchmarks/gpu_graph.py runs the study unit on a bare GPU machine without DuckDB: importing the runner
+    and the store's record types must not import it (the store imports it when it opens a file)."""
+    import subprocess
+    import sys
+
+    code = ("import sys; import odeval.bench.runner, odeval.bench.store; "
+            "assert 'duckdb' not in sys.modules, 'duckdb imported'")
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -177,15 +177,52 @@ def test_float32_estimates_within_the_error_bound(metric):
     X = np.vstack([X, X[:20]])
     spec = resolve_metric(metric)
     P = tg._Prepared(torch, X, spec, torch.device("cpu"))
-    q = torch.arange(X.shape[0])
+    order = P.order.numpy()  # Q and R hold the objects in the spatial order
     with tg._ieee_float32(torch):
-        A = P.estimates(P.Q[q], P.R).double().numpy()
-    keys = P.exact_keys(q, None).numpy()
+        A = P.estimates(P.Q, P.R).double().numpy()
+    keys = P.exact_keys(torch.arange(X.shape[0]), None).numpy()[np.ix_(order, order)]
     exact_scaled = keys / P.inv_scale_key
-    norms = tg._norms(X - X.mean(axis=0), spec.name) * P.scale
+    norms = (tg._norms(X - X.mean(axis=0), spec.name) * P.scale)[order]
     bound = tg._error_bound(spec.name, X.shape[1], norms[:, None] + norms[None, :])
     assert np.all(np.abs(A - exact_scaled) <= bound)
-    assert np.all(bound <= P.row_bound.numpy()[:, None])
+    assert np.all(bound <= P.row_bound_pos.numpy()[:, None])
+    # the leaves' box bounds are sound: with τ = a row's smallest estimate in a leaf, that leaf is kept
+    b = P.leaf_bounds
+    assert len(b) > 3
+    for i in range(0, X.shape[0], 3):
+        for t in range(len(b) - 1):
+            lowest = A[i, b[t]:b[t + 1]].min()
+            assert P.needed_leaves(torch.tensor([i]), torch.tensor([lowest]))[t]
+
+
+@pytest.mark.parametrize("metric", METRICS)
+def test_spatial_order_leaves_skip_far_clusters_and_the_graph_is_unchanged(monkeypatch, metric):
+    """Well-separated clusters (benchmarks/scale.py's shape, smaller): the threshold pass estimates a fraction
+    of the pairs only, and the graph is the CPU graph bit for bit."""
+    monkeypatch.setattr(tg, "_SAMPLE_MIN", 256)
+    rng = np.random.default_rng(21)
+    centres = rng.uniform(-10, 10, size=(5, 6))
+    X = np.vstack([centres[rng.integers(0, 5, size=3000)] + rng.normal(size=(3000, 6)),
+                   rng.uniform(-14, 14, size=(30, 6)), np.zeros((40, 6))])
+    stats = {}
+    got = _torch_graph(X, 20, metric, stats=stats, strategy="threshold", tile_entries=2**16)
+    assert_identical(got, knn_graph(X, 20, metric=metric))
+    assert stats["scanned"] < 0.6 * stats["pairs"], stats
+    assert "of the pairs estimated" in tg.stats_line(stats)
+
+
+def test_spatial_order_is_a_permutation_with_small_leaves():
+    X = np.random.default_rng(3).normal(size=(5000, 3))
+    P = tg._Prepared(torch, X, resolve_metric("euclidean"), torch.device("cpu"))
+    order = P.order.numpy()
+    assert np.array_equal(np.sort(order), np.arange(5000))
+    sizes = np.diff(P.leaf_bounds)
+    assert P.leaf_bounds[0] == 0 and P.leaf_bounds[-1] == 5000 and sizes.max() <= tg._leaf_rows(5000)
+    C = (X - X.mean(axis=0)) * P.scale
+    for t in range(len(sizes)):
+        inside = C[order[P.leaf_bounds[t]:P.leaf_bounds[t + 1]]]
+        assert np.array_equal(inside.min(axis=0), P.leaf_lo[t].numpy())
+        assert np.array_equal(inside.max(axis=0), P.leaf_hi[t].numpy())
 
 
 def test_float32_precision_is_ieee_inside_and_restored_after():

@@ -23,6 +23,12 @@ rows:
    :data:`_MAX_CANDIDATES`, then from their full float64 key rows on the device — never silently
    approximated.
 
+The objects are first put in a k-d order (:func:`_spatial_order`: halving ranges along their widest attribute
+down to leaves of ≤ 256 objects); query blocks are consecutive positions of that order, and the threshold
+strategy's full pass skips every leaf whose bounding box is provably farther from the block's box than τ
+(:meth:`_Prepared.needed_leaves`), so that clustered data costs less than N² estimates. Skipping changes
+nothing: a skipped object could not have been a candidate.
+
 The same code runs on PyTorch's CPU build (``torch_device="cpu"``), which is how CI tests it without a GPU.
 """
 
@@ -48,8 +54,12 @@ _CPU_TILE_ENTRIES = 2**22
 _MIN_TILE_ENTRIES = 2**14
 #: Reference sample of the threshold strategy (:func:`_threshold_candidates`), and the objects per candidate its
 #: threshold aims at below it (≈ 16·m per row).
-_SAMPLE_MIN = 2**16
+_SAMPLE_MIN = 2**15
 _HITS_PER_CANDIDATE = 16
+#: Objects per leaf of the spatial order (:func:`_spatial_order`) at most; smaller data get ≈ N/64 per leaf.
+_LEAF_ROWS = 256
+#: Rows of a block whose τ exceeds this multiple of the block's median τ take a pass of their own.
+_WIDE_TAU = 2.0
 #: Default candidate strategy of :func:`torch_graph_parts` ("auto", "topk", "threshold"; benchmarks switch it).
 STRATEGY = "auto"
 _U32 = 2.0**-24  # unit roundoff of float32
@@ -162,28 +172,43 @@ class _Prepared:
         self.inv_scale_key = math.ldexp(1.0, 2 * e if spec.name == "euclidean" else e)
         self.r_max = float(norms.max())
         self.row_bound = torch.from_numpy(_error_bound(spec.name, self.d, norms + self.r_max)).to(device)
+        # the spatial order: positions p (rows of Q, R, Cp) hold objects order[p]; leaves are position ranges
+        C64 = torch.from_numpy(C).to(device)
+        self.order, self.leaf_bounds = _spatial_order(torch, C64, _leaf_rows(self.n))
+        self.Cp = C64[self.order]
+        del C64
+        self.row_bound_pos = self.row_bound[self.order]
+        self.leaf_of = leaf_of = torch.repeat_interleave(torch.arange(len(self.leaf_bounds) - 1, device=device),
+                                          torch.from_numpy(np.diff(self.leaf_bounds)).to(device))
+        shape = (len(self.leaf_bounds) - 1, self.d)
+        at = leaf_of[:, None].expand(-1, self.d)
+        self.leaf_lo = torch.full(shape, math.inf, dtype=torch.float64, device=device).scatter_reduce(
+            0, at, self.Cp, "amin")
+        self.leaf_hi = torch.full(shape, -math.inf, dtype=torch.float64, device=device).scatter_reduce(
+            0, at, self.Cp, "amax")
         C32 = C.astype(np.float32)
         if spec.name == "euclidean":
             sq = np.einsum("ij,ij->i", C32.astype(np.float64), C32.astype(np.float64)).astype(np.float32)
             one = np.ones((self.n, 1), np.float32)
-            self.Q = torch.from_numpy(np.hstack([-2 * C32, sq[:, None], one])).to(device)
-            self.R = torch.from_numpy(np.hstack([C32, one, sq[:, None]])).to(device)
+            self.Q = torch.from_numpy(np.hstack([-2 * C32, sq[:, None], one])).to(device)[self.order]
+            self.R = torch.from_numpy(np.hstack([C32, one, sq[:, None]])).to(device)[self.order]
         else:
-            self.Q = self.R = torch.from_numpy(C32).to(device)
+            self.Q = self.R = torch.from_numpy(C32).to(device)[self.order]
         self.shrink = _key_shrink(self.d)
         self._sample = None
+        self.scanned = self.pairs = 0  # (query, reference) pairs of the threshold pass: estimated / in all
 
     def estimates(self, Qq: Any, R: Any):
-        """float32 key estimates of the query rows ``Qq = self.Q[q]`` to the reference rows ``R`` (rows of
-        ``self.R``)."""
+        """float32 key estimates of the query rows ``Qq = self.Q[p]`` to the reference rows ``R`` (rows of
+        ``self.R``; both by position)."""
         if self.name == "euclidean":
             return Qq @ R.T
         p = 1.0 if self.name == "cityblock" else float("inf")
         return self.torch.cdist(Qq, R, p=p)
 
     def sample(self, m: int):
-        """(R rows, positions of every object in the sample or −1) of the threshold strategy's reference sample:
-        2¹⁶ objects (at least 2m + 2, at most N), drawn without replacement with a fixed seed, in index order."""
+        """(R rows, the sample position of every position or −1) of the threshold strategy's reference sample:
+        2¹⁵ positions (at least 2m + 2, at most N), drawn without replacement with a fixed seed, in order."""
         if self._sample is None or self._sample[2] < m:
             torch = self.torch
             size = min(self.n, max(_SAMPLE_MIN, 2 * m + 2))
@@ -193,6 +218,26 @@ class _Prepared:
             pos[chosen] = np.arange(size)
             self._sample = (self.R[torch.from_numpy(chosen).to(self.device)], torch.from_numpy(pos).to(self.device), m)
         return self._sample[0], self._sample[1]
+
+    def needed_leaves(self, qp: Any, tau: Any):
+        """The leaves (bool, one per leaf) that may hold an object with estimate ≤ ``tau`` for some query position
+        of ``qp``: a leaf is skipped only if the distance between the bounding box of the query rows and the
+        leaf's bounding box (float64, in the metric's key: Σ gap², Σ gap or max gap), shrunk by
+        :func:`_key_shrink`, minus the largest estimate error bound of the rows, exceeds the largest τ. Every
+        estimate of a query row x to an object y of the leaf is ≥ key(x, y) − E(x) ≥ that bound, so no skipped
+        object is ≤ τ(x): the candidates are those of the full scan."""
+        torch = self.torch
+        Cq = self.Cp[qp]
+        q_lo, q_hi = Cq.amin(dim=0), Cq.amax(dim=0)
+        gap = (self.leaf_lo - q_hi).clamp_(min=0) + (q_lo - self.leaf_hi).clamp_(min=0)  # (leaves, d), one ≠ 0
+        if self.name == "euclidean":
+            lower = (gap * gap).sum(dim=1)
+        elif self.name == "cityblock":
+            lower = gap.sum(dim=1)
+        else:
+            lower = gap.amax(dim=1)
+        lower = lower * self.shrink - self.row_bound_pos[qp].max()
+        return lower <= tau.max().to(torch.float64)
 
     def exact_keys(self, q: Any, idx: Any | None):
         """float64 keys of query objects ``q`` (B,) to objects ``idx`` (B, m), or to all objects (idx None):
@@ -213,6 +258,33 @@ class _Prepared:
         return acc
 
 
+def _leaf_rows(n: int) -> int:
+    """Objects per leaf: :data:`_LEAF_ROWS`, or ≈ N/64 (at least 32) for smaller data."""
+    return max(32, min(_LEAF_ROWS, n // 64))
+
+
+def _spatial_order(torch, C, leaf: int) -> tuple[Any, np.ndarray]:
+    """A k-d order of the objects: (order (N,) on the device, leaf boundaries (T + 1,) on the host). Each range of
+    more than ``leaf`` positions is sorted (stably) along its attribute of largest spread and halved; the leaves
+    come out in position order. The graph does not depend on it — it only makes the leaves' bounding boxes small
+    (:meth:`_Prepared.needed_leaves`)."""
+    n = C.shape[0]
+    order = torch.arange(n, device=C.device)
+    bounds, todo = [0], [(0, n)]
+    while todo:
+        lo, hi = todo.pop()
+        if hi - lo <= leaf:
+            bounds.append(hi)
+            continue
+        seg = order[lo:hi]
+        vals = C[seg]
+        dim = torch.argmax(vals.amax(dim=0) - vals.amin(dim=0)).view(1)
+        order[lo:hi] = seg[torch.argsort(vals.index_select(1, dim)[:, 0], stable=True)]
+        mid = (lo + hi) // 2
+        todo += [(mid, hi), (lo, mid)]  # the left half first: leaves in position order
+    return order, np.asarray(bounds, dtype=np.int64)
+
+
 def _mask_self(A, rows, q, r0: int, r1: int) -> None:
     """Set the estimates of the query objects ``q`` to themselves (columns r0..r1−1 of A) to +inf."""
     own = (q >= r0) & (q < r1)
@@ -220,8 +292,8 @@ def _mask_self(A, rows, q, r0: int, r1: int) -> None:
 
 
 def _topk_candidates(P: _Prepared, q, m: int, tile: int):
-    """The m smallest float32 estimates of the query rows ``q`` over all objects but themselves, reference tile by
-    reference tile (a running ``torch.topk``): (bound, object indices (B, m)), every non-candidate having an
+    """The m smallest float32 estimates of the query positions ``q`` over all objects but themselves, reference
+    tile by reference tile (a running ``torch.topk``): (bound, positions (B, m)), every non-candidate having an
     estimate ≥ bound (the largest selected one)."""
     torch = P.torch
     b = q.shape[0]
@@ -250,9 +322,10 @@ def _topk_candidates(P: _Prepared, q, m: int, tile: int):
 
 def _threshold_candidates(P: _Prepared, q, m: int, tile: int, max_pairs: int):
     """As :func:`_topk_candidates`, without a top-k over every tile: a threshold τ per row — the j-th smallest
-    estimate over a seeded sample of S = 2¹⁶ objects, j = min(m, ⌈16·m·S/N⌉), so that ≈ max(16·m, m·N/S)
+    estimate over a seeded sample of S = 2¹⁵ objects, j = min(m, ⌈16·m·S/N⌉), so that ≈ max(16·m, m·N/S)
     objects per row fall below it (the j/S quantile of the row's estimates) — then every object with estimate
-    ≤ τ (one comparison and ``nonzero`` per tile, no top-k), then the m smallest of those.
+    ≤ τ (one comparison and ``nonzero`` per tile, no top-k; only in the leaves :meth:`_Prepared.needed_leaves`
+    keeps), then the m smallest of those. ``q`` and the candidates are positions of the spatial order.
     The bound is their m-th estimate, or τ for a row with fewer than m (every non-candidate is > τ; the padding
     entries point at the query itself and are dropped). None when the rows' objects below τ exceed ``max_pairs``
     (ties, duplicates: the caller takes the top-k strategy)."""
@@ -274,19 +347,35 @@ def _threshold_candidates(P: _Prepared, q, m: int, tile: int, max_pairs: int):
         best = v if best is None else torch.topk(torch.cat([best, v], dim=1), min(j, best.shape[1] + v.shape[1]),
                                                  dim=1, largest=False, sorted=False).values
     tau = best.max(dim=1).values
+    P.pairs += b * P.n
+    # rows whose τ is far above the block's typical one (outliers, sparse regions) reach far: they get their
+    # own pass, so that they do not widen the leaves the other rows must estimate
+    wide = tau > _WIDE_TAU * tau.median()
     hit_rows, hit_cols, hit_vals, total = [], [], [], 0
-    for r0 in range(0, P.n, width):
-        r1 = min(P.n, r0 + width)
-        A = P.estimates(Qq, P.R[r0:r1])
-        _mask_self(A, rows, q, r0, r1)
-        r, c = torch.nonzero(A <= tau[:, None], as_tuple=True)
-        total += int(r.numel())
-        if total > max_pairs:
-            return None
-        hit_rows.append(r)
-        hit_cols.append(c + r0)
-        hit_vals.append(A[r, c])
-        del A
+    for g in (torch.nonzero(~wide)[:, 0], torch.nonzero(wide)[:, 0]):
+        if not g.numel():
+            continue
+        qg, tau_g, Qg = q[g], tau[g], Qq[g]
+        cols = torch.nonzero(P.needed_leaves(qg, tau_g)[P.leaf_of])[:, 0]  # positions of the kept leaves
+        P.scanned += int(g.numel()) * int(cols.numel())
+        width_g = max(m, min(P.n, tile // int(g.numel())))
+        rows_g = torch.arange(g.numel(), device=P.device)
+        for c0 in range(0, int(cols.numel()), width_g):
+            cc = cols[c0:c0 + width_g]
+            A = P.estimates(Qg, P.R[cc])
+            own = torch.searchsorted(cc, qg).clamp_(max=cc.numel() - 1)
+            mine = cc[own] == qg  # the query object lies in this chunk: its own estimate is masked
+            A[rows_g[mine], own[mine]] = float("inf")
+            r, c = torch.nonzero(A <= tau_g[:, None], as_tuple=True)
+            total += int(r.numel())
+            if total > max_pairs:
+                return None
+            hit_rows.append(g[r])
+            hit_cols.append(cc[c])
+            hit_vals.append(A[r, c])
+            del A
+    if not hit_rows:  # cannot happen (the sampled objects at or below τ are found again); cat needs one piece
+        hit_rows, hit_cols, hit_vals = [rows[:0]], [rows[:0]], [tau[:0]]
     r, c, v = torch.cat(hit_rows), torch.cat(hit_cols), torch.cat(hit_vals)
     order = torch.argsort(v, stable=True)
     r, c, v = r[order], c[order], v[order]
@@ -312,13 +401,14 @@ def _sort_by_key_then_index(torch, keys, idx):
     return keys, torch.gather(idx, 1, pos)
 
 
-def _candidate_rows(P: _Prepared, q, k_max: int, m: int, tile: int, threshold: bool = False):
-    """Exact rows of the query objects ``q`` from m candidates (:func:`_threshold_candidates` if ``threshold``
-    and it succeeds, else :func:`_topk_candidates`): (keys, indices, counts, certified) on the device,
-    keys/indices (B, m) sorted, entries beyond the count padded with inf / −1."""
+def _candidate_rows(P: _Prepared, qp, k_max: int, m: int, tile: int, threshold: bool = False):
+    """Exact rows of the query positions ``qp`` from m candidates (:func:`_threshold_candidates` if
+    ``threshold`` and it succeeds, else :func:`_topk_candidates`): (keys, object indices, counts, certified) on
+    the device, keys/indices (B, m) sorted, entries beyond the count padded with inf / −1."""
     torch = P.torch
-    got = _threshold_candidates(P, q, m, tile, max_pairs=max(tile // 4, 64 * q.shape[0])) if threshold else None
-    bound, idx = got if got is not None else _topk_candidates(P, q, m, tile)
+    got = _threshold_candidates(P, qp, m, tile, max_pairs=max(tile // 4, 64 * qp.shape[0])) if threshold else None
+    bound, idx = got if got is not None else _topk_candidates(P, qp, m, tile)
+    q, idx = P.order[qp], P.order[idx]  # positions → object indices
     keys = P.exact_keys(q, idx)
     keys[idx == q[:, None]] = float("inf")  # never a candidate (masked above); kept for safety
     keys, idx = _sort_by_key_then_index(torch, keys, idx)
@@ -364,25 +454,25 @@ def _to_part(torch, q, keys, idx, counts):
             counts.cpu().numpy().astype(np.int64))
 
 
-def _block_parts(P: _Prepared, q, k_max: int, tile: int, first_m: int, threshold: bool = False
+def _block_parts(P: _Prepared, qp, k_max: int, tile: int, first_m: int, threshold: bool = False
                  ) -> tuple[list, dict]:
-    """Exact rows of the query objects ``q``: candidates (the first pass by the threshold strategy if
+    """Exact rows of the query positions ``qp``: candidates (the first pass by the threshold strategy if
     ``threshold``), certificate, 4× more candidates for the rows that fail, full rows last. Also the rows done
     per candidate count ("full": from full key rows)."""
     torch = P.torch
     parts, stats = [], {}
     m = first_m
-    while q.numel():
+    while qp.numel():
         if m > _MAX_CANDIDATES and m < P.n - 1:
-            parts += [_to_part(torch, *r) for r in _full_rows(P, q, k_max, tile)]
-            stats["full"] = int(q.numel())
+            parts += [_to_part(torch, *r) for r in _full_rows(P, P.order[qp], k_max, tile)]
+            stats["full"] = int(qp.numel())
             break
-        keys, idx, counts, ok = _candidate_rows(P, q, k_max, m, tile, threshold and m == first_m)
+        keys, idx, counts, ok = _candidate_rows(P, qp, k_max, m, tile, threshold and m == first_m)
         n_ok = int(ok.sum())
         if n_ok:
-            parts.append(_to_part(torch, q[ok], keys[ok], idx[ok], counts[ok]))
+            parts.append(_to_part(torch, P.order[qp[ok]], keys[ok], idx[ok], counts[ok]))
             stats[m] = n_ok
-        q = q[~ok]
+        qp = qp[~ok]
         m = min(P.n - 1, 4 * m)
     return parts, stats
 
@@ -394,7 +484,7 @@ def first_candidates(n: int, k_max: int) -> int:
 
 def torch_graph_parts(X: np.ndarray, k_max: int, spec: Metric, torch_device: str = "cpu",
                       tile_entries: int | None = None, query_rows: int | None = None,
-                      stats: dict | None = None, strategy: str | None = None) -> list:
+                      stats: dict | None = None, strategy: str | None = None, every_nth_block: int = 1) -> list:
     """The exact graph rows of all objects as (rows, keys, indices, counts) parts, computed with PyTorch on
     ``torch_device`` ("cpu" for the CPU build, "cuda[:N]").
 
@@ -411,6 +501,9 @@ def torch_graph_parts(X: np.ndarray, k_max: int, spec: Metric, torch_device: str
     strategy : {"auto", "topk", "threshold"}, optional
         How the first candidates are found (:func:`_topk_candidates`, :func:`_threshold_candidates`); "auto"
         (default: :data:`STRATEGY`): threshold for N ≥ 2¹⁷. The graph does not depend on it.
+    every_nth_block : int, default 1
+        Compute only every n-th block of query rows (benchmarks/gpu_graph.py ``--big``: the time of a graph too
+        large to finish within a device lease, estimated from a systematic sample of its blocks). Not a graph.
 
     A block of query rows that runs out of device memory (``torch.cuda.OutOfMemoryError``) is redone with half
     the tile and half the rows; below 2¹⁴ entries per tile, or when the data itself does not fit, a one-line
@@ -440,9 +533,9 @@ def torch_graph_parts(X: np.ndarray, k_max: int, spec: Metric, torch_device: str
         parts = []
         s = 0
         while s < n:
-            q = torch.arange(s, min(n, s + rows), device=device)
+            qp = torch.arange(s, min(n, s + rows), device=device)  # positions of the spatial order
             try:
-                got, got_stats = _block_parts(P, q, k_max, tile, m, threshold)
+                got, got_stats = _block_parts(P, qp, k_max, tile, m, threshold)
             except out_of_memory:  # the block is redone with half the tile and half the rows
                 got = None
             if got is None:  # outside the except clause: the failed block's tensors are released by now
@@ -457,16 +550,22 @@ def torch_graph_parts(X: np.ndarray, k_max: int, spec: Metric, torch_device: str
             parts += got
             for key, count in got_stats.items():
                 stats[key] = stats.get(key, 0) + count
-            s += rows
+            s += rows * every_nth_block
+        if P.pairs:
+            stats["scanned"] = stats.get("scanned", 0) + P.scanned
+            stats["pairs"] = stats.get("pairs", 0) + P.pairs
     return parts
 
 
 def stats_line(stats: dict) -> str:
     """"rows from m candidates: count, ...; from full key rows: count" of :func:`torch_graph_parts`' stats."""
-    items = [f"{n} from {m} candidates" for m, n in sorted((m, n) for m, n in stats.items() if m != "full")]
+    items = [f"{n} from {m} candidates" for m, n in sorted((m, n) for m, n in stats.items() if isinstance(m, int))]
     if stats.get("full"):
         items.append(f"{stats['full']} from full key rows")
-    return "rows: " + ", ".join(items)
+    line = "rows: " + ", ".join(items)
+    if stats.get("pairs"):
+        line += f"; threshold pass: {stats['scanned'] / stats['pairs']:.1%} of the pairs estimated (k-d leaves)"
+    return line
 
 
 def _device_name(torch, device: str) -> str:
