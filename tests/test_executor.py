@@ -407,3 +407,26 @@ def test_study_run_refuses_a_bad_local_n_in_one_line(tmp_path):
     res = CliRunner().invoke(main, ["study", "run", str(study), "--scheduler", "local:0"])
     assert res.exit_code == 2 and "expected local:N with N a positive integer" in res.output
     assert "Traceback" not in res.output
+
+
+def test_study_run_no_workers_timeout_needs_a_scheduler_and_reaches_the_dask_executor(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    import odeval.executor
+    from odeval.cli import main
+
+    study = tmp_path / "s.toml"
+    study.write_text('[study]\nname = "s"\nk = "1..3"\n\n[[datasets]]\nglob = "*.npz"\n\n[[methods]]\nname = "kNN"\n')
+    res = CliRunner().invoke(main, ["study", "run", str(study), "--no-workers-timeout", "5"])
+    assert res.exit_code == 2 and "--no-workers-timeout is for a Dask cluster: it needs --scheduler" in res.output
+    res = CliRunner().invoke(main, ["study", "run", str(study), "--scheduler", "local:1", "--no-workers-timeout", "0"])
+    assert res.exit_code == 2 and "--no-workers-timeout" in res.output and "Traceback" not in res.output
+    seen = {}
+
+    class Recorder:  # stands in for DaskExecutor: records how get_executor builds it
+        def __init__(self, address, workers, *, no_workers_timeout=None):
+            seen.update(address=address, timeout=no_workers_timeout)
+
+    monkeypatch.setattr(odeval.executor, "DaskExecutor", Recorder)
+    odeval.executor.get_executor("tcp://127.0.0.1:1", 1, no_workers_timeout=7.5)
+    assert seen == {"address": "tcp://127.0.0.1:1", "timeout": 7.5}

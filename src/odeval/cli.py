@@ -228,13 +228,18 @@ def study() -> None:
 @click.option("--retry-failed", is_flag=True, help="Recompute units that ended with an error before.")
 @click.option("--wait", type=click.FloatRange(min=0), default=0.0, metavar="SECONDS",
               help="Wait up to SECONDS for a store another process is using [default: fail at once].")
+@click.option("--no-workers-timeout", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",
+              help="With --scheduler: end the run (the store resumes) when the cluster has had no worker for "
+                   "SECONDS [default: 120].")
 def study_run(study_file: str, store: str | None, workers: int | None, scheduler: str | None, quiet: bool,
-              retry_failed: bool, wait: float) -> None:
+              retry_failed: bool, wait: float, no_workers_timeout: float | None) -> None:
     """Run STUDY_FILE (TOML), computing only what the store does not hold yet.
 
     The whole file is validated first; every problem is reported before any work starts. Exit code 0 when
     every unit succeeded, 1 when some unit failed (listed at the end), 2 for an invalid study.
     """
+    if no_workers_timeout is not None and not scheduler:
+        raise click.UsageError("--no-workers-timeout is for a Dask cluster: it needs --scheduler")
     from odeval.bench import StudyError, load_study
     from odeval.render.study import failure_lines, run_summary_lines
 
@@ -245,7 +250,7 @@ def study_run(study_file: str, store: str | None, workers: int | None, scheduler
         raise SystemExit(2) from None
     store_path = Path(store) if store else Path(study_file).resolve().parent / "results.duckdb"
     summary = _run_study_cli(spec, store_path, workers=workers, scheduler=scheduler, quiet=quiet,
-                             retry_failed=retry_failed, wait=wait,
+                             retry_failed=retry_failed, wait=wait, no_workers_timeout=no_workers_timeout,
                              resume=["odeval", "study", "run", study_file, "--store", str(store_path)])
     _echo_lines(run_summary_lines(spec, summary, store_path))
     _echo_lines(failure_lines(summary), err=True)
@@ -993,7 +998,8 @@ def _scheduler(value: str | None) -> str | None:
 
 
 def _run_study_cli(spec, store_path: Path, *, workers: int | None, scheduler: str | None, quiet: bool,
-                   retry_failed: bool, resume: list[str], wait: float = 0.0):
+                   retry_failed: bool, resume: list[str], wait: float = 0.0,
+                   no_workers_timeout: float | None = None):
     """Run a study for ``study run`` and ``demo``: one-line store errors; Ctrl-C says what is saved and how to
     resume (exit code 130)."""
     from odeval.bench import run_study
@@ -1004,7 +1010,8 @@ def _run_study_cli(spec, store_path: Path, *, workers: int | None, scheduler: st
 
     try:
         return run_study(spec, store_path, workers=workers, scheduler=scheduler,
-                         progress="log" if quiet else "rich", retry_failed=retry_failed, wait=wait)
+                         progress="log" if quiet else "rich", retry_failed=retry_failed, wait=wait,
+                         no_workers_timeout=no_workers_timeout)
     except StoreError as exc:
         raise click.ClickException(str(exc)) from None
     except ClusterLostError as exc:  # finished units are in the store: the same command resumes

@@ -815,7 +815,8 @@ class MapExecutor(Executor):
 # ------------------------------------------------------------------------------------------------ construction
 def get_executor(executor: Any = None, workers: int = 1, *, initializer: Callable[..., Any] | None = None,
                  initargs: tuple = (), limit_blas: bool = True,
-                 fatal: Callable[[BaseException], bool] = interrupted) -> Executor:
+                 fatal: Callable[[BaseException], bool] = interrupted,
+                 no_workers_timeout: float | None = None) -> Executor:
     """The executor ``executor`` names, with ``workers`` workers.
 
     Parameters
@@ -833,6 +834,9 @@ def get_executor(executor: Any = None, workers: int = 1, *, initializer: Callabl
     fatal
         Exceptions a serial executor lets through instead of keeping them in the task's future
         (:class:`SerialExecutor`).
+    no_workers_timeout : float, optional
+        Of a Dask cluster (:class:`DaskExecutor`): seconds without any worker before :class:`NoWorkersError`
+        (default :data:`NO_WORKERS_TIMEOUT`); ignored by the other kinds.
 
     Raises
     ------
@@ -849,9 +853,9 @@ def get_executor(executor: Any = None, workers: int = 1, *, initializer: Callabl
     if executor == "processes":
         return ProcessExecutor(n, initializer=initializer, initargs=initargs, limit_blas=limit_blas)
     if isinstance(executor, str) and (":" in executor or parse_local(executor) is not None):
-        return DaskExecutor(executor, n)
+        return DaskExecutor(executor, n, no_workers_timeout=no_workers_timeout)
     if type(executor).__module__.startswith("distributed"):
-        return DaskExecutor(executor, n)
+        return DaskExecutor(executor, n, no_workers_timeout=no_workers_timeout)
     if isinstance(executor, _FuturesPool):
         return FuturesExecutor(executor, n)
     if callable(executor) and not isinstance(executor, str | bytes | int | float):

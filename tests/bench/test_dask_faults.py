@@ -249,22 +249,21 @@ def test_a_scheduler_that_goes_away_ends_the_study_in_one_line_and_the_store_res
 
 
 def test_a_cluster_left_without_workers_ends_the_study_in_one_line_and_the_store_resumes(
-        gated_study, process_cluster, tmp_path, monkeypatch):
+        gated_study, process_cluster, tmp_path):
     """Every worker killed and none coming back (workers without a nanny): the tasks would wait for ever; the
-    executor ends the run once the cluster has had no worker for NO_WORKERS_TIMEOUT seconds."""
-    import odeval.executor
+    executor ends the run once the cluster has had no worker for ``no_workers_timeout`` seconds."""
     from odeval.executor import NoWorkersError
 
     study, gate, started = gated_study
     ref = _reference(study, gate, tmp_path)
     address, _, workers = process_cluster
-    monkeypatch.setattr(odeval.executor, "NO_WORKERS_TIMEOUT", 3.0)
     store = tmp_path / "no-workers.duckdb"
     result: dict = {}
 
     def run() -> None:
-        try:
-            result["summary"] = run_study(load_study(study), store, scheduler=address, progress="none")
+        try:  # the timeout as `study run --no-workers-timeout 3` passes it
+            result["summary"] = run_study(load_study(study), store, scheduler=address, progress="none",
+                                          no_workers_timeout=3.0)
         except BaseException as exc:  # reported below
             result["error"] = exc
 

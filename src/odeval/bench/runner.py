@@ -64,7 +64,7 @@ class StudyInterrupted(KeyboardInterrupt):
 
 def run_study(study: Study, store_path: str | Path, *, workers: int | None = None, scheduler: str | None = None,
               progress: str = "rich", retry_failed: bool = False, wait: float = 0.0,
-              executor: Any = None) -> RunSummary:
+              executor: Any = None, no_workers_timeout: float | None = None) -> RunSummary:
     """Compute every unit of ``study`` missing from the store at ``store_path``.
 
     Every unit of the study — computed now or by an earlier study — is linked to the study in the store
@@ -90,6 +90,10 @@ def run_study(study: Study, store_path: str | Path, *, workers: int | None = Non
         Where the units run, as :func:`odeval.executor.get_executor` names it: "serial", "processes", a Dask
         address, a ``distributed.Client`` or an :class:`odeval.executor.Executor` (a given client or executor is
         left open). Default: ``scheduler``, else "processes" with more than one worker, else "serial".
+    no_workers_timeout : float, optional
+        On a Dask cluster: seconds the cluster may have no worker at all before the run ends with
+        :class:`odeval.executor.NoWorkersError` (default :data:`odeval.executor.NO_WORKERS_TIMEOUT`, 120 s; the
+        store keeps every finished unit and resumes).
     progress : {"rich", "log", "none"}
         On stderr: a live bar (plain periodic lines when stderr is not a terminal), one log line per unit, or
         nothing. Unless "none", a resumed run first says how many units it skips.
@@ -134,7 +138,7 @@ def run_study(study: Study, store_path: str | Path, *, workers: int | None = Non
             summary.variant_tasks_done = len(all_tasks) - sum(len(p.variant_tasks) for p in plans)
             with make_progress(progress, summary.total_units + summary.variant_tasks_total,
                                summary.already_done + summary.variant_tasks_done) as report, \
-                    _executor(workers, scheduler, executor) as ex:  # Ctrl-C or a failure: the workers stop now
+                    _executor(workers, scheduler, executor, no_workers_timeout) as ex:  # Ctrl-C, failure: workers stop
                 drive(study, plans, store, ex, max(2, 2 * (ex.workers if ex.kind == "dask" else workers)), summary,
                       report)
         except BaseException as exc:  # Ctrl-C, also when DuckDB caught it during a query and raised its own error
@@ -186,7 +190,8 @@ def _sigint_seen() -> Iterator[threading.Event]:
         signal.signal(signal.SIGINT, previous)
 
 
-def _executor(workers: int, scheduler: str | None, executor: Any = None) -> AbstractContextManager[Executor]:
+def _executor(workers: int, scheduler: str | None, executor: Any = None, no_workers_timeout: float | None = None
+              ) -> AbstractContextManager[Executor]:
     """The study's executor for a ``with`` block: ``executor`` as given, else the Dask ``scheduler``, else local
     processes (spawned, dying with this process: :func:`worker_init`) or, with one worker, this process. What it
     builds is terminated on Ctrl-C or a failure of the driver, closed otherwise.
@@ -198,7 +203,7 @@ def _executor(workers: int, scheduler: str | None, executor: Any = None) -> Abst
     if executor is None:
         executor = scheduler or ("serial" if workers <= 1 else "processes")
     return open_executor(executor, workers, initializer=worker_init, initargs=(os.getpid(),), limit_blas=True,
-                         fatal=is_interrupt)
+                         fatal=is_interrupt, no_workers_timeout=no_workers_timeout)
 
 
 def summary_dict(summary: RunSummary) -> dict[str, Any]:
