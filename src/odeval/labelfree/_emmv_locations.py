@@ -17,23 +17,24 @@ same k-distances and densities), so this module works on the D distinct location
   location tied with it (:func:`_loc_sizes`), exactly the locations of today's tie-complete row.
 * **first-k methods** (kNN, kNNW, LoOP: no tie extension): the first ``k_max`` entries of every object's and every
   uniform point's row are rebuilt *exactly*, members of a tie group in index order (:func:`_expand_first`), and
-  the methods' own code scores them — bit-identical to the uncompressed path.
-* **tie-complete sums** (LOF, SimplifiedLOF, LDOF): numba kernels on the location rows. d̄ (LDOF), the density
-  sum of SimplifiedLOF and every sum of equal terms add each location's term once per member, in row order, as the
-  uncompressed kernels do (same bits); LOF's reachability sums and the ratios' density sums add the terms location
-  after location where the uncompressed row interleaves the members of *tied* locations by index (the same terms,
-  another order: last bits only); LDOF's D̄ is always the location sum Σ_{a<b} c_a c_b d(a, b) of
-  :func:`odeval.detectors.ldof._ldof_row_by_location` (what today's LDOF already does for rows of ≥ 128 members on
-  ≤ half as many locations; other rows summed pairwise there: last bits only).
+  the methods' own code scores them.
+* **tie-complete sums** (LOF, SimplifiedLOF, LDOF): numba kernels on the location rows that add the same terms in
+  the same order as the uncompressed kernels: a location alone at its distance adds its term once per member
+  (multiplicity × value is *not* used: it would round differently), the members of several locations tied at one
+  distance are merged by object index as the full row lists them (:func:`_row_sum`, :func:`_row_labels`); LDOF
+  sums D̄ by location exactly where :mod:`odeval.detectors.ldof` does (rows of ≥ 128 members on ≤ half as many
+  locations, :func:`odeval.detectors.ldof._ldof_row_by_location`'s order) and pairwise in row order elsewhere,
+  the location distances from one D × D table (the graph's arithmetic, symmetric to the last bit).
 
-Bound (tested, ``tests/labelfree/test_emmv_locations.py``): the compressed and the uncompressed scores agree to
-≤ 1e-12 relative (a reordered sum of n non-negative terms differs by at most ≈ 2 n ε relative, n ≤ N ≈ 10⁴: the
-bound holds with margin below N ≈ 2·10³ and was ≤ 2e-15 in the tests and on Annthyroid), and EM/MV agree
-(identical per-draw values where every score is bit-identical, and the same picks).
+So every score is **bit-identical** to the uncompressed path (tested on duplicate-heavy data with tie groups of
+several locations, and on Annthyroid's compressed draws: benchmarks/README.md), and so are EM and MV. The work per
+draw is a leaf query of the D locations for each uniform point (rows of ≈ k_max locations), the sums above
+(O(|N_k|) per row, as before, without writing thousands-wide padded rows) and O(N · k_max) for the first-k rows.
 
 When (:func:`compress_draw`): D ≤ N / :data:`MIN_MULTIPLICITY` (a mean multiplicity of at least 4), D ≤
 :data:`MAX_LOCATIONS`, every method one of the six above with its default (paper) variant, and no two distinct
-locations at key 0 (an underflowing squared difference; never on scaled data). Other draws — every draw of a data
+locations at key 0 (an underflowing squared difference, which would put another location into a row's own
+group at distance 0; never on scaled data). Other draws — every draw of a data
 set without duplicates — take the uncompressed path unchanged.
 
 References
@@ -52,7 +53,7 @@ import numpy as np
 from numba import njit, prange
 
 from odeval.detectors.base import orient
-from odeval.detectors.ldof import _ldof_ratio, _location_ids
+from odeval.detectors.ldof import _TIE_ROW_MIN, _ldof_ratio, _location_ids
 
 __all__ = ["MAX_LOCATIONS", "MIN_MULTIPLICITY", "DrawLocations", "compress_draw"]
 
@@ -171,85 +172,185 @@ def _expand_first(keys, locs, width, members, starts, k_max, row_loc, skip):  # 
     return okeys, oidx
 
 
+@njit(cache=True)
+def _row_sum(keys_r, locs_r, cnt_r, vals, end, members, starts, ptr):  # pragma: no cover - numba
+    """Σ over the first ``end`` location entries of one row of each entry's term ``vals[j]`` once per member, in the
+    order of the uncompressed row: a location alone at its key adds its term ``cnt`` times; the members of tied
+    locations (a group of equal keys) are merged by object index (``members`` / ``starts``: each location's
+    objects, ascending), as the full row sorted by (key, index) lists them. So the same additions in the same
+    order as the uncompressed kernels: bit for bit. (A row's own location has one member less; it sits alone at
+    key 0, :func:`_compact_rows`.)"""
+    s = 0.0
+    j = 0
+    while j < end:
+        g = j + 1
+        while g < end and keys_r[g] == keys_r[j]:
+            g += 1
+        if g == j + 1:
+            v = vals[j]
+            for _ in range(cnt_r[j]):
+                s += v
+        else:
+            total = 0
+            for i in range(j, g):
+                ptr[i] = starts[locs_r[i]]
+                total += cnt_r[i]
+            for _ in range(total):
+                best = -1
+                bi = j
+                for i in range(j, g):
+                    if ptr[i] < starts[locs_r[i] + 1]:
+                        o = members[ptr[i]]
+                        if best < 0 or o < best:
+                            best = o
+                            bi = i
+                s += vals[bi]
+                ptr[bi] += 1
+        j = g
+    return s
+
+
 @njit(cache=True, parallel=True)
-def _density_loc(dist, locs, cnt, ends, sizes, KD, simplified):  # pragma: no cover - numba
-    """LOF's lrd_k (SimplifiedLOF's density) of every location row, (len(ks), rows): the uncompressed sum
-    ``Σ_{o ∈ N_k} max(d, k-dist(o))`` (``d``) adding each location's term once per member, location after
-    location. ``KD[a, t]``: k-distance of location a at ``ks[t]``."""
+def _density_loc(keys, dist, locs, cnt, ends, sizes, KD, simplified, members, starts):  # pragma: no cover - numba
+    """LOF's lrd_k (SimplifiedLOF's density) of every location row, (len(ks), rows): ``n / Σ_{o ∈ N_k} max(d,
+    k-dist(o))`` (``d``) summed as the uncompressed row (:func:`_row_sum`), +inf where the sum is 0
+    (:func:`odeval.detectors.lof._density_all_k`). ``KD[a, t]``: k-distance of location a at ``ks[t]``."""
     T, m = ends.shape
+    w = keys.shape[1]
     dens = np.empty((T, m))
     for r in prange(m):
+        vals = np.empty(w)
+        ptr = np.empty(w, np.int64)
         for t in range(T):
-            s = 0.0
             for j in range(ends[t, r]):
                 d = dist[r, j]
                 if not simplified:
                     kd = KD[locs[r, j], t]
                     if kd > d:
                         d = kd
-                for _ in range(cnt[r, j]):
-                    s += d
+                vals[j] = d
+            s = _row_sum(keys[r], locs[r], cnt[r], vals, ends[t, r], members, starts, ptr)
             n = sizes[t, r]
             dens[t, r] = n / s if s > 0 else np.inf
     return dens
 
 
 @njit(cache=True, parallel=True)
-def _ratio_loc(dens_q, locs, cnt, ends, sizes, dens_ref):  # pragma: no cover - numba
-    """LOF_k = mean_{o ∈ N_k} dens_ref(o) / dens_q, 1 where dens_q = +inf (:func:`odeval.detectors.lof._ratio_all_k`
-    on location rows; ``dens_ref`` (len(ks), D) per location)."""
+def _ratio_loc(dens_q, keys, locs, cnt, ends, sizes, dens_ref, members, starts):  # pragma: no cover - numba
+    """LOF_k = Σ_{o ∈ N_k} dens_ref(o) / (|N_k| · dens_q), 1 where dens_q = +inf
+    (:func:`odeval.detectors.lof._ratio_all_k` on location rows, summed as the uncompressed row; ``dens_ref``
+    (len(ks), D) per location)."""
     T, m = ends.shape
+    w = keys.shape[1]
     out = np.empty((T, m))
     for r in prange(m):
+        vals = np.empty(w)
+        ptr = np.empty(w, np.int64)
         for t in range(T):
             lp = dens_q[t, r]
             if np.isinf(lp):
                 out[t, r] = 1.0
                 continue
-            s = 0.0
             for j in range(ends[t, r]):
-                v = dens_ref[t, locs[r, j]]
-                for _ in range(cnt[r, j]):
-                    s += v
+                vals[j] = dens_ref[t, locs[r, j]]
+            s = _row_sum(keys[r], locs[r], cnt[r], vals, ends[t, r], members, starts, ptr)
             out[t, r] = s / (lp * sizes[t, r])
     return out
 
 
+@njit(cache=True)
+def _row_labels(keys_r, locs_r, cnt_r, end, members, starts, ptr, lab):  # pragma: no cover - numba
+    """The location entry (``lab[i]``, an index into the row) of each member of the first ``end`` entries, in the
+    order of the uncompressed row (tied locations merged by object index, as :func:`_row_sum`); returns the
+    number of members."""
+    n = 0
+    j = 0
+    while j < end:
+        g = j + 1
+        while g < end and keys_r[g] == keys_r[j]:
+            g += 1
+        if g == j + 1:
+            for _ in range(cnt_r[j]):
+                lab[n] = j
+                n += 1
+        else:
+            total = 0
+            for i in range(j, g):
+                ptr[i] = starts[locs_r[i]]
+                total += cnt_r[i]
+            for _ in range(total):
+                best = -1
+                bi = j
+                for i in range(j, g):
+                    if ptr[i] < starts[locs_r[i] + 1]:
+                        o = members[ptr[i]]
+                        if best < 0 or o < best:
+                            best = o
+                            bi = i
+                lab[n] = bi
+                n += 1
+                ptr[bi] += 1
+        j = g
+    return n
+
+
 @njit(cache=True, parallel=True)
-def _ldof_loc(dist, locs, cnt, ends, sizes, table):  # pragma: no cover - numba
-    """LDOF of every location row for ascending ks, (len(ks), rows): d̄'s sum adds each member's distance in row
-    order (the uncompressed sum, same bits), D̄'s is Σ_{a<b} c_a c_b d(a, b) over the row's locations ordered by
-    location id, as :func:`odeval.detectors.ldof._ldof_row_by_location` sums it (``table``: the D × D location
-    distances, ``table[a, b]`` computed from a < b)."""
+def _ldof_loc(keys, dist, locs, cnt, ends, sizes, table, members, starts, tie_row_min):  # pragma: no cover - numba
+    """LDOF of every location row for ascending ks, (len(ks), rows), summed as the uncompressed LDOF kernels sum
+    the same row (:mod:`odeval.detectors.ldof`), bit for bit: a row of at least ``tie_row_min`` members on at most
+    half as many locations by location (d̄ over the members in order, D̄ = Σ_{a<b} c_a c_b d(a, b) over its
+    locations ordered by location id: :func:`odeval.detectors.ldof._ldof_row_by_location`); any other row over
+    its members in row order, each new member's distances to the earlier ones (:func:`odeval.detectors.ldof.
+    _ldof_novelty_chunk`). ``table``: the D × D location distances (``sqrt`` of the key, symmetric to the
+    last bit)."""
     T, m = ends.shape
+    wmax = keys.shape[1]
     out = np.empty((T, m))
     for r in prange(m):
         w = ends[T - 1, r]
-        order = np.argsort(locs[r, :w])
-        slot = np.empty(w, np.int64)
-        rep = np.empty(w, np.int64)
-        for i in range(w):
-            slot[order[i]] = i
-            rep[i] = locs[r, order[i]]
-        c = np.zeros(w)
+        nw = sizes[T - 1, r]
+        if nw >= tie_row_min and 2 * w <= nw:
+            order = np.argsort(locs[r, :w])
+            slot = np.empty(w, np.int64)
+            rep = np.empty(w, np.int64)
+            for i in range(w):
+                slot[order[i]] = i
+                rep[i] = locs[r, order[i]]
+            c = np.zeros(w)
+            dsum = 0.0
+            j = 0
+            for t in range(T):
+                while j < ends[t, r]:
+                    d = dist[r, j]
+                    for _ in range(cnt[r, j]):
+                        dsum += d
+                    c[slot[j]] += cnt[r, j]
+                    j += 1
+                psum = 0.0
+                for a in range(w):
+                    if c[a] == 0.0:
+                        continue
+                    inner = 0.0
+                    for b in range(a + 1, w):
+                        inner += c[b] * table[rep[a], rep[b]]
+                    psum += c[a] * inner
+                out[t, r] = _ldof_ratio(dsum, psum, sizes[t, r])
+            continue
+        ptr = np.empty(wmax, np.int64)
+        lab = np.empty(nw, np.int64)
+        _row_labels(keys[r], locs[r], cnt[r], w, members, starts, ptr, lab)
         dsum = 0.0
+        psum = 0.0
         j = 0
         for t in range(T):
-            while j < ends[t, r]:
-                d = dist[r, j]
-                for _ in range(cnt[r, j]):
-                    dsum += d
-                c[slot[j]] += cnt[r, j]
+            target = sizes[t, r]
+            while j < target:
                 j += 1
-            psum = 0.0
-            for a in range(w):
-                if c[a] == 0.0:
-                    continue
-                inner = 0.0
-                for b in range(a + 1, w):
-                    inner += c[b] * table[rep[a], rep[b]]
-                psum += c[a] * inner
-            out[t, r] = _ldof_ratio(dsum, psum, sizes[t, r])
+                lb = locs[r, lab[j - 1]]
+                dsum += dist[r, lab[j - 1]]
+                for i in range(1, j):
+                    psum += table[locs[r, lab[i - 1]], lb]
+            out[t, r] = _ldof_ratio(dsum, psum, target)
     return out
 
 
@@ -334,8 +435,8 @@ class DrawLocations:
     def _dens_ref_all(self, simplified: bool) -> np.ndarray:
         if simplified not in self._dens_ref:
             r = self.rows
-            self._dens_ref[simplified] = _density_loc(r.dist, r.locs, r.cnt, self.ends, self.sizes, self.kd,
-                                                      simplified)
+            self._dens_ref[simplified] = _density_loc(r.keys, r.dist, r.locs, r.cnt, self.ends, self.sizes, self.kd,
+                                                      simplified, self.members, self.starts)
         return self._dens_ref[simplified]
 
     def _tie_scores(self, name: str, q: LocationRows, sizes: np.ndarray, ends: np.ndarray, t: np.ndarray
@@ -343,13 +444,14 @@ class DrawLocations:
         """Raw LOF / SimplifiedLOF / LDOF of location rows ``q`` at the ks of positions ``t`` in ``all_ks``."""
         if name == "LDOF":  # the kernel grows N_k with k: ascending distinct ks, then the requested order
             tu = np.unique(t)
-            raw = _ldof_loc(q.dist, q.locs, q.cnt, np.ascontiguousarray(ends[tu]), np.ascontiguousarray(sizes[tu]),
-                            self.table)
+            raw = _ldof_loc(q.keys, q.dist, q.locs, q.cnt, np.ascontiguousarray(ends[tu]),
+                            np.ascontiguousarray(sizes[tu]), self.table, self.members, self.starts, _TIE_ROW_MIN)
             return raw[np.searchsorted(tu, t)]
         simplified = name == "SimplifiedLOF"
         dens_ref = self._dens_ref_all(simplified)
-        dens_q = _density_loc(q.dist, q.locs, q.cnt, ends, sizes, self.kd, simplified)
-        return _ratio_loc(dens_q, q.locs, q.cnt, ends, sizes, dens_ref)[t]
+        dens_q = _density_loc(q.keys, q.dist, q.locs, q.cnt, ends, sizes, self.kd, simplified, self.members,
+                              self.starts)
+        return _ratio_loc(dens_q, q.keys, q.locs, q.cnt, ends, sizes, dens_ref, self.members, self.starts)[t]
 
     def score_data(self) -> dict[Any, np.ndarray]:
         """In-sample scores of the N objects, ``{method: (len(ks), N)}`` (as ``det.score_all_k(graph, ks)``)."""

@@ -803,7 +803,8 @@ def emmv_all_k(method: str, X: Any, ks: Any, *, draws: int = EMMVSettings.draws,
     Equals ``[emmv(KNNQueryDetector(method, k), X, ...) for k in ks]`` (same seeds: same feature draws and
     uniform samples; tests check equality) but builds, per feature draw, one kNN graph of ``X`` and one query
     of the uniform sample for ``max(ks)`` and scores every k from them (the graph and query semantics make
-    scores at k ≤ k_max independent of k_max). Cost per draw: one graph of N objects and one query of
+    scores at k ≤ k_max independent of k_max; a draw of few distinct points is scored on its distinct locations,
+    bit for bit, ``compress`` of :func:`emmv_many`). Cost per draw: one graph of N objects and one query of
     ``n_generated`` points against them (O(n_generated · N · d') distance work), then every k; times m draws
     when ``d > max_dim``. Memory: the uniform points are queried and scored in blocks of ``UNIFORM_CHUNK``
     (20,000) rows, O(20,000 · max(ks)) for the query plus O(n_generated · len(ks)) for the scores; the
@@ -874,9 +875,9 @@ def emmv_many(methods_ks: Mapping[Any, Any], X: Any, *, draws: int = EMMVSetting
         As in :func:`emmv_all_k`.
     compress : bool, default True
         Score a draw of few distinct points (N ≥ 4 D for D distinct points, exact duplicates) on its distinct
-        locations (:mod:`odeval.labelfree._emmv_locations`): kNN, kNNW, LoOP bit-identical, LOF, SimplifiedLOF,
-        LDOF equal up to the order of additions (≤ 1e-12 relative, tested); every other draw is untouched.
-        False: every draw through the graph and query of all N objects (the reference the tests compare with).
+        locations (:mod:`odeval.labelfree._emmv_locations`): the same scores bit for bit (tested), without the
+        graph and query rows thousands wide that such a draw has; every other draw is untouched. False: every
+        draw through the graph and query of all N objects (the reference the tests compare with).
 
     Returns
     -------
