@@ -98,7 +98,8 @@ def _pick(path: Path) -> tuple[np.ndarray, np.ndarray, list]:
 
 def warm_up() -> None:
     """Load numba's compiled kernels (cached on disk) before timing: every novelty method on and off the paths
-    that depend on N (leaf search, LDOF's distance table), and mc-kendall."""
+    that depend on N (leaf search, LDOF's distance table) and on duplicates (location-compressed draws), and
+    mc-kendall."""
     from odeval._key import ScoringKey
     from odeval.labelfree.selection import emmv_criteria, run_selector
 
@@ -106,6 +107,9 @@ def warm_up() -> None:
     for n in (40, 2100):
         X = np.random.default_rng(0).random((n, 10))
         emmv_criteria(names, X, draws=1, n_generated=500)
+    # a draw of few distinct points: the location-compressed kernels (odeval.labelfree._emmv_locations)
+    X = np.random.default_rng(0).integers(0, 2, size=(400, 10)).astype(float)
+    emmv_criteria(names, X, draws=2, n_generated=500)
     S = np.random.default_rng(1).random((len(names), 40))
     run_selector("mc-kendall", S, [ScoringKey.parse(k) for k in names])
 
