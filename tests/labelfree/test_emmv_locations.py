@@ -81,6 +81,8 @@ def test_rule_leaves_other_draws_untouched():
     assert loc.compress_draw(X, 5, plan) is not None
     cks = [("LOF", get_detector("LOF", variant="elki-0.7.1-cks"), [5])]
     assert loc.compress_draw(X, 5, cks) is None  # a variant without a compressed form: the full path
+    tiny = np.repeat([[0.0, 0.0], [1e-200, 0.0], [1.0, 0.0], [0.0, 1.0]], 30, axis=0)
+    assert loc.compress_draw(tiny, 5, plan) is None  # two locations at key 0 (the square underflows): full path
 
 
 def test_emmv_many_compressed_equals_uncompressed():

@@ -390,19 +390,22 @@ class DrawLocations:
     (``[(method, detector, ks), ...]`` of :func:`odeval.labelfree.emmv_algorithm.emmv_many`); built by
     :func:`compress_draw`."""
 
-    def __init__(self, Xf: np.ndarray, loc: np.ndarray, rows: LocationRows, k_max: int, plan: list) -> None:
+    def __init__(self, Xf: np.ndarray, loc: np.ndarray, k_max: int, plan: list) -> None:
         from odeval.neighbors._kernels import pair_distances
         from odeval.neighbors._metrics import resolve_metric
         from odeval.neighbors.graph import KNNGraph
 
         n = Xf.shape[0]
-        self.loc, self.rows, self.k_max, self.plan, self.n = loc, rows, k_max, plan, n
+        self.loc, self.k_max, self.plan, self.n = loc, k_max, plan, n
         n_loc = int(loc.max()) + 1
         self.counts = np.bincount(loc, minlength=n_loc).astype(np.int64)
-        self.members = np.argsort(loc, kind="stable").astype(np.int64)
+        self.members = np.argsort(loc, kind="stable").astype(np.int64)  # each location's objects, ascending
         self.starts = np.concatenate([[0], np.cumsum(self.counts)]).astype(np.int64)
-        first = self.members[self.starts[:-1]]
-        self.Xloc = np.ascontiguousarray(Xf[first])
+        self.Xloc = np.ascontiguousarray(Xf[self.members[self.starts[:-1]]])
+        rows = location_rows(self.Xloc, self.Xloc, self.counts, k_max, True)
+        self.rows = rows
+        if rows is None:  # two distinct locations at key 0: compress_draw refuses the draw
+            return
         self.spec = resolve_metric("euclidean").fit_to(Xf)
         self.all_ks = np.unique(np.concatenate([np.asarray(ks, dtype=np.int64) for _, _, ks in plan]))
         self.sizes, self.ends = _loc_sizes(rows.keys, rows.cnt, rows.width, self.all_ks)
@@ -508,10 +511,5 @@ def compress_draw(Xf: np.ndarray, k_max: int, plan: list) -> DrawLocations | Non
     n_loc = int(loc.max()) + 1
     if n_loc * MIN_MULTIPLICITY > n or n_loc > MAX_LOCATIONS or n_loc < 2:
         return None
-    counts = np.bincount(loc, minlength=n_loc).astype(np.int64)
-    members = np.argsort(loc, kind="stable")
-    Xloc = np.ascontiguousarray(Xf[members[np.concatenate([[0], np.cumsum(counts)[:-1]])]])
-    rows = location_rows(Xloc, Xloc, counts, k_max, True)
-    if rows is None:
-        return None
-    return DrawLocations(Xf, loc, rows, k_max, plan)
+    draw = DrawLocations(Xf, loc, k_max, plan)
+    return None if draw.rows is None else draw
