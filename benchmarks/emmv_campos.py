@@ -10,6 +10,13 @@ of 5 attributes when d > 8, 100,000 uniform points) and the ``mc-kendall`` selec
     python benchmarks/emmv_campos.py --compare HeartDisease_withoutdupl_norm_05_v01   # before vs after, one run
     python benchmarks/emmv_campos.py --sample          # one variant per base dataset → estimate for all 262
 
+``--compare-locations`` runs the same candidates twice in one process, "before" with every feature draw through
+the graph and query of all N objects (the location compression of :mod:`odeval.labelfree._emmv_locations` switched
+off), "after" with today's code, and prints the CPU seconds, how many draws were compressed, whether EM / MV are
+bit-identical, their largest relative difference and whether the EM, MV and mc-kendall picks are the same.
+
+    python benchmarks/emmv_campos.py --compare-locations Annthyroid_withoutdupl_norm_02_v01
+
 ``--compare`` runs the same candidates twice in one process: "before" with novelty LDOF through the dense-block
 path it had before issue 26 (``LDOF._novelty_blocks``, kept as the path of metrics without a numba kernel), "after"
 with today's code, and checks that EM and MV are bit-identical. ``--sample`` times today's code on the first
@@ -91,7 +98,8 @@ def _pick(path: Path) -> tuple[np.ndarray, np.ndarray, list]:
 
 def warm_up() -> None:
     """Load numba's compiled kernels (cached on disk) before timing: every novelty method on and off the paths
-    that depend on N (leaf search, LDOF's distance table), and mc-kendall."""
+    that depend on N (leaf search, LDOF's distance table) and on duplicates (location-compressed draws), and
+    mc-kendall."""
     from odeval._key import ScoringKey
     from odeval.labelfree.selection import emmv_criteria, run_selector
 
@@ -99,6 +107,9 @@ def warm_up() -> None:
     for n in (40, 2100):
         X = np.random.default_rng(0).random((n, 10))
         emmv_criteria(names, X, draws=1, n_generated=500)
+    # a draw of few distinct points: the location-compressed kernels (odeval.labelfree._emmv_locations)
+    X = np.random.default_rng(0).integers(0, 2, size=(400, 10)).astype(float)
+    emmv_criteria(names, X, draws=2, n_generated=500)
     S = np.random.default_rng(1).random((len(names), 40))
     run_selector("mc-kendall", S, [ScoringKey.parse(k) for k in names])
 
@@ -146,6 +157,48 @@ def compare(name: str) -> None:
     print("MV", v_new[1].tolist())
 
 
+def compare_locations(name: str) -> None:
+    """Before (no location compression) vs after on one variant: CPU, values, picks (module docstring)."""
+    from odeval.labelfree import _emmv_locations as loc
+
+    path = next(p for ps in variants().values() for p in ps if p.stem == name)
+    X, S, keys = ten_candidates(path)
+    print(f"{name}: N = {X.shape[0]}, d = {X.shape[1]}; candidates {', '.join(k.name for k in keys)}", flush=True)
+    warm_up()
+    calls = []
+    compress_draw = loc.compress_draw
+
+    def counting(*args, **kwargs):
+        out = compress_draw(*args, **kwargs)
+        calls.append(out is not None)
+        return out
+
+    saved = loc.MIN_MULTIPLICITY
+    loc.MIN_MULTIPLICITY = 2**62  # no draw qualifies: every draw through the graph and query of all N objects
+    try:
+        print(f"uptime: {os.popen('uptime').read().strip()}", flush=True)
+        w_old, c_old, v_old = timed(X, S, keys)
+    finally:
+        loc.MIN_MULTIPLICITY = saved
+    print(f"before: {w_old:7.1f} s wall {c_old:7.1f} s CPU (load {os.getloadavg()[0]:.1f})", flush=True)
+    loc.compress_draw = counting
+    try:
+        w_new, c_new, v_new = timed(X, S, keys)
+    finally:
+        loc.compress_draw = compress_draw
+    print(f"after:  {w_new:7.1f} s wall {c_new:7.1f} s CPU (load {os.getloadavg()[0]:.1f})   "
+          f"({c_old / c_new:.1f}x CPU); draws compressed {sum(calls)} of {len(calls)}", flush=True)
+    print(f"uptime: {os.popen('uptime').read().strip()}")
+    same = all(np.array_equal(a, b, equal_nan=True) for a, b in zip(v_old[:2], v_new[:2], strict=True))
+    rel = max(float(np.nanmax(np.abs(a - b) / np.abs(b))) if np.isfinite(b).any() else 0.0
+              for a, b in zip(v_old[:2], v_new[:2], strict=True))
+    picks = [(int(np.nanargmax(v[0])), int(np.nanargmin(v[1])), v[3]) for v in (v_old, v_new)]
+    print(f"EM, MV bit-identical: {same}; largest relative difference {rel:.2e}; exclusions same: "
+          f"{v_old[2] == v_new[2]}; EM / MV / mc-kendall picks {picks[1]} same: {picks[0] == picks[1]}")
+    print("EM", v_new[0].tolist())
+    print("MV", v_new[1].tolist())
+
+
 def sample(bases: list[str] | None = None, draws: int = 50, per_base: int = 1) -> None:
     """Time the first ``per_base`` variants (by name) of each base dataset and estimate all its variants.
 
@@ -189,6 +242,8 @@ def sample(bases: list[str] | None = None, draws: int = 50, per_base: int = 1) -
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--compare", metavar="VARIANT", help="before vs after on one variant (file stem)")
+    ap.add_argument("--compare-locations", metavar="VARIANT",
+                    help="without vs with the location compression of draws of few distinct points, one variant")
     ap.add_argument("--sample", action="store_true", help="one variant per base dataset, estimate for all 262")
     ap.add_argument("--bases", nargs="+", help="with --sample: only these base datasets (estimate for their variants)")
     ap.add_argument("--draws", type=int, default=50, help="with --sample: feature draws timed (scaled to 50)")
@@ -196,9 +251,11 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.compare:
         compare(args.compare)
+    if args.compare_locations:
+        compare_locations(args.compare_locations)
     if args.sample:
         sample(args.bases, args.draws, args.per_base)
-    if not (args.compare or args.sample):
+    if not (args.compare or args.compare_locations or args.sample):
         ap.print_help()
     return 0
 

@@ -803,7 +803,8 @@ def emmv_all_k(method: str, X: Any, ks: Any, *, draws: int = EMMVSettings.draws,
     Equals ``[emmv(KNNQueryDetector(method, k), X, ...) for k in ks]`` (same seeds: same feature draws and
     uniform samples; tests check equality) but builds, per feature draw, one kNN graph of ``X`` and one query
     of the uniform sample for ``max(ks)`` and scores every k from them (the graph and query semantics make
-    scores at k ≤ k_max independent of k_max). Cost per draw: one graph of N objects and one query of
+    scores at k ≤ k_max independent of k_max; a draw of few distinct points is scored on its distinct locations,
+    bit for bit, ``compress`` of :func:`emmv_many`). Cost per draw: one graph of N objects and one query of
     ``n_generated`` points against them (O(n_generated · N · d') distance work), then every k; times m draws
     when ``d > max_dim``. Memory: the uniform points are queried and scored in blocks of ``UNIFORM_CHUNK``
     (20,000) rows, O(20,000 · max(ks)) for the query plus O(n_generated · len(ks)) for the scores; the
@@ -837,12 +838,26 @@ def emmv_all_k(method: str, X: Any, ks: Any, *, draws: int = EMMVSettings.draws,
                      alpha_max=alpha_max, integration=integration, warn=warn)[method]
 
 
+def _score_points(graph: Any, comp: Any, plan: list, P: np.ndarray, k_max: int, out: dict, a: int) -> None:
+    """Novelty scores of the points ``P`` (rows ``a:a+len(P)`` of ``out[method]``) for every method of ``plan``:
+    through the draw's graph and the banded leaf query, or its distinct locations (``comp``, a
+    :class:`odeval.labelfree._emmv_locations.DrawLocations`) where the draw is compressed."""
+    if comp is not None:
+        for method, scores in comp.score_query(P).items():
+            out[method][:, a:a + P.shape[0]] = scores
+        return
+    for rows, query in _query_uniform_bands(graph, P, k_max):
+        for method, det, ks_list in plan:
+            out[method][:, a + rows] = det.novelty_scores_all_k(graph, query, ks_list)
+        del query
+
+
 def emmv_many(methods_ks: Mapping[Any, Any], X: Any, *, draws: int = EMMVSettings.draws,
               features: int = EMMVSettings.features, max_dim: int = EMMVSettings.max_dim,
               n_generated: int = EMMVSettings.n_generated, box: str = EMMVSettings.box,
               sampling: str = EMMVSettings.sampling, seed: int = 0, t_max: float = T_MAX,
               alpha_min: float = ALPHA_MIN, alpha_max: float = ALPHA_MAX, integration: str = "grid",
-              warn: bool = True) -> dict[str, list[EMMVResult]]:
+              warn: bool = True, compress: bool = True) -> dict[str, list[EMMVResult]]:
     """:func:`emmv_all_k` of several odeval methods at once, sharing the feature draws' work.
 
     The feature draws and uniform samples depend on ``seed`` and the data only, not on the method, so every
@@ -858,6 +873,11 @@ def emmv_many(methods_ks: Mapping[Any, Any], X: Any, *, draws: int = EMMVSetting
         the method with the key's parameters (the same method may then appear with several parameter sets).
     X, draws, features, max_dim, n_generated, box, sampling, seed, t_max, alpha_min, alpha_max, integration, warn
         As in :func:`emmv_all_k`.
+    compress : bool, default True
+        Score a draw of few distinct points (N ≥ 4 D for D distinct points, exact duplicates) on its distinct
+        locations (:mod:`odeval.labelfree._emmv_locations`): the same scores bit for bit (tested), without the
+        graph and query rows thousands wide that such a draw has; every other draw is untouched. False: every
+        draw through the graph and query of all N objects (the reference the tests compare with).
 
     Returns
     -------
@@ -869,6 +889,7 @@ def emmv_many(methods_ks: Mapping[Any, Any], X: Any, *, draws: int = EMMVSetting
     Goix (2016), Algorithm evaluation:algo:EMMV (feature sub-sampling, m = 50, d' = 5).
     """
     from odeval.detectors import get_detector, novelty_methods
+    from odeval.labelfree._emmv_locations import compress_draw
 
     seed, draws, features, max_dim, n_generated = _check_settings(seed, draws, features, max_dim, n_generated)
     box, sampling = _check_box(box), _check_sampling(sampling)
@@ -905,21 +926,21 @@ def emmv_many(methods_ks: Mapping[Any, Any], X: Any, *, draws: int = EMMVSetting
                     out.append((None, None, f"box volume {vol!r} in the drawn sub-space is not a positive finite "
                                 "number", {}, ("", "")))
             continue
-        graph = _draw_graph(Xd[:, f], k_max)
+        # a draw of few distinct points (exact duplicates): scored on its distinct locations (_emmv_locations)
+        comp = compress_draw(Xd[:, f], k_max, plan) if compress else None
+        graph = _draw_graph(Xd[:, f], k_max) if comp is None else None
         U, weights = box_plan.points(lo, hi, Xd[:, f], n_generated, useed)
-        s_data = {method: det.score_all_k(graph, ks_list) for method, det, ks_list in plan}
+        s_data = (comp.score_data() if comp is not None else
+                  {method: det.score_all_k(graph, ks_list) for method, det, ks_list in plan})
         s_unif = {method: np.empty((len(ks_list), n_generated)) for method, _, ks_list in plan}
         for a in range(0, n_generated, UNIFORM_CHUNK):  # novelty scores are per query row: blocks change nothing
             b = min(a + UNIFORM_CHUNK, n_generated)
-            for rows, query in _query_uniform_bands(graph, U[a:b], k_max):
-                for method, det, ks_list in plan:
-                    s_unif[method][:, a + rows] = det.novelty_scores_all_k(graph, query, ks_list)
-                del query
+            _score_points(graph, comp, plan, U[a:b], k_max, s_unif, a)
         s_nested: dict[Any, np.ndarray] = {}
         nested_points: list[tuple[np.ndarray, np.ndarray]] = []
 
-        def nested(method, j, *, det, ks_list, f=f, lo=lo, hi=hi, useed=useed, graph=graph, s_data=s_data,
-                   s_nested=s_nested, nested_points=nested_points):
+        def nested(method, j, *, det, ks_list, f=f, lo=lo, hi=hi, useed=useed, graph=graph, comp=comp,
+                   s_data=s_data, s_nested=s_nested, nested_points=nested_points):
             # sampling="auto", a (method, k) not estimable in this draw: the points of sampling="nested",
             # queried once per draw and scored then for every method (every k: the scores cost little beside
             # the query, which dominates draws of few distinct points), only when some criterion needs them
@@ -930,9 +951,7 @@ def emmv_many(methods_ks: Mapping[Any, Any], X: Any, *, draws: int = EMMVSetting
                 sn = {mm: np.empty((len(kl), n_generated)) for mm, _, kl in plan}
                 for a in range(0, n_generated, UNIFORM_CHUNK):
                     b = min(a + UNIFORM_CHUNK, n_generated)
-                    for rows, query in _query_uniform_bands(graph, V[a:b], k_max):
-                        for mm, dm, kl in plan:
-                            sn[mm][:, a + rows] = dm.novelty_scores_all_k(graph, query, kl)
+                    _score_points(graph, comp, plan, V[a:b], k_max, sn, a)
                 s_nested.update(sn)
             return (*_finite_jointly(s_data[method][j], s_nested[method][j]), w)
 
@@ -942,7 +961,7 @@ def emmv_many(methods_ks: Mapping[Any, Any], X: Any, *, draws: int = EMMVSetting
                 em, mv, how = _criteria(sd, su, vol, box_plan, t_max, alpha_min, alpha_max, integration, weights,
                                         functools.partial(nested, method, j, det=det, ks_list=ks_list))
                 out.append((em, mv, None, {}, how))
-        del graph, U, s_unif, s_data, s_nested, nested_points
+        del graph, comp, U, s_unif, s_data, s_nested, nested_points
     return {method: [_aggregate(out, feats, subsampled=subsampled, name=f"{det.info.name}(k={k})", n_train=n,
                                 n_test=n, n_generated=n_generated, seed=seed, stacklevel=3, warn=warn, box=box,
                                 sampling=sampling)
