@@ -173,40 +173,14 @@ def _expand_first(keys, locs, width, members, starts, k_max, row_loc, skip):  # 
 
 
 @njit(cache=True)
-def _row_sum(keys_r, locs_r, cnt_r, vals, end, members, starts, ptr):  # pragma: no cover - numba
+def _row_sum(keys_r, locs_r, cnt_r, vals, end, members, starts, ptr, lab):  # pragma: no cover - numba
     """Σ over the first ``end`` location entries of one row of each entry's term ``vals[j]`` once per member, in the
-    order of the uncompressed row: a location alone at its key adds its term ``cnt`` times; the members of tied
-    locations (a group of equal keys) are merged by object index (``members`` / ``starts``: each location's
-    objects, ascending), as the full row sorted by (key, index) lists them. So the same additions in the same
-    order as the uncompressed kernels: bit for bit. (A row's own location has one member less; it sits alone at
-    key 0, :func:`_compact_rows`.)"""
+    order of the uncompressed row (:func:`_row_labels`: a location alone at its key adds its term ``cnt`` times;
+    the members of tied locations are merged by object index). So the same additions in the same order as the
+    uncompressed kernels: bit for bit. ``lab`` holds at least the row's members."""
     s = 0.0
-    j = 0
-    while j < end:
-        g = j + 1
-        while g < end and keys_r[g] == keys_r[j]:
-            g += 1
-        if g == j + 1:
-            v = vals[j]
-            for _ in range(cnt_r[j]):
-                s += v
-        else:
-            total = 0
-            for i in range(j, g):
-                ptr[i] = starts[locs_r[i]]
-                total += cnt_r[i]
-            for _ in range(total):
-                best = -1
-                bi = j
-                for i in range(j, g):
-                    if ptr[i] < starts[locs_r[i] + 1]:
-                        o = members[ptr[i]]
-                        if best < 0 or o < best:
-                            best = o
-                            bi = i
-                s += vals[bi]
-                ptr[bi] += 1
-        j = g
+    for i in range(_row_labels(keys_r, locs_r, cnt_r, end, members, starts, ptr, lab)):
+        s += vals[lab[i]]
     return s
 
 
@@ -221,6 +195,7 @@ def _density_loc(keys, dist, locs, cnt, ends, sizes, KD, simplified, members, st
     for r in prange(m):
         vals = np.empty(w)
         ptr = np.empty(w, np.int64)
+        lab = np.empty(cnt[r, :ends[T - 1, r]].sum() + 1, np.int64)  # the row's members (ks ascending)
         for t in range(T):
             for j in range(ends[t, r]):
                 d = dist[r, j]
@@ -229,7 +204,7 @@ def _density_loc(keys, dist, locs, cnt, ends, sizes, KD, simplified, members, st
                     if kd > d:
                         d = kd
                 vals[j] = d
-            s = _row_sum(keys[r], locs[r], cnt[r], vals, ends[t, r], members, starts, ptr)
+            s = _row_sum(keys[r], locs[r], cnt[r], vals, ends[t, r], members, starts, ptr, lab)
             n = sizes[t, r]
             dens[t, r] = n / s if s > 0 else np.inf
     return dens
@@ -246,6 +221,7 @@ def _ratio_loc(dens_q, keys, locs, cnt, ends, sizes, dens_ref, members, starts):
     for r in prange(m):
         vals = np.empty(w)
         ptr = np.empty(w, np.int64)
+        lab = np.empty(cnt[r, :ends[T - 1, r]].sum() + 1, np.int64)  # the row's members (ks ascending)
         for t in range(T):
             lp = dens_q[t, r]
             if np.isinf(lp):
@@ -253,7 +229,7 @@ def _ratio_loc(dens_q, keys, locs, cnt, ends, sizes, dens_ref, members, starts):
                 continue
             for j in range(ends[t, r]):
                 vals[j] = dens_ref[t, locs[r, j]]
-            s = _row_sum(keys[r], locs[r], cnt[r], vals, ends[t, r], members, starts, ptr)
+            s = _row_sum(keys[r], locs[r], cnt[r], vals, ends[t, r], members, starts, ptr, lab)
             out[t, r] = s / (lp * sizes[t, r])
     return out
 
@@ -261,7 +237,10 @@ def _ratio_loc(dens_q, keys, locs, cnt, ends, sizes, dens_ref, members, starts):
 @njit(cache=True)
 def _row_labels(keys_r, locs_r, cnt_r, end, members, starts, ptr, lab):  # pragma: no cover - numba
     """The location entry (``lab[i]``, an index into the row) of each member of the first ``end`` entries, in the
-    order of the uncompressed row (tied locations merged by object index, as :func:`_row_sum`); returns the
+    order of the uncompressed row (a location alone at its key repeated ``cnt`` times; the members of tied
+    locations — a group of equal keys — merged by object index, ``members`` / ``starts`` holding each location's
+    objects ascending, as the full row sorted by (key, index) lists them; a row's own location has one member
+    less and sits alone at key 0, :func:`_compact_rows`); returns the
     number of members."""
     n = 0
     j = 0
