@@ -264,6 +264,7 @@ def _extend_trail(B, n_prev, n, chain, e, nchain, ne, conn, delta, mind, pen, el
     new_left = n - n_prev
     dval = np.inf
     dpos = -1
+    stale = False  # dval is then only a lower bound of the smallest delta (dpos got connected since)
     s_old = 1
     st = 0
     if new_left == 1:
@@ -310,7 +311,12 @@ def _extend_trail(B, n_prev, n, chain, e, nchain, ne, conn, delta, mind, pen, el
                     continue
                 V = e[s_old]
                 if not V < dval:
-                    break
+                    if not stale:
+                        break
+                    dval, dpos = _delta_argmin(delta, n_prev, elki)
+                    stale = False
+                    if not V < dval:
+                        break
                 if q >= 0:
                     mq = mind[q]
                     if mq < V or (elki and mq == V):
@@ -325,8 +331,8 @@ def _extend_trail(B, n_prev, n, chain, e, nchain, ne, conn, delta, mind, pen, el
                 pen[c] = np.inf
                 delta[c] = np.inf
                 s_old += 1
-                if c == dpos:
-                    dval, dpos = _delta_argmin(delta, n_prev, elki)
+                if c == dpos:  # the smallest delta is found again only when V reaches the bound
+                    stale = True
             if st >= n:
                 break
         while s_old <= n_prev and conn[chain[s_old]]:
@@ -340,6 +346,9 @@ def _extend_trail(B, n_prev, n, chain, e, nchain, ne, conn, delta, mind, pen, el
                     bqv = mind[q]
         outside = True  # the pick joins X
         if s_old <= n_prev:
+            if stale:
+                dval, dpos = _delta_argmin(delta, n_prev, elki)
+                stale = False
             c = chain[s_old]
             V = e[s_old]
             if dval < V or (dval == V and dpos != c and _better(dval, dpos, V, c, elki)):
@@ -371,10 +380,11 @@ def _extend_trail(B, n_prev, n, chain, e, nchain, ne, conn, delta, mind, pen, el
                 for i in range(1, n_prev + 1):
                     delta[i] = min(delta[i], row[i] + pen[i])
                 dval, dpos = _delta_argmin(delta, n_prev, elki)
+                stale = False
                 continue
         s_old += 1
         if pick == dpos:
-            dval, dpos = _delta_argmin(delta, n_prev, elki)
+            stale = True
     # the new trail is left in nchain/ne: the caller swaps the buffers
 
 
