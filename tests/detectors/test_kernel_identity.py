@@ -102,16 +102,18 @@ def test_kdeos_kernel_equals_previous(graph, elki):
 
 def test_ldf_rows_equal_block_kernel(graph):
     """``_ldf_lde_rows`` (tables, neighbour-major sums) against ``_ldf_lde`` (the previous arithmetic, which the
-    block steps run), also in the log-space path (high dimension: normalisations out of range)."""
+    block steps run), also in the log-space path (high dimension: normalisations out of range), with and without
+    the table of normalisations."""
     g = graph
     for ks in KS_ANY_ORDER:
         for dim in (3, 2000):
             args = (g.distances, g.indices, g.neighborhood_sizes(), ks, 1.0, dim, ldf._LOG_SQRT_2PI, GAUSS_NORM,
                     g.distances)
-            lde, loglde = ldf._ldf_lde_rows(*args)
             _, lde_old, loglde_old = ldf._ldf_lde(*args)
-            _same(lde, lde_old.T)
-            _same(loglde, loglde_old.T)
+            for keep_norms in (False, True):  # issue 28, third round: the stored normalisations
+                lde, loglde = ldf._ldf_lde_rows(*args, keep_norms)
+                _same(lde, lde_old.T)
+                _same(loglde, loglde_old.T)
 
 
 def test_fastabod_kernel_equals_previous(graph):
