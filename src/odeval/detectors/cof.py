@@ -441,7 +441,10 @@ def _member_block(X, dist, idx, p, w, B, Y, acc):  # pragma: no cover - numba
     sqrt(Σ_t (x_t − y_t)²) added in attribute order.
 
     The members' coordinates are gathered attribute-major (``Y[t, j]``), so that the sums of one row i against all
-    j > i run side by side (one attribute at a time for all j: each sum still adds its attributes in order).
+    j > i run side by side, one attribute at a time (each sum still adds its attributes in order from 0.0, and
+    x − y is formed as before: the same values). The inner loops run on unsigned offsets, which lets the
+    compiler vectorise them across j (with signed indices numba's negative-index handling keeps them scalar).
+    ``acc`` holds at least w + 1 values.
     """
     d = X.shape[1]
     B[0, 0] = 0.0
@@ -459,39 +462,20 @@ def _member_block(X, dist, idx, p, w, B, Y, acc):  # pragma: no cover - numba
                 B[i, j] = np.inf
                 B[j, i] = np.inf
             continue
+        L = np.uint64(w - i)
+        o = np.uint64(i + 1)
+        for jj in range(L):
+            acc[jj] = 0.0
         for t in range(d):
-            acc[t] = X[a, t]
-        j = i + 1
-        while j + 3 <= w:  # four sums side by side, each over the attributes in order
-            s0 = 0.0
-            s1 = 0.0
-            s2 = 0.0
-            s3 = 0.0
-            for t in range(d):
-                xa = acc[t]
-                d0 = xa - Y[t, j]
-                d1 = xa - Y[t, j + 1]
-                d2 = xa - Y[t, j + 2]
-                d3 = xa - Y[t, j + 3]
-                s0 += d0 * d0
-                s1 += d1 * d1
-                s2 += d2 * d2
-                s3 += d3 * d3
-            B[i, j] = s0
-            B[i, j + 1] = s1
-            B[i, j + 2] = s2
-            B[i, j + 3] = s3
-            j += 4
-        while j <= w:
-            s0 = 0.0
-            for t in range(d):
-                d0 = acc[t] - Y[t, j]
-                s0 += d0 * d0
-            B[i, j] = s0
-            j += 1
+            yt = Y[t]
+            xa = yt[i]
+            for jj in range(L):
+                diff = xa - yt[o + jj]
+                acc[jj] += diff * diff
+        for jj in range(L):
+            acc[jj] = np.sqrt(acc[jj])
         for j in range(i + 1, w + 1):
-            acc_j = B[i, j]
-            v = np.sqrt(acc_j) if idx[p, j - 1] >= 0 else np.inf
+            v = acc[j - i - 1] if idx[p, j - 1] >= 0 else np.inf
             B[i, j] = v
             B[j, i] = v
 
@@ -516,7 +500,7 @@ def _acdist_trail_euclidean(X, dist, idx, sizes, ks, elki, n_chunks):  # pragma:
         hi = (ch + 1) * N // n_chunks
         buf = np.empty(W1 * W1)
         Y = np.empty((d, W1))
-        acc = np.empty(d)
+        acc = np.empty(W1)
         chain = np.zeros(W1, dtype=np.int64)
         e = np.zeros(W1)
         nchain = np.zeros(W1, dtype=np.int64)
