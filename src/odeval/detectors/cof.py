@@ -377,8 +377,9 @@ def _extend_trail(B, n_prev, n, chain, e, nchain, ne, conn, delta, mind, pen, el
                     if not conn[q] and row[q] < mind[q]:
                         mind[q] = row[q]
             if outside:  # delta of the old remaining members, and their smallest (one pass)
-                for i in range(1, n_prev + 1):
-                    delta[i] = min(delta[i], row[i] + pen[i])
+                one = np.uint64(1)
+                for i in range(np.uint64(n_prev)):  # unsigned: vectorised
+                    delta[i + one] = min(delta[i + one], row[i + one] + pen[i + one])
                 dval, dpos = _delta_argmin(delta, n_prev, elki)
                 stale = False
                 continue
