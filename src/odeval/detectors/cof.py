@@ -467,12 +467,30 @@ def _member_block(X, dist, idx, p, w, B, Y, acc):  # pragma: no cover - numba
         o = np.uint64(i + 1)
         for jj in range(L):
             acc[jj] = 0.0
-        for t in range(d):
+        t = 0
+        while t + 4 <= d:  # four attributes per pass over acc, added one after the other (the same order)
+            y0 = Y[t]
+            y1 = Y[t + 1]
+            y2 = Y[t + 2]
+            y3 = Y[t + 3]
+            x0 = y0[i]
+            x1 = y1[i]
+            x2 = y2[i]
+            x3 = y3[i]
+            for jj in range(L):
+                d0 = x0 - y0[o + jj]
+                d1 = x1 - y1[o + jj]
+                d2 = x2 - y2[o + jj]
+                d3 = x3 - y3[o + jj]
+                acc[jj] = (((acc[jj] + d0 * d0) + d1 * d1) + d2 * d2) + d3 * d3
+            t += 4
+        while t < d:
             yt = Y[t]
             xa = yt[i]
             for jj in range(L):
                 diff = xa - yt[o + jj]
                 acc[jj] += diff * diff
+            t += 1
         for jj in range(L):
             acc[jj] = np.sqrt(acc[jj])
         for j in range(i + 1, w + 1):
