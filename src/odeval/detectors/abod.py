@@ -99,7 +99,8 @@ def _abof_pairs(X, idx, sizes, p, diffT, sq, dot, tv, tw, vals, wts, cks):  # pr
 
     The terms of one j against all earlier i are computed side by side (``diffT`` attribute-major, four
     attributes per pass; each dot product still adds its attributes in order from 0.0, so every value is
-    :func:`_abof_linear`'s), then the pairs with |pi| = 0 are dropped. (A product |pi|²·|pj|² that underflows to 0 raises, as there.)"""
+    :func:`_abof_linear`'s), then the pairs with |pi| = 0 are dropped. (A product |pi|²·|pj|² that underflows
+    to 0 raises, as there.)"""
     nk = sizes.shape[0]
     d = X.shape[1]
     npairs = 0
