@@ -229,3 +229,26 @@ def test_extended_trail_equals_prim_redo_continuous(seed):
         for elki in (False, True):
             np.testing.assert_array_equal(_acdist_chunk_trail(block, sz, v.ks, elki),
                                           _acdist_chunk_trail_redo(block, sz, v.ks, elki))
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_fused_euclidean_trail_equals_blocks(seed):
+    """Issue 28, third round: the kernel that computes each object's distance block in a per-thread buffer gives
+    the ac-dists of the block arrays (``_iter_blocks`` + ``_acdist_chunk_trail``) bit for bit — both tie rules,
+    every k and sparse k, ties and duplicates, any number of object ranges."""
+    from odeval.detectors._neighborhood import _iter_blocks, _variant_lists
+    from odeval.detectors.cof import _acdist_chunk_trail, _acdist_trail_euclidean
+
+    rng = np.random.default_rng(seed)
+    X = np.vstack([np.round(rng.normal(size=(250, 3)) * 2) / 2, rng.normal(size=(150, 3)) * 4])
+    X[5:15] = X[0]
+    g = knn_graph(X, 40)
+    for ks in (list(range(1, 41)), [1, 2, 7, 8, 20, 40]):
+        v = _variant_lists(g, ks, COF.info, "paper")
+        for elki in (False, True):
+            ref = np.empty((X.shape[0], v.ks.size))
+            for rows, block in _iter_blocks(v.graph, v.sizes[-1]):
+                ref[rows] = _acdist_chunk_trail(block, np.ascontiguousarray(v.sizes[:, rows]), v.ks, elki).T
+            for chunks in (1, 7):
+                np.testing.assert_array_equal(_acdist_trail_euclidean(v.X, v.dist, v.idx, v.sizes, v.ks, elki,
+                                                                      chunks), ref)

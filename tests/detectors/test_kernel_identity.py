@@ -1,5 +1,6 @@
 """Issue 28: the faster all-k kernels give the previous kernels' scores bit for bit (COF: tests/detectors/
-test_cof.py against ``_acdist_chunk_trail_redo``).
+test_cof.py against ``_acdist_chunk_trail_redo``, and below the scores of the per-object distance blocks of the
+third round against the block arrays).
 
 Data with exact ties at the k-distance and duplicates (zero k-distances), every k and sparse k, every variant the
 kernel serves. The previous KDEOS kernel is kept here (it was replaced in place); LDF, FastABOD and INFLO are
@@ -14,9 +15,9 @@ import numpy as np
 import pytest
 from numba import njit, prange
 
-from odeval.detectors import abod, inflo, kdeos, ldf
+from odeval.detectors import abod, cof, inflo, kdeos, ldf
 from odeval.detectors._erf import elki_normal_cdf
-from odeval.detectors._neighborhood import _neighbourhood_sizes
+from odeval.detectors._neighborhood import _iter_blocks, _neighbourhood_sizes, _variant_lists
 from odeval.detectors._numeric import GAUSS_NORM
 from odeval.neighbors import knn_graph
 
@@ -102,16 +103,18 @@ def test_kdeos_kernel_equals_previous(graph, elki):
 
 def test_ldf_rows_equal_block_kernel(graph):
     """``_ldf_lde_rows`` (tables, neighbour-major sums) against ``_ldf_lde`` (the previous arithmetic, which the
-    block steps run), also in the log-space path (high dimension: normalisations out of range)."""
+    block steps run), also in the log-space path (high dimension: normalisations out of range), with and without
+    the table of normalisations."""
     g = graph
     for ks in KS_ANY_ORDER:
         for dim in (3, 2000):
             args = (g.distances, g.indices, g.neighborhood_sizes(), ks, 1.0, dim, ldf._LOG_SQRT_2PI, GAUSS_NORM,
                     g.distances)
-            lde, loglde = ldf._ldf_lde_rows(*args)
             _, lde_old, loglde_old = ldf._ldf_lde(*args)
-            _same(lde, lde_old.T)
-            _same(loglde, loglde_old.T)
+            for keep_norms in (False, True):  # issue 28, third round: the stored normalisations
+                lde, loglde = ldf._ldf_lde_rows(*args, keep_norms)
+                _same(lde, lde_old.T)
+                _same(loglde, loglde_old.T)
 
 
 def test_fastabod_kernel_equals_previous(graph):
@@ -138,3 +141,16 @@ def test_inflo_paper_kernel_equals_previous(graph, m):
         ptr, src, pos = inflo._in_edges(idx, np.ascontiguousarray(sizes[-1]))
         den = inflo._inflo_densities(dist, ks)
         _same(inflo._inflo_paper_all_k(idx, dist, S, rev, ks, m, ptr, src, pos, den), old)
+
+
+@pytest.mark.parametrize("variant", ["paper", "elki-0.7.1-cks"])
+def test_cof_fused_blocks_equal_block_arrays(graph, variant):
+    """Issue 28, third round: COF's scores from the per-object distance blocks (``_acdist_trail_euclidean``)
+    against the second round's path (``_iter_blocks`` arrays, ``_acdist_chunk_trail``), both list variants."""
+    for ks in KS:
+        v = _variant_lists(graph, ks, cof.COF.info, variant)
+        ac = np.empty((int(v.graph.n_objects), v.ks.size))
+        for rows, block in _iter_blocks(v.graph, v.sizes[-1]):
+            ac[rows] = cof._acdist_chunk_trail(block, np.ascontiguousarray(v.sizes[:, rows]), v.ks, v.cks).T
+        old = cof._cof_from_acdist_rows(ac, v.idx, v.sizes, v.ks, v.elki)
+        _same(cof.COF(variant=variant).raw_scores_all_k(graph, ks), old)

@@ -5,12 +5,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
+import numba
 import numpy as np
 from numba import njit, prange
 
 from odeval.detectors._neighborhood import (
     _elki_perm,
     _in_request_order,
+    _is_euclidean,
     _iter_blocks,
     _row_has_ties,
     _variant_lists,
@@ -262,8 +264,37 @@ def _extend_trail(B, n_prev, n, chain, e, nchain, ne, conn, delta, mind, pen, el
     new_left = n - n_prev
     dval = np.inf
     dpos = -1
+    stale = False  # dval is then only a lower bound of the smallest delta (dpos got connected since)
     s_old = 1
     st = 0
+    if new_left == 1:
+        # one new member q (no ties at the k-distance): the common run below while nothing is out of order, in a
+        # tight loop — the old trail's picks are kept as long as q's distance to the connected set (a running
+        # minimum along q's block row) does not win against the old trail's next edge
+        q = n
+        mq = mind[q]
+        row = B[q]
+        while s_old <= n_prev:
+            V = e[s_old]
+            if not V < np.inf or mq < V or (elki and mq == V):
+                break
+            c = chain[s_old]
+            r = row[c]
+            if r < mq:
+                mq = r
+            nchain[s_old] = c
+            ne[s_old] = V
+            s_old += 1
+        mind[q] = mq
+        st = s_old - 1
+        if s_old > n_prev:  # q comes last
+            nchain[n] = q
+            ne[n] = mq
+            return
+        for i in range(1, s_old):
+            c = chain[i]
+            conn[c] = True
+            pen[c] = np.inf
     while st < n:
         if new_left <= 1:
             # the common run: the old trail's next pick c stays Prim's choice (V < dval, and the one unconnected
@@ -280,7 +311,12 @@ def _extend_trail(B, n_prev, n, chain, e, nchain, ne, conn, delta, mind, pen, el
                     continue
                 V = e[s_old]
                 if not V < dval:
-                    break
+                    if not stale:
+                        break
+                    dval, dpos = _delta_argmin(delta, n_prev, elki)
+                    stale = False
+                    if not V < dval:
+                        break
                 if q >= 0:
                     mq = mind[q]
                     if mq < V or (elki and mq == V):
@@ -295,8 +331,8 @@ def _extend_trail(B, n_prev, n, chain, e, nchain, ne, conn, delta, mind, pen, el
                 pen[c] = np.inf
                 delta[c] = np.inf
                 s_old += 1
-                if c == dpos:
-                    dval, dpos = _delta_argmin(delta, n_prev, elki)
+                if c == dpos:  # the smallest delta is found again only when V reaches the bound
+                    stale = True
             if st >= n:
                 break
         while s_old <= n_prev and conn[chain[s_old]]:
@@ -310,6 +346,9 @@ def _extend_trail(B, n_prev, n, chain, e, nchain, ne, conn, delta, mind, pen, el
                     bqv = mind[q]
         outside = True  # the pick joins X
         if s_old <= n_prev:
+            if stale:
+                dval, dpos = _delta_argmin(delta, n_prev, elki)
+                stale = False
             c = chain[s_old]
             V = e[s_old]
             if dval < V or (dval == V and dpos != c and _better(dval, dpos, V, c, elki)):
@@ -338,13 +377,15 @@ def _extend_trail(B, n_prev, n, chain, e, nchain, ne, conn, delta, mind, pen, el
                     if not conn[q] and row[q] < mind[q]:
                         mind[q] = row[q]
             if outside:  # delta of the old remaining members, and their smallest (one pass)
-                for i in range(1, n_prev + 1):
-                    delta[i] = min(delta[i], row[i] + pen[i])
+                one = np.uint64(1)
+                for i in range(np.uint64(n_prev)):  # unsigned: vectorised
+                    delta[i + one] = min(delta[i + one], row[i + one] + pen[i + one])
                 dval, dpos = _delta_argmin(delta, n_prev, elki)
+                stale = False
                 continue
         s_old += 1
         if pick == dpos:
-            dval, dpos = _delta_argmin(delta, n_prev, elki)
+            stale = True
     # the new trail is left in nchain/ne: the caller swaps the buffers
 
 
@@ -391,6 +432,125 @@ def _acdist_chunk_trail(block, sizes, ks, elki):  # pragma: no cover - numba
             for st in range(1, steps + 1):
                 acsum += e[st] * (steps + 1 - st)
             out[t, c] = _acdist_normalised(acsum, n, elki)
+    return out
+
+
+@njit(cache=True)
+def _member_block(X, dist, idx, p, w, B, Y, acc):  # pragma: no cover - numba
+    """B[i, j] (0 ≤ i, j ≤ w) := the distance block of {p} ∪ (the first w graph neighbours of p), the values of
+    :func:`odeval.detectors._neighborhood._euclidean_blocks` bit for bit: row 0 from the graph, the other entries
+    sqrt(Σ_t (x_t − y_t)²) added in attribute order.
+
+    The members' coordinates are gathered attribute-major (``Y[t, j]``), so that the sums of one row i against all
+    j > i run side by side, one attribute at a time (each sum still adds its attributes in order from 0.0, and
+    x − y is formed as before: the same values). The inner loops run on unsigned offsets, which lets the
+    compiler vectorise them across j (with signed indices numba's negative-index handling keeps them scalar).
+    ``acc`` holds at least w + 1 values.
+    """
+    d = X.shape[1]
+    B[0, 0] = 0.0
+    for j in range(1, w + 1):
+        B[0, j] = dist[p, j - 1]
+        B[j, 0] = dist[p, j - 1]
+        b = idx[p, j - 1]
+        for t in range(d):
+            Y[t, j] = X[b, t] if b >= 0 else 0.0
+    for i in range(1, w + 1):
+        B[i, i] = 0.0
+        a = idx[p, i - 1]
+        if a < 0:
+            for j in range(i + 1, w + 1):
+                B[i, j] = np.inf
+                B[j, i] = np.inf
+            continue
+        L = np.uint64(w - i)
+        o = np.uint64(i + 1)
+        for jj in range(L):
+            acc[jj] = 0.0
+        t = 0
+        while t + 4 <= d:  # four attributes per pass over acc, added one after the other (the same order)
+            y0 = Y[t]
+            y1 = Y[t + 1]
+            y2 = Y[t + 2]
+            y3 = Y[t + 3]
+            x0 = y0[i]
+            x1 = y1[i]
+            x2 = y2[i]
+            x3 = y3[i]
+            for jj in range(L):
+                d0 = x0 - y0[o + jj]
+                d1 = x1 - y1[o + jj]
+                d2 = x2 - y2[o + jj]
+                d3 = x3 - y3[o + jj]
+                acc[jj] = (((acc[jj] + d0 * d0) + d1 * d1) + d2 * d2) + d3 * d3
+            t += 4
+        while t < d:
+            yt = Y[t]
+            xa = yt[i]
+            for jj in range(L):
+                diff = xa - yt[o + jj]
+                acc[jj] += diff * diff
+            t += 1
+        for jj in range(L):
+            acc[jj] = np.sqrt(acc[jj])
+        for j in range(i + 1, w + 1):
+            v = acc[j - i - 1] if idx[p, j - 1] >= 0 else np.inf
+            B[i, j] = v
+            B[j, i] = v
+
+
+@njit(cache=True, parallel=True)
+def _acdist_trail_euclidean(X, dist, idx, sizes, ks, elki, n_chunks):  # pragma: no cover - numba
+    """:func:`_acdist_chunk_trail` for all objects of a Euclidean graph, object-major (N, len(ks)), with each
+    object's distance block computed in a per-thread buffer (:func:`_member_block`) right before its trail:
+    the same values as the blocks of :func:`odeval.detectors._neighborhood._iter_blocks`, without writing
+    them to (and reading them back from) memory. Objects in ``n_chunks`` contiguous ranges, one buffer set
+    per range."""
+    nk, N = sizes.shape
+    out = np.empty((N, nk))
+    d = X.shape[1]
+    W = 0
+    for p in range(N):
+        if sizes[nk - 1, p] > W:
+            W = sizes[nk - 1, p]
+    W1 = W + 1
+    for ch in prange(n_chunks):
+        lo = ch * N // n_chunks
+        hi = (ch + 1) * N // n_chunks
+        buf = np.empty(W1 * W1)
+        Y = np.empty((d, W1))
+        acc = np.empty(W1)
+        chain = np.zeros(W1, dtype=np.int64)
+        e = np.zeros(W1)
+        nchain = np.zeros(W1, dtype=np.int64)
+        ne = np.zeros(W1)
+        conn = np.zeros(W1, dtype=np.bool_)
+        delta = np.empty(W1)
+        mind = np.empty(W1)
+        pen = np.empty(W1)
+        for p in range(lo, hi):
+            w = sizes[nk - 1, p]
+            B = buf[: (w + 1) * (w + 1)].reshape((w + 1, w + 1))
+            _member_block(X, dist, idx, p, w, B, Y, acc)
+            n_prev = 0
+            for t in range(nk):
+                n = sizes[t, p]
+                if n > n_prev:
+                    if n_prev == 0:
+                        for i in range(n + 1):
+                            conn[i] = False
+                            mind[i] = B[0, i]
+                        _prim_rest(B, n, conn, mind, chain, e, 0, elki)
+                    else:
+                        _extend_trail(B, n_prev, n, chain, e, nchain, ne, conn, delta, mind, pen, elki)
+                        chain, nchain = nchain, chain
+                        e, ne = ne, e
+                    n_prev = n
+                steps = min(ks[t], n) if elki else n
+                acsum = 0.0
+                for st in range(1, steps + 1):
+                    acsum += e[st] * (steps + 1 - st)
+                out[p, t] = _acdist_normalised(acsum, n, elki)
     return out
 
 
@@ -468,6 +628,12 @@ def _cof_from_acdist_rows(ac_rows, idx, sizes, ks, elki):  # pragma: no cover - 
             else:
                 out[t, p] = a * m / s
     return out
+
+
+def _trail_chunks(n: int) -> int:
+    """Contiguous object ranges of :func:`_acdist_trail_euclidean`: a few per numba thread (load balance), at
+    most one per 16 objects (each range allocates its buffers)."""
+    return max(1, min(n // 16, 8 * numba.get_num_threads()))
 
 
 def cof_scores(graph: Any, ks: int | Sequence[int], variant: str = MethodVariant.PAPER) -> np.ndarray:
@@ -556,7 +722,10 @@ class COF(Detector):
                 ac[:, rows] = _acdist_chunk(block, sz, v.ks, v.elki, v.X, rows, v.dist, v.idx, True)
             cof = _cof_from_acdist(ac, v.X, v.dist, v.idx, v.sizes, v.ks, v.elki, True)
             return _in_request_order(cof, v.inverse)
-        ac_rows = np.empty((int(v.graph.n_objects), v.ks.size))  # object-major: see _cof_from_acdist_rows
-        for rows, block in _iter_blocks(v.graph, v.sizes[-1]):
-            ac_rows[rows] = _acdist_chunk_trail(block, np.ascontiguousarray(v.sizes[:, rows]), v.ks, v.cks).T
+        if _is_euclidean(v.graph):  # object-major: see _cof_from_acdist_rows
+            ac_rows = _acdist_trail_euclidean(v.X, v.dist, v.idx, v.sizes, v.ks, v.cks, _trail_chunks(v.X.shape[0]))
+        else:
+            ac_rows = np.empty((int(v.graph.n_objects), v.ks.size))
+            for rows, block in _iter_blocks(v.graph, v.sizes[-1]):
+                ac_rows[rows] = _acdist_chunk_trail(block, np.ascontiguousarray(v.sizes[:, rows]), v.ks, v.cks).T
         return _in_request_order(_cof_from_acdist_rows(ac_rows, v.idx, v.sizes, v.ks, v.elki), v.inverse)

@@ -23,13 +23,18 @@ __all__ = ["LDF"]
 
 
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
+#: Issue 28, third round: up to this many (object, k) pairs, :func:`_ldf_lde_rows` keeps the normalisations
+#: (h·kd)^dim of :func:`_ldf_inner_terms` in a fourth (N, len(ks)) matrix instead of recomputing one per term
+#: beyond kd(o) (the same values; 256 MB at the limit; above it the LDE pass keeps its three matrices).
+_NORMS_TABLE_MAX = 1 << 25
 
 
 def _ldf_all_k(D, I, S, ks, h, c, dim, log_sqrt_2pi, gscale, KD):
     """(len(ks), N) LDF scores: :func:`_ldf_lde_rows`, then :func:`_ldf_factor_rows` — the arithmetic of
     :func:`_ldf_lde` and :func:`_ldf_factor` (which the block steps of :mod:`odeval.detectors.blockwise` run) on
     object-major intermediates."""
-    lde, loglde = _ldf_lde_rows(D, I, S, ks, h, dim, log_sqrt_2pi, gscale, KD)
+    keep_norms = D.shape[0] * ks.shape[0] <= _NORMS_TABLE_MAX
+    lde, loglde = _ldf_lde_rows(D, I, S, ks, h, dim, log_sqrt_2pi, gscale, KD, keep_norms)
     return _ldf_factor_rows(I, S, ks, lde, loglde, c)
 
 
@@ -142,15 +147,17 @@ def _ldf_factor(I, sizes, lde, loglde, c):  # pragma: no cover - numba
 
 
 @njit(cache=True, parallel=True)
-def _ldf_inner_terms(KD, ks, h, dim, gscale):  # pragma: no cover - numba
+def _ldf_inner_terms(KD, ks, h, dim, gscale, keep_norms):  # pragma: no cover - numba
     """(N, len(ks)): the kernel term of a neighbour o at k = ks[t] when p lies within o's k-distance (the
     reachability distance is then kd(o) itself): φ(kd / (h·kd)) / (h·kd)^dim in :func:`_ldf_lde`'s expressions —
     it depends on (o, k) only. NaN where kd(o) is 0 or +inf or the normalisation is 0, subnormal or infinite
-    (those cases are decided from kd and the normalisation, as in :func:`_ldf_lde`)."""
+    (those cases are decided from kd and the normalisation, as in :func:`_ldf_lde`). Also returns the
+    normalisations (N, len(ks)) with ``keep_norms`` (set where the term is not NaN), else a (0, 0) array."""
     N = KD.shape[0]
     T = ks.shape[0]
     tiny = 2.2250738585072014e-308  # smallest normal float64
     inner = np.empty((N, T))
+    norms = np.empty((N, T) if keep_norms else (0, 0))
     for o in prange(N):
         for t in range(T):
             kd = KD[o, ks[t] - 1]
@@ -159,15 +166,17 @@ def _ldf_inner_terms(KD, ks, h, dim, gscale):  # pragma: no cover - numba
                 continue
             hk = h * kd
             nm = powi(hk, dim)
+            if keep_norms:
+                norms[o, t] = nm
             if not (nm >= tiny and nm < np.inf):
                 continue
             v = max(kd, kd) / hk
             inner[o, t] = gscale * math.exp(-0.5 * v * v) / nm
-    return inner
+    return inner, norms
 
 
 @njit(cache=True, parallel=True)
-def _ldf_lde_rows(D, I, S, ks, h, dim, log_sqrt_2pi, gscale, KD):  # pragma: no cover - numba
+def _ldf_lde_rows(D, I, S, ks, h, dim, log_sqrt_2pi, gscale, KD, keep_norms=False):  # pragma: no cover - numba
     """:func:`_ldf_lde` in object-major layout: (lde, loglde), each (N, len(ks)), without the neighbourhood
     sizes (read from ``S``): the same expressions in the same order, so the same values; a neighbour's LDEs for
     all k are contiguous for :func:`_ldf_factor_rows`.
@@ -176,13 +185,15 @@ def _ldf_lde_rows(D, I, S, ks, h, dim, log_sqrt_2pi, gscale, KD):  # pragma: no 
     N_k(p) holds it: o's k-distances and terms are read along contiguous rows; each k still adds its terms in
     list order from 0.0 and stops at its first unusable neighbour), and the whole term of a neighbour within whose
     k-distance p lies depends on (o, k) only (:func:`_ldf_inner_terms`, one (N, len(ks)) matrix while this pass
-    runs): only a p beyond kd(o) costs an exponential here."""
+    runs): only a p beyond kd(o) costs an exponential here. With ``keep_norms`` (issue 28, third round) that
+    pass also keeps the normalisations (h·kd)^dim (a fourth (N, len(ks)) matrix) and a term beyond kd(o) divides
+    by the stored value instead of recomputing it (the same value: the same ``powi``)."""
     N = D.shape[0]
     T = ks.shape[0]
     lde = np.empty((N, T))
     loglde = np.empty((N, T))  # +inf when some neighbour has k-distance 0
     tiny = 2.2250738585072014e-308  # smallest normal float64
-    inner = _ldf_inner_terms(KD, ks, h, dim, gscale)
+    inner, norms = _ldf_inner_terms(KD, ks, h, dim, gscale, keep_norms)
     for p in prange(N):
         # neighbour-major: for each neighbour o (list order) the terms of every k whose N_k(p) holds it, read
         # along o's contiguous table rows; each k's sum still adds its terms in list order from 0.0, and stops
@@ -213,7 +224,7 @@ def _ldf_lde_rows(D, I, S, ks, h, dim, log_sqrt_2pi, gscale, KD):  # pragma: no 
                 else:
                     hk = h * kd
                     v = max(kd, dj) / hk
-                    sums[t] += gscale * math.exp(-0.5 * v * v) / powi(hk, dim)
+                    sums[t] += gscale * math.exp(-0.5 * v * v) / (norms[o, t] if keep_norms else powi(hk, dim))
         for t in range(T):
             k = ks[t]
             n = nt[t]

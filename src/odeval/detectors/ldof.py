@@ -213,12 +213,30 @@ def _ldof_euclidean_rows(X, dist, idx, sizes, loc):  # pragma: no cover - numba
                     for i in range(j - 1):
                         u = row[i] - xj
                         acc[i] = u * u
-                    for tt in range(1, d):
+                    tt = 1
+                    while tt + 4 <= d:  # four attributes per pass over acc, added one after the other
+                        x0 = MT[tt, j]
+                        x1 = MT[tt + 1, j]
+                        x2 = MT[tt + 2, j]
+                        x3 = MT[tt + 3, j]
+                        r0 = MT[tt, 1:j]
+                        r1 = MT[tt + 1, 1:j]
+                        r2 = MT[tt + 2, 1:j]
+                        r3 = MT[tt + 3, 1:j]
+                        for i in range(j - 1):
+                            u0 = r0[i] - x0
+                            u1 = r1[i] - x1
+                            u2 = r2[i] - x2
+                            u3 = r3[i] - x3
+                            acc[i] = (((acc[i] + u0 * u0) + u1 * u1) + u2 * u2) + u3 * u3
+                        tt += 4
+                    while tt < d:
                         xj = MT[tt, j]
                         row = MT[tt, 1:j]
                         for i in range(j - 1):
                             u = row[i] - xj
                             acc[i] += u * u
+                        tt += 1
                     for i in range(j - 1):
                         psum += np.sqrt(acc[i])
             out[t, p] = _ldof_ratio(dsum, psum, target)

@@ -75,12 +75,30 @@ def direct_knn_rows(X, q0, q1, k_max, metric, qb, cap, bufcap, out_keys, out_idx
         for q in range(N):
             acc[:] = 0.0
             if metric == 0:
-                for j in range(d):
+                j = 0
+                while j + 4 <= d:  # four attributes per pass over acc, added one after the other (same order)
+                    x0 = X[q, j]
+                    x1 = X[q, j + 1]
+                    x2 = X[q, j + 2]
+                    x3 = X[q, j + 3]
+                    r0 = QT[j]
+                    r1 = QT[j + 1]
+                    r2 = QT[j + 2]
+                    r3 = QT[j + 3]
+                    for i in range(m):
+                        t0 = r0[i] - x0
+                        t1 = r1[i] - x1
+                        t2 = r2[i] - x2
+                        t3 = r3[i] - x3
+                        acc[i] = (((acc[i] + t0 * t0) + t1 * t1) + t2 * t2) + t3 * t3
+                    j += 4
+                while j < d:
                     xj = X[q, j]
                     row = QT[j]
                     for i in range(m):
                         t = row[i] - xj
                         acc[i] += t * t
+                    j += 1
             elif metric == 1:
                 for j in range(d):
                     xj = X[q, j]
