@@ -135,10 +135,10 @@ def test_inflo_paper_kernel_equals_previous(graph, m):
     for ks in (np.arange(1, KMAX + 1), *KS):
         sizes = _neighbourhood_sizes(g, ks)
         kds = np.stack([np.asarray(g.kdist(int(k)), dtype=np.float64) for k in ks])
-        rev = inflo._reverse_positions(idx, np.ascontiguousarray(sizes[-1]))
+        rev = inflo._reverse_positions(idx, np.ascontiguousarray(sizes[-1]), inflo._position_dtype(idx))
         old = inflo._inflo_all_k(X, dist, idx, rev, sizes, kds, ks, m, False, True)
         S = np.ascontiguousarray(g.neighborhood_sizes(), dtype=np.int64)
-        ptr, src, pos = inflo._in_edges(idx, np.ascontiguousarray(sizes[-1]))
+        ptr, src, pos = inflo._in_edges(idx, np.ascontiguousarray(sizes[-1]), inflo._position_dtype(idx))
         den = inflo._inflo_densities(dist, ks)
         _same(inflo._inflo_paper_all_k(idx, dist, S, rev, ks, m, ptr, src, pos, den), old)
 

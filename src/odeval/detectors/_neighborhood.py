@@ -8,8 +8,10 @@ graph's own arithmetic, and a re-enactment of ELKI 0.7.1's kNN heap, whose list 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numba import njit, prange
@@ -59,19 +61,32 @@ def _neighbourhood_sizes(graph: Any, ks: np.ndarray) -> np.ndarray:
     return np.stack([np.asarray(graph.neighborhood_size(int(k)), dtype=np.int64) for k in ks])
 
 
-class _VariantLists(NamedTuple):
+@dataclass
+class _VariantLists:
     """The neighbour lists a method variant scores on (:func:`_variant_lists`) and the arrays its kernels read."""
 
     graph: Any  #: the graph; for ``elki-0.7.1-cks`` the lists of ELKI's batch tool (rows in ELKI's order)
     ks: np.ndarray  #: the distinct requested k, ascending
     inverse: np.ndarray  #: position of each requested k in ``ks``
-    sizes: np.ndarray  #: (len(ks), N): |N_k(p)| on ``graph``
     elki: bool  #: an ELKI variant (``elki-0.7.1`` or ``elki-0.7.1-cks``)
     cks: bool  #: ``elki-0.7.1-cks``
     kdist: np.ndarray | None  #: ``elki-0.7.1-cks``: the k-distances the batch tool reports (``CKSLists.kdist``)
     X: np.ndarray  #: ``graph.X``, float64, C order
     dist: np.ndarray  #: ``graph.distances``, float64, C order
     idx: np.ndarray  #: ``graph.indices``, int64, C order
+
+    @functools.cached_property
+    def sizes(self) -> np.ndarray:
+        """(len(ks), N): |N_k(p)| on ``graph`` — made when first read: a (len(ks), N) int64 matrix (0.8 GB at
+        N = 10⁶, k = 1..100) that a kernel needing only the largest k's sizes (:attr:`last_sizes`) never holds."""
+        return _neighbourhood_sizes(self.graph, self.ks)
+
+    @property
+    def last_sizes(self) -> np.ndarray:
+        """|N_k(p)| for the largest requested k, (N,) int64, C order."""
+        if "sizes" in self.__dict__:
+            return np.ascontiguousarray(self.sizes[-1])
+        return np.ascontiguousarray(self.graph.neighborhood_size(int(self.ks[-1])), dtype=np.int64)
 
 
 def _variant_lists(graph: Any, ks: int | Sequence[int], info: MethodInfo, variant: str) -> _VariantLists:
@@ -84,11 +99,10 @@ def _variant_lists(graph: Any, ks: int | Sequence[int], info: MethodInfo, varian
     if cks:  # ELKI's batch tool: rows already in the order of its materialised lists, its sublist sizes
         lists = cks_lists(graph, int(uniq[-1]))
         graph, kdist = lists.graph, lists.kdist
-    sizes = _neighbourhood_sizes(graph, uniq)
     elki = variant != MethodVariant.PAPER
     if elki:
         _require_elki_order(graph, info.name, variant)
-    return _VariantLists(graph, uniq, inverse, sizes, elki, cks, kdist,
+    return _VariantLists(graph, uniq, inverse, elki, cks, kdist,
                          np.ascontiguousarray(graph.X, dtype=np.float64),
                          np.ascontiguousarray(graph.distances, dtype=np.float64),
                          np.ascontiguousarray(graph.indices, dtype=np.int64))

@@ -10,19 +10,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from numba import njit
 
-from odeval.neighbors import _kernels
 from odeval.neighbors.graph import KNNGraph
 
 __all__ = ["reverse_neighbors", "in_degree", "in_degrees_all_k"]
-
-
-def _membership_k(graph: KNNGraph) -> np.ndarray:
-    """Smallest k at which each graph entry belongs to the row's neighbourhood (k_max + 1 for padding)."""
-    starts = _kernels.tie_group_starts(graph.keys)
-    kmin = starts + 1
-    kmin[starts < 0] = graph.k_max + 1
-    return kmin
 
 
 def reverse_neighbors(graph: KNNGraph, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -67,10 +59,29 @@ def in_degrees_all_k(graph: KNNGraph, ks: Sequence[int]) -> np.ndarray:
     ks_arr = np.atleast_1d(np.asarray(ks))
     for k in ks_arr:
         graph._check_k(int(k))
-    n = graph.n_objects
-    kmin = _membership_k(graph)
-    valid = kmin <= graph.k_max
-    acc = np.zeros((graph.k_max + 1) * n, dtype=np.int64)
-    np.add.at(acc, (kmin[valid] - 1) * n + graph.indices[valid], 1)
-    deg = np.cumsum(acc.reshape(graph.k_max + 1, n)[: graph.k_max], axis=0)
-    return deg[ks_arr.astype(np.int64) - 1]
+    acc = np.zeros((graph.k_max, graph.n_objects), dtype=np.int64)
+    _count_entries_by_k(graph.keys, graph.indices, acc)
+    np.cumsum(acc, axis=0, out=acc)  # in place: one (k_max, N) array is all this needs (10⁶ objects: 0.8 GB)
+    rows = ks_arr.astype(np.int64) - 1
+    if np.array_equal(rows, np.arange(graph.k_max)):
+        return acc
+    return acc[rows]
+
+
+@njit(cache=True)
+def _count_entries_by_k(keys, indices, acc):  # pragma: no cover - numba
+    """``acc[k − 1, q] += 1`` for every graph entry q of every row, k the smallest k whose neighbourhood holds it:
+    1 + the first column of the entry's tie group (as ``_kernels.tie_group_starts``; row by row, no (N, W)
+    temporaries);
+    padding (non-finite keys) and entries beyond k_max = ``acc.shape[0]`` are not counted."""
+    n, w = keys.shape
+    k_max = acc.shape[0]
+    for p in range(n):
+        start = 0
+        for j in range(w):
+            if j == 0 or keys[p, j] != keys[p, j - 1]:
+                start = j
+            if start >= k_max:
+                break  # later entries start later still
+            if np.isfinite(keys[p, j]):
+                acc[start, indices[p, j]] += 1
