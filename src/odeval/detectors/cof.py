@@ -405,34 +405,43 @@ def _acdist_chunk_trail(block, sizes, ks, elki):  # pragma: no cover - numba
     W1 = block.shape[1]
     for c in prange(m):
         B = block[c]
-        chain = np.zeros(W1, dtype=np.int64)
-        e = np.zeros(W1)
-        nchain = np.zeros(W1, dtype=np.int64)
-        ne = np.zeros(W1)
-        conn = np.zeros(W1, dtype=np.bool_)
-        delta = np.empty(W1)
-        mind = np.empty(W1)
-        pen = np.empty(W1)
-        n_prev = 0
-        for t in range(nk):
-            n = sizes[t, c]
-            if n > n_prev:
-                if n_prev == 0:
-                    for i in range(n + 1):
-                        conn[i] = False
-                        mind[i] = B[0, i]
-                    _prim_rest(B, n, conn, mind, chain, e, 0, elki)
-                else:
-                    _extend_trail(B, n_prev, n, chain, e, nchain, ne, conn, delta, mind, pen, elki)
-                    chain, nchain = nchain, chain
-                    e, ne = ne, e
-                n_prev = n
-            steps = min(ks[t], n) if elki else n
-            acsum = 0.0
-            for st in range(1, steps + 1):
-                acsum += e[st] * (steps + 1 - st)
-            out[t, c] = _acdist_normalised(acsum, n, elki)
+        _trail_acdists(B, sizes[:, c], ks, elki, _trail_buffers(W1), out[:, c])
     return out
+
+
+@njit(cache=True)
+def _trail_buffers(W1):  # pragma: no cover - numba
+    """The work arrays of :func:`_trail_acdists` for blocks of up to W1 members: (chain, e, next chain, next e,
+    connected, delta, min distance, penalty)."""
+    return (np.zeros(W1, dtype=np.int64), np.zeros(W1), np.zeros(W1, dtype=np.int64), np.zeros(W1),
+            np.zeros(W1, dtype=np.bool_), np.empty(W1), np.empty(W1), np.empty(W1))
+
+
+@njit(cache=True)
+def _trail_acdists(B, sizes, ks, elki, bufs, dest):  # pragma: no cover - numba
+    """The ac-dists of one object for every k: its SBN trail over the distance block ``B`` built by Prim for the
+    first k, then extended (:func:`_extend_trail`) as N_k grows (``sizes[t]`` members at ``ks[t]``);
+    ``dest[t]`` := the normalised ac-dist. ``bufs``: :func:`_trail_buffers` (the caller's, one set per thread)."""
+    chain, e, nchain, ne, conn, delta, mind, pen = bufs
+    n_prev = 0
+    for t in range(sizes.shape[0]):
+        n = sizes[t]
+        if n > n_prev:
+            if n_prev == 0:
+                for i in range(n + 1):
+                    conn[i] = False
+                    mind[i] = B[0, i]
+                _prim_rest(B, n, conn, mind, chain, e, 0, elki)
+            else:
+                _extend_trail(B, n_prev, n, chain, e, nchain, ne, conn, delta, mind, pen, elki)
+                chain, nchain = nchain, chain
+                e, ne = ne, e
+            n_prev = n
+        steps = min(ks[t], n) if elki else n
+        acsum = 0.0
+        for st in range(1, steps + 1):
+            acsum += e[st] * (steps + 1 - st)
+        dest[t] = _acdist_normalised(acsum, n, elki)
 
 
 @njit(cache=True)
@@ -520,37 +529,12 @@ def _acdist_trail_euclidean(X, dist, idx, sizes, ks, elki, n_chunks):  # pragma:
         buf = np.empty(W1 * W1)
         Y = np.empty((d, W1))
         acc = np.empty(W1)
-        chain = np.zeros(W1, dtype=np.int64)
-        e = np.zeros(W1)
-        nchain = np.zeros(W1, dtype=np.int64)
-        ne = np.zeros(W1)
-        conn = np.zeros(W1, dtype=np.bool_)
-        delta = np.empty(W1)
-        mind = np.empty(W1)
-        pen = np.empty(W1)
+        bufs = _trail_buffers(W1)
         for p in range(lo, hi):
             w = sizes[nk - 1, p]
             B = buf[: (w + 1) * (w + 1)].reshape((w + 1, w + 1))
             _member_block(X, dist, idx, p, w, B, Y, acc)
-            n_prev = 0
-            for t in range(nk):
-                n = sizes[t, p]
-                if n > n_prev:
-                    if n_prev == 0:
-                        for i in range(n + 1):
-                            conn[i] = False
-                            mind[i] = B[0, i]
-                        _prim_rest(B, n, conn, mind, chain, e, 0, elki)
-                    else:
-                        _extend_trail(B, n_prev, n, chain, e, nchain, ne, conn, delta, mind, pen, elki)
-                        chain, nchain = nchain, chain
-                        e, ne = ne, e
-                    n_prev = n
-                steps = min(ks[t], n) if elki else n
-                acsum = 0.0
-                for st in range(1, steps + 1):
-                    acsum += e[st] * (steps + 1 - st)
-                out[p, t] = _acdist_normalised(acsum, n, elki)
+            _trail_acdists(B, sizes[:, p], ks, elki, bufs, out[p])
     return out
 
 
