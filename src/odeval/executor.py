@@ -274,7 +274,12 @@ def local_cluster(n_workers: int, **kwargs: Any) -> Any:
     options = {"threads_per_worker": 1, "processes": True, "dashboard_address": ":0",
                "silence_logs": logging.CRITICAL, "env": one,
                "scheduler_kwargs": {"allowed_failures": ALLOWED_FAILURES}}
-    return LocalCluster(n_workers=n_workers, **{**options, **kwargs})
+    import dask
+
+    # one task per worker thread at a time (Dask's default saturation 1.1 sends a single-threaded worker two):
+    # a unit that kills its worker then takes no queued, innocent unit with it into KilledWorker
+    with dask.config.set({"distributed.scheduler.worker-saturation": 1.0}):
+        return LocalCluster(n_workers=n_workers, **{**options, **kwargs})
 
 
 T = TypeVar("T")

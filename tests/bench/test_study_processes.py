@@ -25,9 +25,11 @@ SRC = Path(__file__).resolve().parents[2] / "src"
 
 def _start(study: Path, store: Path, workers: int, path: tuple[Path, ...] = ()) -> subprocess.Popen:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(map(str, (SRC, *path))))
+    # SIGINT's default action in the child: a pytest-xdist worker ignores SIGINT, and a child would inherit that
     return subprocess.Popen([sys.executable, "-m", "odeval.cli", "study", "run", str(study), "--store", str(store),
                              "--workers", str(workers), "--quiet"], env=env, stderr=subprocess.PIPE,
-                            stdout=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
 def _wait_for_units(proc: subprocess.Popen, n: int, timeout: float = 300) -> list[str]:
