@@ -430,3 +430,34 @@ def test_study_run_no_workers_timeout_needs_a_scheduler_and_reaches_the_dask_exe
     monkeypatch.setattr(odeval.executor, "DaskExecutor", Recorder)
     odeval.executor.get_executor("tcp://127.0.0.1:1", 1, no_workers_timeout=7.5)
     assert seen == {"address": "tcp://127.0.0.1:1", "timeout": 7.5}
+
+
+def test_score_no_workers_timeout_needs_a_scheduler_and_reaches_the_partitioned_graph(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    import odeval.bench.distributed
+    from odeval.bench.score_file import score_file
+    from odeval.cli import main
+
+    path = tmp_path / "d.npz"
+    np.savez(path, X=np.random.default_rng(0).normal(size=(30, 2)))
+    out = str(tmp_path / "s.npz")
+    res = CliRunner().invoke(main, ["score", str(path), "-m", "LOF", "--k", "2:3", "--unlabelled",
+                                    "--no-workers-timeout", "5", "-o", out])
+    assert res.exit_code == 2 and "--no-workers-timeout is for a Dask cluster: it needs --scheduler" in res.output
+    res = CliRunner().invoke(main, ["score", str(path), "-m", "LOF", "--k", "2:3", "--unlabelled", "--scheduler",
+                                    "local:1", "--no-workers-timeout", "0", "-o", out])
+    assert res.exit_code == 2 and "--no-workers-timeout" in res.output and "Traceback" not in res.output
+    with pytest.raises(ValueError, match="no_workers_timeout is for a Dask cluster"):
+        score_file(path, ["LOF"], out, k="2:3", load_options={"label": None}, no_workers_timeout=5.0)
+    seen = {}
+
+    def connect(X, k_max, scheduler, **kwargs):  # stands in for PartitionedGraph.connect: records the limit
+        seen.update(scheduler=scheduler, timeout=kwargs.get("no_workers_timeout"))
+        raise ValueError("recorded")
+
+    monkeypatch.setattr(odeval.bench.distributed.PartitionedGraph, "connect", staticmethod(connect))
+    res = CliRunner().invoke(main, ["score", str(path), "-m", "LOF", "--k", "2:3", "--unlabelled", "--scheduler",
+                                    "tcp://127.0.0.1:1", "--no-workers-timeout", "7.5", "-o", out])
+    assert res.exit_code == 1 and "recorded" in res.output
+    assert seen == {"scheduler": "tcp://127.0.0.1:1", "timeout": 7.5}

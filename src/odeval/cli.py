@@ -497,12 +497,15 @@ def _parse_params(items: tuple[str, ...], methods: list[str]) -> dict[str, dict]
                    "or local:N worker processes); the same numbers as one process (docs/scaling.md).")
 @click.option("--blocks", "n_blocks", type=click.IntRange(min=1), default=None,
               help="Blocks of objects with --scheduler [default: 2 per worker].")
+@click.option("--no-workers-timeout", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",
+              help="With --scheduler: stop (one line) when the cluster has had no worker for SECONDS [default: 120].")
 @click.option("--device", default="cpu", show_default=True, metavar="cpu|cuda|cuda:N",
               help="Where the exact kNN graph is computed: cpu, or cuda (PyTorch, odeval[gpu]; the same graph bit "
                    "for bit; Euclidean, Manhattan, Chebyshev). Scoring runs on the CPU.")
 def score_cmd(dataset: str, methods: tuple[str, ...], k_spec: str, metric: str, p: float | None, backend: str,
               seed: int, param_items: tuple[str, ...], raw: bool, label_column: str | None, unlabelled: bool,
-              output: str, scheduler: str | None = None, n_blocks: int | None = None, device: str = "cpu") -> None:
+              output: str, scheduler: str | None = None, n_blocks: int | None = None, device: str = "cpu",
+              no_workers_timeout: float | None = None) -> None:
     """Score DATASET with kNN detectors for every k from one exact kNN graph.
 
     Output table: one row per object (columns object, id, label) and one column per method and k, named
@@ -518,13 +521,15 @@ def score_cmd(dataset: str, methods: tuple[str, ...], k_spec: str, metric: str, 
     from odeval.render.scores import graph_notes, scored_file_line, skipped_notes
 
     _check_score_options(output, unlabelled, label_column, k_spec, scheduler, backend, n_blocks, device)
+    if no_workers_timeout is not None and not scheduler:
+        raise click.UsageError("--no-workers-timeout is for a Dask cluster: it needs --scheduler")
     method_list = expand_methods(methods)
     params = _parse_params(param_items, method_list)
     try:
         scored = score_file(
             dataset, method_list, output, k=k_spec, params=params, metric=metric, p=p, backend=backend, seed=seed,
             raw=raw, load_options={"label": None} if unlabelled else ({"label": label_column} if label_column else {}),
-            scheduler=scheduler, n_blocks=n_blocks, device=device,
+            scheduler=scheduler, n_blocks=n_blocks, device=device, no_workers_timeout=no_workers_timeout,
             on_graph=lambda graph: _echo_lines(graph_notes(graph), err=True),
             on_skipped=lambda method, skipped: _echo_lines(skipped_notes(method, skipped), err=True))
     except (ValueError, ImportError, ClusterLostError) as exc:

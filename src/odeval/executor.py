@@ -186,12 +186,13 @@ def _wait_all(client: Any, futures: Sequence[Any], watch: _WorkerWatch) -> None:
             watch.check()
 
 
-def gather_retrying(client: Any, futures: Sequence[Any], retries: int = KILLED_RETRIES) -> list[Any]:
+def gather_retrying(client: Any, futures: Sequence[Any], retries: int = KILLED_RETRIES,
+                    no_workers_timeout: float | None = None) -> list[Any]:
     """``client.gather(futures)``, retrying the tasks reported as ``KilledWorker`` (at most ``retries`` times
     each), raising :class:`ClusterLostError` when the scheduler went away and :class:`NoWorkersError` when the
-    cluster has had no worker for :data:`NO_WORKERS_TIMEOUT` seconds."""
+    cluster has had no worker for ``no_workers_timeout`` seconds (default :data:`NO_WORKERS_TIMEOUT`)."""
     tries: dict[Any, int] = {}
-    watch = _WorkerWatch(client)
+    watch = _WorkerWatch(client, no_workers_timeout)
     while True:
         try:
             _wait_all(client, futures, watch)

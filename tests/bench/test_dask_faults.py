@@ -480,11 +480,11 @@ def test_a_cluster_left_without_workers_ends_a_blockwise_scoring_in_one_line(gat
     from odeval.executor import NoWorkersError
 
     address, _, workers = process_cluster
-    monkeypatch.setattr(odeval.executor, "NO_WORKERS_TIMEOUT", 3.0)
+    monkeypatch.setattr(odeval.executor, "NO_WORKERS_TIMEOUT", 600.0)  # the graph's own limit must be the one used
     X = _blockwise_data()
     det, gate, started = gated_lof
     client = distributed.Client(address)
-    graph = PartitionedGraph(client, X, 25, n_blocks=4)
+    graph = PartitionedGraph(client, X, 25, n_blocks=4, no_workers_timeout=3.0)  # as `score --no-workers-timeout 3`
     graph._owns_client = True  # closed with the graph
     try:
         thread, out = _score_in_thread(det, graph, "1..25")
@@ -498,3 +498,4 @@ def test_a_cluster_left_without_workers_ends_a_blockwise_scoring_in_one_line(gat
         graph.close()
     assert isinstance(out.get("error"), NoWorkersError), out
     assert "\n" not in str(out["error"]) and address in str(out["error"])
+    assert "no worker for 3 s" in str(out["error"])

@@ -13,9 +13,10 @@ Faults: blocks are *placed* on workers, not bound to them (``allow_other_workers
 replaced and its tasks, and the blocks it held, are recomputed elsewhere from the data (Dask's lineage) — the
 same numbers. A task that was running on :data:`ALLOWED_FAILURES` + 1 dying workers is reported by Dask as
 ``KilledWorker`` and retried by :class:`odeval.executor.DaskExecutor`'s rule (:func:`odeval.executor.gather_retrying`);
-a scheduler that goes away, or a cluster left without workers for :data:`odeval.executor.NO_WORKERS_TIMEOUT`
-seconds, ends the run with :class:`odeval.executor.ClusterLostError` (one line). ``local:N`` clusters are
-:func:`odeval.executor.local_cluster` (the executor owns how a cluster is started; re-exported here).
+a scheduler that goes away, or a cluster left without workers for ``no_workers_timeout`` seconds (default
+:data:`odeval.executor.NO_WORKERS_TIMEOUT`; ``odeval score --no-workers-timeout``), ends the run with
+:class:`odeval.executor.ClusterLostError` (one line). ``local:N`` clusters are :func:`odeval.executor.local_cluster`
+(the executor owns how a cluster is started; re-exported here).
 
 >>> with PartitionedGraph.connect(X, k_max=100, scheduler="local:2") as g:       # doctest: +SKIP
 ...     scored = score_ks(partitioned(get_detector("LOF"), g), g, "1..100")
@@ -81,7 +82,8 @@ class PartitionedGraph:
     """
 
     def __init__(self, client: Any, X: Any, k_max: int, metric: str = "euclidean", *, p: float | None = None,
-                 n_blocks: int | None = None, cluster: Any = None, assign: str = "spatial"):
+                 n_blocks: int | None = None, cluster: Any = None, assign: str = "spatial",
+                 no_workers_timeout: float | None = None):
         X = check_data_matrix(X, min_rows=2)
         self.n_objects = int(X.shape[0])
         self.k_max = check_k(k_max, self.n_objects, name="k_max")
@@ -89,6 +91,9 @@ class PartitionedGraph:
         if assign not in ASSIGNMENTS:
             raise ValueError(f"assign must be one of {', '.join(ASSIGNMENTS)}, got {assign!r}")
         self.client, self._cluster, self._owns_client = client, cluster, False
+        if no_workers_timeout is not None and not no_workers_timeout > 0:
+            raise ValueError(f"no_workers_timeout must be a positive number of seconds, got {no_workers_timeout!r}")
+        self.no_workers_timeout = no_workers_timeout  # None: odeval.executor.NO_WORKERS_TIMEOUT
         workers = sorted(client.scheduler_info()["workers"])
         if not workers:
             raise ValueError("the Dask cluster has no workers")
@@ -151,16 +156,19 @@ class PartitionedGraph:
         results gathered (tasks lost with a worker are recomputed; see the module's "Faults")."""
         futures = block_raw_scores(det, [], np.asarray(ks, dtype=np.int64), self._submit, self.bases,
                                    partition=self.partition)
-        return in_object_order(gather_retrying(self.client, futures), self.partition)
+        results = gather_retrying(self.client, futures, no_workers_timeout=self.no_workers_timeout)
+        return in_object_order(results, self.partition)
 
     def exchange_volume(self) -> dict[str, Any]:
         """:func:`odeval.neighbors.blocks.exchange_volume` of the blocks, counted where they are."""
-        counts = gather_retrying(self.client, [self._submit(_state_exchange, base) for base in self.bases])
+        counts = gather_retrying(self.client, [self._submit(_state_exchange, base) for base in self.bases],
+                                 no_workers_timeout=self.no_workers_timeout)
         return exchange_volume([tuple(c) for c in counts], self.partition)
 
     def gather_graph(self) -> Any:
         """The whole :class:`~odeval.neighbors.KNNGraph` (gathers every block: for tests and small data)."""
-        return assemble_blocks(gather_retrying(self.client, self.blocks))
+        return assemble_blocks(gather_retrying(self.client, self.blocks,
+                                               no_workers_timeout=self.no_workers_timeout))
 
     def close(self) -> None:
         """Release the blocks on the cluster (and close the client and cluster :meth:`connect` started)."""

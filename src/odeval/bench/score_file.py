@@ -42,14 +42,16 @@ class ScoredFile:
 
 
 def _graph(X: np.ndarray, k_graph: int, detectors: dict[str, Any], *, metric: str, p: float | None, backend: str,
-           seed: int, scheduler: str | None, n_blocks: int | None, device: str = "cpu") -> tuple[Any, dict[str, Any]]:
+           seed: int, scheduler: str | None, n_blocks: int | None, device: str = "cpu",
+           no_workers_timeout: float | None = None) -> tuple[Any, dict[str, Any]]:
     """The kNN graph (local, or partitioned on ``scheduler``) and the detectors that score on it."""
     if not scheduler:
         return knn_graph(X, k_graph, metric=metric, p=p, backend=backend, seed=seed, device=device), detectors
     from odeval.bench.distributed import PartitionedGraph, check_partitionable, partitioned
 
     check_partitionable(detectors.values())
-    graph = PartitionedGraph.connect(X, k_graph, scheduler, metric=metric, p=p, n_blocks=n_blocks)
+    graph = PartitionedGraph.connect(X, k_graph, scheduler, metric=metric, p=p, n_blocks=n_blocks,
+                                     no_workers_timeout=no_workers_timeout)
     return graph, {m: partitioned(d, graph) for m, d in detectors.items()}
 
 
@@ -58,7 +60,8 @@ def score_file(dataset: str | os.PathLike[str], methods: Sequence[str], output: 
                p: float | None = None, backend: str = "auto", seed: int = 0, raw: bool = False,
                load_options: Mapping[str, Any] | None = None, scheduler: str | None = None,
                n_blocks: int | None = None, on_graph: Callable[[Any], None] | None = None,
-               on_skipped: Callable[[str, dict[str, str]], None] | None = None, device: str = "cpu") -> ScoredFile:
+               on_skipped: Callable[[str, dict[str, str]], None] | None = None, device: str = "cpu",
+               no_workers_timeout: float | None = None) -> ScoredFile:
     """Score ``dataset`` with ``methods`` at every computable k of ``k`` and write the table to ``output``.
 
     Parameters
@@ -80,6 +83,10 @@ def score_file(dataset: str | os.PathLike[str], methods: Sequence[str], output: 
     scheduler, n_blocks
         Compute the exact graph and the scores by ``n_blocks`` blocks on a Dask cluster (``tcp://HOST:PORT`` or
         ``local:N``); the same numbers.
+    no_workers_timeout : float, optional
+        With ``scheduler``: raise :class:`odeval.executor.NoWorkersError` (a :class:`~odeval.executor.
+        ClusterLostError`) when the cluster has had no worker for this many seconds (default
+        :data:`odeval.executor.NO_WORKERS_TIMEOUT`, 120 s), e.g. longer for workers restarted by a batch system.
     device : str
         Where the kNN graph is computed: "cpu" or "cuda[:N]" (:func:`odeval.neighbors.knn_graph`; the same graph).
     on_graph, on_skipped
@@ -94,6 +101,8 @@ def score_file(dataset: str | os.PathLike[str], methods: Sequence[str], output: 
     ImportError
         An optional backend (faiss, dask, torch) is missing.
     """
+    if no_workers_timeout is not None and not scheduler:
+        raise ValueError("no_workers_timeout is for a Dask cluster: it needs scheduler")
     method_list = expand_methods(methods)
     k_range = parse_k_range(k)
     detectors = {m: get_detector(m, **dict((params or {}).get(m, {}))) for m in method_list}
@@ -106,7 +115,8 @@ def score_file(dataset: str | os.PathLike[str], methods: Sequence[str], output: 
     graph = None
     try:
         graph, detectors = _graph(X, k_graph, detectors, metric=metric, p=p, backend=backend, seed=seed,
-                                  scheduler=scheduler, n_blocks=n_blocks, device=device)
+                                  scheduler=scheduler, n_blocks=n_blocks, device=device,
+                                  no_workers_timeout=no_workers_timeout)
         if on_graph is not None:
             on_graph(graph)
         scored = score_columns(detectors.values(), graph, k_range, raw=raw, on_skipped=on_skipped)
