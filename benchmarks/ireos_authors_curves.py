@@ -8,7 +8,8 @@ f2ecdc0d83747cc3d3a394491b789af29f91aefb). A file starts with ``# IREOS <index>`
 *On the authors' own candidates*). This script
 
 * ``--spearman``: Spearman of the authors' stored indexes against the candidates' ROC AUC, beside odeval's indexes
-  (the pinned, exact rows of benchmarks/ireos_authors.jsonl) and Table 6;
+  (the pinned, exact rows of benchmarks/ireos_authors.jsonl) and Table 6 (also Parkinson at 790b162 and Glass at
+  f2ecdc0, whose ``results/cln`` headers were read too);
 * ``--curves``: odeval's pinned separability of a few objects at the stored gammas, two ways: as odeval computes it
   (the negatives' multipliers sum to the positive's, A = C - mean(c_neg) / (n - 1)) and with the sum the reference
   solver actually keeps when the costs differ (``reference``: mean(c_neg) (n - 2) / (n - 1); see below);
@@ -55,6 +56,21 @@ VARIANTS = {
                    "stored": [0.917817955739654, 0.9335863502659292, 0.9545624550816703, 0.9660916651778456,
                               0.9699021095599326, 0.9921852454229059, 0.9813126068785162, 0.9937231542711237,
                               0.9884486964285985, 0.9908137909740115]},
+    # only --spearman for these two (no transcribed curves)
+    "Parkinson": {"folder": "Parkinson_withoutdupl_norm_05_v02", "alt10": None, "n": 2,
+                  "commit": "790b1620f630b4704703f3d56faa87473330c6f3", "gamma_max": 0.6890321253607266,
+                  "paper": -0.370, "jsonl": ("n", "stored"),
+                  "stored": [0.9364092673339917, 0.8855062936851017, 0.8053600189519075, 0.8291066225661846,
+                             0.8702655991378779, 0.8912881716071809, 0.9440724762827695, 0.9251305122068529,
+                             0.8901576300219113, 0.9465091625194791]},
+    # f2ecdc0's candidate 2 is not GLOSH-80 (objects 1 and 3 weigh 0.732 and 0.295; GLOSH-80's stored file has
+    # 1, 1 and its complement 0, 0): the correlation uses solutions_info's ROC AUC of GLOSH-80 for it
+    "Glass": {"folder": "Glass_withoutdupl_norm", "alt10": None, "n": 9,
+              "commit": "f2ecdc0d83747cc3d3a394491b789af29f91aefb", "gamma_max": 45.722538888762955,
+              "paper": 0.382, "jsonl": ("n", "glosh"),
+              "stored": [0.873680686768, 0.9682937284330517, 0.9295200669939384, 0.9335495816977037,
+                         0.8795108096916275, 0.9779413724524281, 0.9770059469518659, 0.9760227119071062,
+                         0.9787246644258207, 0.9800507559983084]},
 }
 
 #: (variant, candidate, object) -> stored p at the authors' grid points 1, 2, 3 (gamma > 0).
