@@ -10,17 +10,18 @@ f2ecdc0d83747cc3d3a394491b789af29f91aefb). A file starts with ``# IREOS <index>`
 * ``--spearman``: Spearman of the authors' stored indexes against the candidates' ROC AUC, beside odeval's indexes
   (the pinned, exact rows of benchmarks/ireos_authors.jsonl) and Table 6 (also Parkinson at 790b162 and Glass at
   f2ecdc0, whose ``results/cln`` headers were read too);
-* ``--curves``: odeval's pinned separability of a few objects at the stored gammas, two ways: as odeval computes it
-  (the negatives' multipliers sum to the positive's, A = C - mean(c_neg) / (n - 1)) and with the sum the reference
-  solver actually keeps when the costs differ (``reference``: mean(c_neg) (n - 2) / (n - 1); see below);
+* ``--curves``: odeval's pinned separability of a few objects at the stored gammas, two ways: with the negatives'
+  multipliers summing to the positive's, A = C - mean(c_neg) / (n - 1) (``equality``: the dual's constraint, odeval
+  before 2026-11-27) and with the sum the reference solver actually keeps when the costs differ (``reference``:
+  mean(c_neg) (n - 2) / (n - 1); odeval's pinned classifier since 2026-11-27, ``_klr.pinned_negatives_sum``);
 * ``--index``: one candidate's index recomputed on the authors' gamma grid (trapezoid of the weighted mean curve,
   divided by gamma_max, as their ``IREOSSolution.computeAUC``), both ways.
 
 Why two sums: the reference solver starts the positive multiplier at its cost C and every negative at
 mean(c_neg) / (n - 1), so sum_i y_i alpha_i = C - mean(c_neg), which is 0 only when all costs are equal (m_cl = 1);
 its pair steps keep that sum. After its first step the positive is pinned at A = C - mean(c_neg) / (n - 1) and the
-negatives sum to mean(c_neg) (n - 2) / (n - 1) < A. odeval's pinned classifier (``_klr._pinned_newton``) takes the
-negatives' sum equal to A (the dual's equality constraint), which is the same thing for m_cl = 1 only.
+negatives sum to mean(c_neg) (n - 2) / (n - 1) < A. odeval's pinned classifier took the negatives' sum equal to A
+(the dual's equality constraint), the same thing for m_cl = 1 only; it keeps the reference sum since 2026-11-27.
 
     PYTHONPATH=src nice -n 19 .venv/bin/python benchmarks/ireos_authors_curves.py [--spearman] [--curves]
         [--index WBC:10]
@@ -112,16 +113,16 @@ def load(base: str) -> tuple[np.ndarray, list[np.ndarray], list[float]]:
 
 def pinned_curve(X: np.ndarray, j: int, w: np.ndarray, m_cl: float, gammas: np.ndarray, negatives: str) -> np.ndarray:
     """p(x_j, gamma) of the pinned classifier with costs C (1/m_cl)^w (Eq. 12), the positive at C, each gamma solved
-    to optimality by odeval's ``_klr._pinned_newton`` from the K = I start; ``negatives``: "odeval" (their
-    multipliers sum to A, as odeval computes it) or "reference" (they sum to mean(c_neg) (n - 2) / (n - 1), as
-    the reference solver keeps them)."""
+    to optimality by odeval's ``_klr._pinned_newton`` from the K = I start; ``negatives``: "equality" (their
+    multipliers sum to A, the dual's constraint) or "reference" (they sum to mean(c_neg) (n - 2) / (n - 1), as
+    the reference solver keeps them and odeval's pinned classifier does)."""
     n = X.shape[0]
     train = np.concatenate([[j], np.arange(j), np.arange(j + 1, n)]).astype(np.int64)
     c = C * (1.0 / m_cl) ** w.astype(np.float32).astype(np.float64)  # the reference code reads weights as float
     c = c[train]
     c[0] = C
     A = _klr.pinned_multiplier(c)
-    total = A if negatives == "odeval" else c[1:].mean() * (n - 2) / (n - 1)
+    total = A if negatives == "equality" else _klr.pinned_negatives_sum(c)
     D2 = _klr._train_sqdist(X, train)
     K = np.empty((n, n))
     M = np.empty((n - 1, n - 1))
@@ -132,8 +133,7 @@ def pinned_curve(X: np.ndarray, j: int, w: np.ndarray, m_cl: float, gammas: np.n
             out[r] = total / c[1:].sum()
             continue
         _klr._kernel_from_sqdist(D2, float(g), K)
-        _klr._pinned_identity_start(c, A, a)
-        a[1:] *= total / a[1:].sum()
+        _klr._pinned_identity_start(c, A, total, a)
         _, fj, _ = _klr._pinned_newton(K, c, a, 1e-14, 100, M)
         out[r] = 1.0 / (1.0 + math.exp(-fj))
     return out
@@ -164,20 +164,20 @@ def show_spearman() -> None:
 
 
 def show_curves() -> None:
-    print("| variant | candidate | object | weight | stored p (gamma_1..3) | odeval | reference sum |")
+    print("| variant | candidate | object | weight | stored p (gamma_1..3) | sum A | reference sum (odeval) |")
     print("| --- | ---: | ---: | ---: | --- | --- | --- |")
-    worst = {"odeval": 0.0, "reference": 0.0}
+    worst = {"equality": 0.0, "reference": 0.0}
     for (base, cand, j), stored in STORED_CURVES.items():
         X, W, _ = load(base)
         g = authors_grid(VARIANTS[base]["gamma_max"])[1:4]
         cols = {}
-        for neg in ("odeval", "reference"):
+        for neg in ("equality", "reference"):
             p = pinned_curve(X, j, W[cand - 1], VARIANTS[base]["n"], g, neg)
             worst[neg] = max(worst[neg], float(np.abs(p - stored).max()))
             cols[neg] = " ".join(f"{x:.4f}" for x in p)
         print(f"| {base} | {cand} | {j} | {W[cand - 1][j]:.3f} | {' '.join(f'{x:.4f}' for x in stored)} | "
-              f"{cols['odeval']} | {cols['reference']} |")
-    print(f"largest |difference| from the stored p: odeval {worst['odeval']:.4f}, reference sum "
+              f"{cols['equality']} | {cols['reference']} |")
+    print(f"largest |difference| from the stored p: sum A {worst['equality']:.4f}, reference sum "
           f"{worst['reference']:.4f}")
 
 
@@ -189,7 +189,7 @@ def show_index(spec: str) -> None:
     w = W[cand - 1]
     grid = authors_grid(v["gamma_max"])
     objs = np.flatnonzero(w > 0)
-    for neg in ("odeval", "reference"):
+    for neg in ("equality", "reference"):
         P = np.vstack([pinned_curve(X, int(j), w, v["n"], grid, neg) for j in objs])
         mean_curve = (w[objs] @ P) / w[objs].sum()
         trapezoid = float(np.sum(np.diff(grid) * (mean_curve[1:] + mean_curve[:-1])) / 2.0 / grid[-1])

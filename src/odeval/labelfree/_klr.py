@@ -404,6 +404,11 @@ def fit_subsets(X: np.ndarray, gammas: np.ndarray, subsets: np.ndarray, costs: n
 #     min_a  1/2 a' K_nn a - A K_nj' a + sum_i [a_i log a_i + (c_i - a_i) log(c_i - a_i)],  sum_i a_i = A,
 # whose stationarity reads a_i = c_i sigmoid(f_i) with f = A K_.j - K_.n a + b (b the multiplier of the sum),
 # and p(x_j) = sigmoid(A - K_jn a + b). Solved here to optimality (the Java code stops at a spread of 0.019 in b).
+# The negatives' sum is the reference code's too: they start at mean(c_neg) / (n - 1) each and the first step sets
+# one of them to 0, so they sum to S = mean(c_neg) (n - 2) / (n - 1), and the later pair steps (two negatives) keep
+# that sum. S = A when all costs are equal (m_cl = 1: the dual's equality sum_i y_i alpha_i = 0); for m_cl > 1 the
+# costs differ and S < A (the equality does not hold in that code). Established on the authors' stored m_cl = n
+# curves (docs/ireos.md, "The stored curves": within 1.3e-3 with S, up to 0.17 off with A).
 # Consequences (docs/ireos.md): p -> 1 as gamma -> infinity for every object (A ~ C enters f_j with K_jj = 1), and an
 # object with an exact duplicate reaches p = a_dup / c_dup, well above 0.5 at large gamma; the exact optimum
 # instead levels off at ~0.9 and keeps a duplicated object below 0.5 for ever.
@@ -418,23 +423,40 @@ def pinned_multiplier(c: np.ndarray) -> float:
 
 
 @nb.njit(cache=True, nogil=True)
+def pinned_negatives_sum(c: np.ndarray) -> float:
+    """S = mean(c_1..c_{n-1}) (n - 2) / (n - 1): the sum of the negatives' multipliers in the reference code (see
+    above); exactly :func:`pinned_multiplier` when every cost equals c_0 (m_cl = 1, where S = A)."""
+    n = c.shape[0]
+    s = 0.0
+    equal = True
+    for i in range(1, n):
+        s += c[i]
+        if c[i] != c[0]:
+            equal = False
+    if equal:
+        return pinned_multiplier(c)
+    mean = s / (n - 1)
+    return mean - mean / (n - 1)
+
+
+@nb.njit(cache=True, nogil=True)
 def _entropy(a: float, c: float) -> float:
     return a * math.log(a) + (c - a) * math.log(c - a)
 
 
 @nb.njit(cache=True, nogil=True)
-def _pinned_identity_start(c: np.ndarray, A: float, a: np.ndarray) -> None:
-    """a[1:] := the pinned optimum for K = I (gamma -> infinity): a_i + logit(a_i / c_i) = b for every negative,
-    sum_i a_i = A; a safeguarded Newton search for b (inner roots per object by :func:`_t_of_b`)."""
+def _pinned_identity_start(c: np.ndarray, A: float, S: float, a: np.ndarray) -> None:
+    """a[0] := A, a[1:] := the pinned optimum for K = I (gamma -> infinity): a_i + logit(a_i / c_i) = b for every
+    negative, sum_i a_i = S; a safeguarded Newton search for b (inner roots per object by :func:`_t_of_b`)."""
     n = c.shape[0]
     a[0] = A
     for i in range(1, n):
-        a[i] = min(0.5 * c[i], A / (n - 1))
+        a[i] = min(0.5 * c[i], S / (n - 1))
     blo = -60.0
     bhi = 60.0
     b = -math.log(n)
     for _ in range(100):
-        g = -A
+        g = -S
         dg = 0.0
         for i in range(1, n):
             a[i] = _t_of_b(c[i], -b, a[i])
@@ -455,18 +477,18 @@ def _pinned_identity_start(c: np.ndarray, A: float, a: np.ndarray) -> None:
         b = bn
     for i in range(1, n):
         a[i] = _t_of_b(c[i], -b, a[i])
-    # a feasible start: the sum exactly A (a tiny rescale; every a_i stays inside (0, c_i))
+    # a feasible start: the sum exactly S (a tiny rescale; every a_i stays inside (0, c_i))
     s = 0.0
     for i in range(1, n):
         s += a[i]
     for i in range(1, n):
-        a[i] *= A / s
+        a[i] *= S / s
 
 
 @nb.njit(cache=True, nogil=True)
 def _pinned_newton(K: np.ndarray, c: np.ndarray, a: np.ndarray, tol: float, maxit: int, M: np.ndarray):
-    """Damped Newton on the pinned dual (see above) from a feasible a (a[0] = A, sum a[1:] = A, 0 < a_i < c_i);
-    the equality holds along every step, a fraction-to-the-boundary rule keeps the a_i inside (0, c_i).
+    """Damped Newton on the pinned dual (see above) from a feasible a (a[0] = A, sum a[1:] = S, 0 < a_i < c_i);
+    the sum of a[1:] is kept along every step, a fraction-to-the-boundary rule keeps the a_i inside (0, c_i).
     M: (n-1) x (n-1) work matrix. Returns (b, f_j, factorisations); a holds the optimum."""
     n = c.shape[0]
     m = n - 1
@@ -555,7 +577,7 @@ def _pinned_newton(K: np.ndarray, c: np.ndarray, a: np.ndarray, tol: float, maxi
         obj = new
         refresh = (dec > REFRESH * dec_prev) or t < 1.0
         dec_prev = dec
-    # b: the common value of the gradient at the optimum (the multiplier of sum a = A), weighted by M^-1 1
+    # b: the common value of the gradient at the optimum (the multiplier of sum a = S), weighted by M^-1 1
     b = 0.0
     for i in range(m):
         ai = a[i + 1]
@@ -583,21 +605,23 @@ def _matvec_sub(K: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
 def _pinned_node(D2, K, M, c, gamma, Aw, bw, Aout, tol, maxit):
     """The reference code's separability at ``gamma`` (see above), warm-started from the multipliers Aw of a
     solved gamma (bw = NaN: cold, from the K = I optimum); writes the multipliers into Aout, returns (b, p,
-    factorisations). gamma = 0 is closed-form: all decision values are equal, p = A / sum of the negatives' costs."""
+    factorisations). gamma = 0 is closed-form: all decision values are equal (A - S + b), p = S / sum of the
+    negatives' costs."""
     n = c.shape[0]
     A = pinned_multiplier(c)
+    S = pinned_negatives_sum(c)
     if gamma == 0.0:
         cn = 0.0
         for i in range(1, n):
             cn += c[i]
-        q = A / cn
+        q = S / cn
         Aout[0] = A
         for i in range(1, n):
             Aout[i] = c[i] * q
-        return math.log(q / (1.0 - q)), q, 0
+        return math.log(q / (1.0 - q)) - (A - S), q, 0
     _kernel_from_sqdist(D2, gamma, K)
     if math.isnan(bw):
-        _pinned_identity_start(c, A, Aout)
+        _pinned_identity_start(c, A, S, Aout)
     else:
         Aout[:] = Aw
     b, fj, it = _pinned_newton(K, c, Aout, tol, maxit, M)
