@@ -36,6 +36,8 @@ CASES = [  # (name, file, columns, k_max)
     ("HeartDisease 44 k=98", "HeartDisease/HeartDisease_withoutdupl_norm_44.arff", [0, 3, 4, 7, 9], 98),
     ("HeartDisease 44 binary k=98", "HeartDisease/HeartDisease_withoutdupl_norm_44.arff", [1, 5, 8, 0, 3], 98),
     ("Annthyroid 07 k=100", "Annthyroid/Annthyroid_withoutdupl_norm_07.arff", [16, 17, 18, 19, 20], 100),
+    ("Annthyroid 07 4 binary k=100", "Annthyroid/Annthyroid_withoutdupl_norm_07.arff", [1, 2, 3, 4, 16], 100),
+    ("Annthyroid 07 5 binary k=100", "Annthyroid/Annthyroid_withoutdupl_norm_07.arff", [1, 2, 3, 4, 5], 100),
     ("Hepatitis 16 (N=80) k=74", "Hepatitis/Hepatitis_withoutdupl_norm_16.arff", [0, 13, 14, 15, 16], 74),
     ("Waveform v01 k=100", "Waveform/Waveform_withoutdupl_norm_v01.arff", [0, 5, 10, 15, 20], 100),
     ("PenDigits v01 k=100", "PenDigits/PenDigits_withoutdupl_norm_v01.arff", [0, 3, 6, 9, 12], 100),
