@@ -6,22 +6,33 @@ The query of EM/MV's uniform sample (:func:`odeval.labelfree.emmv_algorithm._que
 smallest key, sorted by (key, index), keys summed by :func:`odeval.neighbors._kernels._pair_key` — at a fraction
 of the cost of brute force (O(M · N)) or of a k-d tree proposal that must be checked and re-sorted.
 
-How. The reference objects are cut into leaves of a k-d tree (median splits of the widest attribute), each with
-its bounding box. The queries are processed in the k-d order of the queries themselves, so that consecutive
-queries lie close together, and each query starts from an upper bound of its k_max-th key: a max-heap of its
-keys to the k_max nearest objects of the previous query (k_max actual objects, so the k_max-th key cannot exceed
-the heap's top). A leaf whose box key (the key to the nearest point of the box, per attribute the difference to
-the clamped coordinate) exceeds the top is skipped; the objects of the other leaves with key ≤ the top are
-candidates, and a smaller key replaces the top. At the end the top is the k_max-th key, and the candidates up to
-it are sorted by (key, index). The in-sample graph (:func:`knn_graph_leaves`) is the same search with the
-objects as queries, each skipping itself.
+How. The reference objects are cut into leaves of a k-d tree (median splits of the widest attribute, at most
+:data:`LEAF_SIZE` objects each), each with its bounding box. The queries are processed in the k-d order of the
+queries themselves, so that consecutive queries lie close together, and each query starts from an upper bound of its
+k_max-th key: the largest of its keys to the k_max nearest objects of the previous query (k_max actual objects, so
+the k_max-th key cannot exceed it). Those k_max objects seed a candidate buffer. A leaf whose box key (the key to
+the nearest point of the box, per attribute the difference to the clamped coordinate) exceeds the bound is skipped;
+every object of the other leaves is appended to the buffer, and the buffer's count advances by (key ≤ bound) — no
+branch per object (keys of a leaf and box keys of all leaves are computed attribute by attribute over many objects
+at once, in vector registers). When, after a leaf, the count has grown by max(8, k_max, the count left by the last
+selection), the k_max-th smallest buffered key becomes the bound (:func:`_kth_smallest`, a quickselect whose
+partitions are branch-free too) and the buffer keeps the keys ≤ it. At the end one last selection gives the k_max-th
+key, and the buffered objects up to it are sorted by (key, index). The in-sample graph (:func:`knn_graph_leaves`) is
+the same search with the objects as queries, each skipping itself.
+
+Until 2026-11-27 the bound was the top of a max-heap of the k_max smallest keys seen, every closer object a
+sift-down (unpredictable branches): the same rows, with 1.5–2× more CPU in the search (the final sort excluded) at
+k_max ≈ 90–100, 1.3–1.6× at k_max = 5–30 (benchmarks/leaf_query_kselect.py keeps that kernel as its reference;
+benchmarks/README.md).
 
 Exactness. Rounding to nearest is monotone, so the computed box key never exceeds the computed key of any
 object in the box (each clamped difference is at most the object's difference in magnitude, squares and sums
-are monotone): skipping never drops an object with key ≤ the bound, and the bound itself is a computed key of
-k_max real objects (the top only decreases as objects are seen). The candidates therefore contain every object
-with key ≤ the k_max-th key, whatever the bound, the leaves or the query order — those change the cost, never
-the rows.
+are monotone): skipping never drops an object with key ≤ the bound, and the bound is always the k_max-th
+smallest computed key of k_max or more real objects, so it never falls below the k_max-th key and only
+decreases. The buffer therefore holds every object with key ≤ the k_max-th key (and only real objects, each
+once), so its k_max-th smallest key is the k_max-th key itself, whatever the bound, the leaves or the query order
+— those change the cost, never the rows. The keys themselves are :func:`odeval.neighbors._kernels._pair_key`'s
+operations in its order.
 """
 
 from __future__ import annotations
