@@ -13,17 +13,17 @@ k_max-th key: the largest of its keys to the k_max nearest objects of the previo
 the k_max-th key cannot exceed it). Those k_max objects seed a candidate buffer. A leaf whose box key (the key to
 the nearest point of the box, per attribute the difference to the clamped coordinate) exceeds the bound is skipped;
 every object of the other leaves is appended to the buffer, and the buffer's count advances by (key ≤ bound) — no
-branch per object (keys of a leaf and box keys of all leaves are computed attribute by attribute over many objects
-at once, in vector registers). When, after a leaf, the count has grown by max(8, k_max, the count left by the last
-selection), the k_max-th smallest buffered key becomes the bound (:func:`_kth_smallest`, a quickselect whose
-partitions are branch-free too) and the buffer keeps the keys ≤ it. At the end one last selection gives the k_max-th
-key, and the buffered objects up to it are sorted by (key, index). The in-sample graph (:func:`knn_graph_leaves`) is
-the same search with the objects as queries, each skipping itself.
+branch per object (the box keys of all leaves are computed at once, attribute by attribute in vector registers, and
+the leaves within the bound listed without a branch per leaf). When, after a leaf, the count has grown by max(8,
+k_max, the count left by the last selection), the k_max-th smallest buffered key becomes the bound
+(:func:`_kth_smallest`, a quickselect whose partitions are branch-free too) and the buffer keeps the keys ≤ it. At
+the end one last selection gives the k_max-th key, and the buffered objects up to it are sorted by (key, index). The
+in-sample graph (:func:`knn_graph_leaves`) is the same search with the objects as queries, each skipping itself.
 
 Until 2026-11-27 the bound was the top of a max-heap of the k_max smallest keys seen, every closer object a
-sift-down (unpredictable branches): the same rows, with 1.5–2× more CPU in the search (the final sort excluded) at
-k_max ≈ 90–100, 1.3–1.6× at k_max = 5–30 (benchmarks/leaf_query_kselect.py keeps that kernel as its reference;
-benchmarks/README.md).
+sift-down (unpredictable branches), each leaf's box key tested by a branch, √N objects per leaf: the same rows,
+with 1.4–1.8× more CPU per query at k_max ≈ 75–100 (2–2.4× without the final sort), 1.5× at k_max = 5–30
+(benchmarks/leaf_query_kselect.py keeps that kernel as its reference; benchmarks/README.md).
 
 Exactness. Rounding to nearest is monotone, so the computed box key never exceeds the computed key of any
 object in the box (each clamped difference is at most the object's difference in magnitude, squares and sums
@@ -186,9 +186,10 @@ def _rank_sort(keys, idx, pos, n, skeys, sidx, spos):  # pragma: no cover - numb
         pos[a] = spos[a]
 
 
-#: Default objects per leaf of the reference set: with the leaves' box keys computed in vector registers, small
-#: leaves (fewer objects scanned beyond the k_max-th key) pay off; 8–32 cost about the same for N = 270–10⁴, k_max
-#: ≈ 100, the former √N was 1.1–1.3× slower for N ≥ 3,000 (benchmarks/leaf_query_kselect.py).
+#: Default objects per leaf of the reference set: with all leaves' box keys computed in vector registers and the
+#: leaves within the bound listed without branches, small leaves (fewer objects scanned beyond the k_max-th key) pay
+#: off: 8–24 cost about the same for N = 270–10⁴, k_max ≈ 100; the former max(8, √N) was 1.1–1.3× slower for
+#: N ≥ 3,000 (benchmarks/leaf_query_kselect.py, LEAF_SIZE=...).
 LEAF_SIZE = 16
 
 
@@ -228,28 +229,6 @@ def _kth_smallest(keys, n, k, work):  # pragma: no cover - numba
             k -= n - na
             src = above
             n = na
-
-
-@njit(cache=True, inline="always")
-def _keys_of_range(U, q, XT, s, e, metric, out):  # pragma: no cover - numba
-    """out[i] = key of query row q to column s + i of ``XT`` (the objects' attributes as rows), i < e - s:
-    :func:`_pair_key`'s operations in its order (attribute by attribute from 0.0), over the columns at once so
-    that they run in vector registers."""
-    n = e - s
-    for i in range(n):
-        out[i] = 0.0
-    for j in range(XT.shape[0]):
-        u = U[q, j]
-        if metric == 0:
-            for i in range(n):
-                t = u - XT[j, s + i]
-                out[i] += t * t
-        elif metric == 1:
-            for i in range(n):
-                out[i] += abs(u - XT[j, s + i])
-        else:
-            for i in range(n):
-                out[i] = max(out[i], abs(u - XT[j, s + i]))
 
 
 @njit(cache=True, inline="always")
@@ -304,12 +283,9 @@ def query_leaves(U, rows, out_rows, skip, Xp, pidx, starts, lo, hi, k_max, metri
     n_blocks = (M + block - 1) // block
     step = max(8, k_max)  # buffer growth between selections (the cost hardly depends on it: 0.25–4 k_max tried)
     d = Xp.shape[1]
-    XT = np.empty((d, N))  # attributes as rows: a leaf's keys (and the boxes' keys) computed in vector registers
-    loT = np.empty((d, n_leaves))
+    loT = np.empty((d, n_leaves))  # the boxes' attributes as rows: all box keys of a query in vector registers
     hiT = np.empty((d, n_leaves))
     for j in range(d):
-        for p in range(N):
-            XT[j, p] = Xp[p, j]
         for leaf in range(n_leaves):
             loT[j, leaf] = lo[leaf, j]
             hiT[j, leaf] = hi[leaf, j]
@@ -321,8 +297,8 @@ def query_leaves(U, rows, out_rows, skip, Xp, pidx, starts, lo, hi, k_max, metri
         cand_keys = np.empty(N + 1)
         cand_pos = np.empty(N + 1, np.int64)
         work = np.empty((3, N + 1))
-        leaf_keys = np.empty(N)
         box = np.empty(n_leaves)
+        todo = np.empty(n_leaves, np.int64)
         sel_keys = np.empty(N)
         sel_idx = np.empty(N, np.int64)
         sel_pos = np.empty(N, np.int64)
@@ -352,14 +328,16 @@ def query_leaves(U, rows, out_rows, skip, Xp, pidx, starts, lo, hi, k_max, metri
             c = k_max
             limit = c + step  # after a selection: c + max(c, step), so that rows of massive ties select rarely
             _box_keys(U, q, loT, hiT, metric, box)
+            n_todo = 0  # the leaves within the first bound, listed without a branch per leaf
             for leaf in range(n_leaves):
-                if box[leaf] > bound:
+                todo[n_todo] = leaf
+                n_todo += box[leaf] <= bound
+            for t in range(n_todo):
+                leaf = todo[t]
+                if box[leaf] > bound:  # the bound has decreased since
                     continue
-                s = starts[leaf]
-                e = starts[leaf + 1]
-                _keys_of_range(U, q, XT, s, e, metric, leaf_keys)
-                for p in range(s, e):
-                    v = leaf_keys[p - s]
+                for p in range(starts[leaf], starts[leaf + 1]):
+                    v = _pair_key(U, q, Xp, p, metric)
                     cand_keys[c] = v
                     cand_pos[c] = p
                     c += (v <= bound) & (not marked[p])
