@@ -6,22 +6,33 @@ The query of EM/MV's uniform sample (:func:`odeval.labelfree.emmv_algorithm._que
 smallest key, sorted by (key, index), keys summed by :func:`odeval.neighbors._kernels._pair_key` — at a fraction
 of the cost of brute force (O(M · N)) or of a k-d tree proposal that must be checked and re-sorted.
 
-How. The reference objects are cut into leaves of a k-d tree (median splits of the widest attribute), each with
-its bounding box. The queries are processed in the k-d order of the queries themselves, so that consecutive
-queries lie close together, and each query starts from an upper bound of its k_max-th key: a max-heap of its
-keys to the k_max nearest objects of the previous query (k_max actual objects, so the k_max-th key cannot exceed
-the heap's top). A leaf whose box key (the key to the nearest point of the box, per attribute the difference to
-the clamped coordinate) exceeds the top is skipped; the objects of the other leaves with key ≤ the top are
-candidates, and a smaller key replaces the top. At the end the top is the k_max-th key, and the candidates up to
-it are sorted by (key, index). The in-sample graph (:func:`knn_graph_leaves`) is the same search with the
-objects as queries, each skipping itself.
+How. The reference objects are cut into leaves of a k-d tree (median splits of the widest attribute, at most
+:data:`LEAF_SIZE` objects each), each with its bounding box. The queries are processed in the k-d order of the
+queries themselves, so that consecutive queries lie close together, and each query starts from an upper bound of its
+k_max-th key: the largest of its keys to the k_max nearest objects of the previous query (k_max actual objects, so
+the k_max-th key cannot exceed it). Those k_max objects seed a candidate buffer. A leaf whose box key (the key to
+the nearest point of the box, per attribute the difference to the clamped coordinate) exceeds the bound is skipped;
+every object of the other leaves is appended to the buffer, and the buffer's count advances by (key ≤ bound) — no
+branch per object (the box keys of all leaves are computed at once, attribute by attribute in vector registers, and
+the leaves within the bound listed without a branch per leaf). When, after a leaf, the count has grown by max(8,
+k_max, the count left by the last selection), the k_max-th smallest buffered key becomes the bound
+(:func:`_kth_smallest`, a quickselect whose partitions are branch-free too) and the buffer keeps the keys ≤ it. At
+the end one last selection gives the k_max-th key, and the buffered objects up to it are sorted by (key, index). The
+in-sample graph (:func:`knn_graph_leaves`) is the same search with the objects as queries, each skipping itself.
+
+Until 2026-11-27 the bound was the top of a max-heap of the k_max smallest keys seen, every closer object a
+sift-down (unpredictable branches), each leaf's box key tested by a branch, √N objects per leaf: the same rows,
+with 1.4–1.8× more CPU per query at k_max ≈ 75–100 (2–2.4× without the final sort), 1.5× at k_max = 5–30
+(benchmarks/leaf_query_kselect.py keeps that kernel as its reference; benchmarks/README.md).
 
 Exactness. Rounding to nearest is monotone, so the computed box key never exceeds the computed key of any
 object in the box (each clamped difference is at most the object's difference in magnitude, squares and sums
-are monotone): skipping never drops an object with key ≤ the bound, and the bound itself is a computed key of
-k_max real objects (the top only decreases as objects are seen). The candidates therefore contain every object
-with key ≤ the k_max-th key, whatever the bound, the leaves or the query order — those change the cost, never
-the rows.
+are monotone): skipping never drops an object with key ≤ the bound, and the bound is always the k_max-th
+smallest computed key of k_max or more real objects, so it never falls below the k_max-th key and only
+decreases. The buffer therefore holds every object with key ≤ the k_max-th key (and only real objects, each
+once), so its k_max-th smallest key is the k_max-th key itself, whatever the bound, the leaves or the query order
+— those change the cost, never the rows. The keys themselves are :func:`odeval.neighbors._kernels._pair_key`'s
+operations in its order.
 """
 
 from __future__ import annotations
@@ -29,7 +40,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from odeval.neighbors._kernels import _pair_key, _sift_down
+from odeval.neighbors._kernels import _pair_key
 
 
 @njit(cache=True)
@@ -90,28 +101,6 @@ def kd_leaf_order(X, leaf_size):  # pragma: no cover - numba
         top += 1
     starts[n_leaves] = n
     return perm, starts[:n_leaves + 1].copy()
-
-
-@njit(cache=True, inline="always")
-def _box_key(U, q, lo, hi, leaf, metric):  # pragma: no cover - numba
-    """Key from query row q to the nearest point of leaf ``leaf``'s box, in :func:`_pair_key`'s arithmetic
-    (per attribute the difference to the clamped coordinate; a lower bound of every member's key)."""
-    s = 0.0
-    for j in range(U.shape[1]):
-        u = U[q, j]
-        if u < lo[leaf, j]:
-            t = u - lo[leaf, j]
-        elif u > hi[leaf, j]:
-            t = u - hi[leaf, j]
-        else:
-            t = 0.0
-        if metric == 0:
-            s += t * t
-        elif metric == 1:
-            s += abs(t)
-        elif abs(t) > s:
-            s = abs(t)
-    return s
 
 
 @njit(cache=True, inline="always")
@@ -197,6 +186,74 @@ def _rank_sort(keys, idx, pos, n, skeys, sidx, spos):  # pragma: no cover - numb
         pos[a] = spos[a]
 
 
+#: Default objects per leaf of the reference set: with all leaves' box keys computed in vector registers and the
+#: leaves within the bound listed without branches, small leaves (fewer objects scanned beyond the k_max-th key) pay
+#: off: 8–24 cost about the same for N = 270–10⁴, k_max ≈ 100; the former max(8, √N) was 1.1–1.3× slower for
+#: N ≥ 3,000 (benchmarks/leaf_query_kselect.py, LEAF_SIZE=...).
+LEAF_SIZE = 16
+
+
+@njit(cache=True)
+def _kth_smallest(keys, n, k, work):  # pragma: no cover - numba
+    """The k-th smallest (1-based) of keys[:n]: quickselect with branch-free out-of-place partitions (each key is
+    written to both the "below" and the "above" row of ``work`` (3 × ≥ n) and each count advances by its
+    comparison with the pivot, the median of three), the equal keys ending the search at once."""
+    src = 2
+    for t in range(n):
+        work[src, t] = keys[t]
+    while True:
+        x = work[src, 0]
+        y = work[src, n // 2]
+        z = work[src, n - 1]
+        if x > y:
+            x, y = y, x
+        if y > z:
+            y = z
+        pivot = max(x, y)
+        below = 0 if src != 0 else 1
+        above = 3 - src - below
+        nb = 0
+        na = 0
+        for t in range(n):
+            v = work[src, t]
+            work[below, nb] = v
+            nb += v < pivot
+            work[above, na] = v
+            na += v > pivot
+        if k <= nb:
+            src = below
+            n = nb
+        elif k <= n - na:
+            return pivot
+        else:
+            k -= n - na
+            src = above
+            n = na
+
+
+@njit(cache=True, inline="always")
+def _box_keys(U, q, loT, hiT, metric, out):  # pragma: no cover - numba
+    """out[l] = key from query row q to the nearest point of leaf l's box (boxes as attribute rows ``loT``,
+    ``hiT``), in :func:`_pair_key`'s arithmetic: per attribute the difference to the clamped coordinate,
+    min(u − lo, 0) + max(u − hi, 0) (one of the two is exactly 0: the value is u − lo, u − hi or 0, without a
+    branch). A lower bound of every member's key (module docstring)."""
+    n = loT.shape[1]
+    for i in range(n):
+        out[i] = 0.0
+    for j in range(loT.shape[0]):
+        u = U[q, j]
+        if metric == 0:
+            for i in range(n):
+                t = min(u - loT[j, i], 0.0) + max(u - hiT[j, i], 0.0)
+                out[i] += t * t
+        elif metric == 1:
+            for i in range(n):
+                out[i] += abs(min(u - loT[j, i], 0.0) + max(u - hiT[j, i], 0.0))
+        else:
+            for i in range(n):
+                out[i] = max(out[i], abs(min(u - loT[j, i], 0.0) + max(u - hiT[j, i], 0.0)))
+
+
 @njit(cache=True, parallel=True)
 def query_leaves(U, rows, out_rows, skip, Xp, pidx, starts, lo, hi, k_max, metric, cap, block,
                  out_keys, out_idx, out_cnt):  # pragma: no cover - numba
@@ -211,25 +268,37 @@ def query_leaves(U, rows, out_rows, skip, Xp, pidx, starts, lo, hi, k_max, metri
     previous query's k_max nearest objects; blocks of ``block`` rows run in parallel, each starting from the
     first k_max objects.
 
-    Per query: a max-heap of the k_max smallest keys seen, seeded with the keys of those k_max proposals, its
-    top the running bound (the k_max-th smallest key of k_max real objects); leaves whose box key exceeds the
-    bound are skipped, every other object with key ≤ the bound is a candidate, and a smaller key replaces the
-    top. At the end the top is the k_max-th key exactly (every object not seen lies in a skipped leaf or had a
-    key above an earlier, larger bound) and the candidates up to it are sorted. See the module docstring.
+    Per query: a candidate buffer seeded with those k_max proposals, the bound the largest of their keys (the
+    k_max-th smallest key of k_max real objects). Leaves whose box key exceeds the bound are skipped; every object
+    of the other leaves is written to the buffer (key, position) and the count advances by (key ≤ bound, object
+    not a proposal nor skipped) — no branch per object. When the count reaches ``limit`` (checked after each
+    leaf), the k_max-th smallest buffered key becomes the bound (:func:`_kth_smallest`) and the buffer keeps the
+    keys ≤ it (k_max or more, ties included). At the end one last selection gives the k_max-th key exactly (the
+    buffer holds every object with a key ≤ it: an object not in it lies in a skipped leaf or had a key above an
+    earlier, larger bound), and the buffered objects up to it are sorted. See the module docstring.
     """
     M = rows.shape[0]
     N = Xp.shape[0]
     n_leaves = starts.shape[0] - 1
     n_blocks = (M + block - 1) // block
+    step = max(8, k_max)  # buffer growth between selections (the cost hardly depends on it: 0.25–4 k_max tried)
+    d = Xp.shape[1]
+    loT = np.empty((d, n_leaves))  # the boxes' attributes as rows: all box keys of a query in vector registers
+    hiT = np.empty((d, n_leaves))
+    for j in range(d):
+        for leaf in range(n_leaves):
+            loT[j, leaf] = lo[leaf, j]
+            hiT[j, leaf] = hi[leaf, j]
     for b in prange(n_blocks):
         r0 = b * block
         r1 = min(M, r0 + block)
-        proposal = np.arange(k_max)  # positions (in Xp) of the k_max objects the bound starts from
-        marked = np.zeros(N, np.bool_)  # the proposals (and the skipped object): not scanned again
-        heap = np.empty(k_max)
-        prop_keys = np.empty(k_max)
-        cand_keys = np.empty(N)
-        cand_pos = np.empty(N, np.int64)
+        proposal = np.arange(k_max)
+        marked = np.zeros(N, np.bool_)
+        cand_keys = np.empty(N + 1)
+        cand_pos = np.empty(N + 1, np.int64)
+        work = np.empty((3, N + 1))
+        box = np.empty(n_leaves)
+        todo = np.empty(n_leaves, np.int64)
         sel_keys = np.empty(N)
         sel_idx = np.empty(N, np.int64)
         sel_pos = np.empty(N, np.int64)
@@ -243,50 +312,58 @@ def query_leaves(U, rows, out_rows, skip, Xp, pidx, starts, lo, hi, k_max, metri
                 marked[proposal[t]] = True
             if own >= 0:
                 for t in range(k_max):
-                    if proposal[t] == own:  # any other object will do: the bound only needs k_max real ones
+                    if proposal[t] == own:
                         p = 0
                         while marked[p] or p == own:
                             p += 1
                         marked[p] = True
                         proposal[t] = p
                 marked[own] = True
+            bound = -np.inf
             for t in range(k_max):
                 v = _pair_key(U, q, Xp, proposal[t], metric)
-                prop_keys[t] = v
-                heap[t] = v
-            for t in range(k_max // 2 - 1, -1, -1):
-                _sift_down(heap, k_max, t)
-            top = heap[0]
-            c = 0
+                cand_keys[t] = v
+                cand_pos[t] = proposal[t]
+                bound = max(bound, v)
+            c = k_max
+            limit = c + step  # after a selection: c + max(c, step), so that rows of massive ties select rarely
+            _box_keys(U, q, loT, hiT, metric, box)
+            n_todo = 0  # the leaves within the first bound, listed without a branch per leaf
             for leaf in range(n_leaves):
-                if _box_key(U, q, lo, hi, leaf, metric) > top:
+                todo[n_todo] = leaf
+                n_todo += box[leaf] <= bound
+            for t in range(n_todo):
+                leaf = todo[t]
+                if box[leaf] > bound:  # the bound has decreased since
                     continue
                 for p in range(starts[leaf], starts[leaf + 1]):
-                    if marked[p]:
-                        continue
                     v = _pair_key(U, q, Xp, p, metric)
-                    if v <= top:
-                        cand_keys[c] = v
-                        cand_pos[c] = p
-                        c += 1
-                        if v < top:
-                            heap[0] = v
-                            _sift_down(heap, k_max, 0)
-                            top = heap[0]
+                    cand_keys[c] = v
+                    cand_pos[c] = p
+                    c += (v <= bound) & (not marked[p])
+                if c >= limit:
+                    bound = _kth_smallest(cand_keys, c, k_max, work)
+                    m = 0
+                    for t in range(c):
+                        v = cand_keys[t]
+                        cand_keys[m] = v
+                        cand_pos[m] = cand_pos[t]
+                        m += v <= bound
+                    c = m
+                    limit = c + max(c, step)
             for t in range(k_max):
-                cand_keys[c] = prop_keys[t]
-                cand_pos[c] = proposal[t]
-                c += 1
                 marked[proposal[t]] = False
             if own >= 0:
                 marked[own] = False
+            if c > k_max:
+                bound = _kth_smallest(cand_keys, c, k_max, work)
             m = 0
             for t in range(c):
-                if cand_keys[t] <= top:
-                    sel_keys[m] = cand_keys[t]
-                    sel_pos[m] = cand_pos[t]
-                    sel_idx[m] = pidx[cand_pos[t]]
-                    m += 1
+                v = cand_keys[t]
+                sel_keys[m] = v
+                sel_pos[m] = cand_pos[t]
+                sel_idx[m] = pidx[cand_pos[t]]
+                m += v <= bound
             if m <= RANK_SORT_MAX:
                 _rank_sort(sel_keys, sel_idx, sel_pos, m, tmp_keys, tmp_idx, tmp_pos)
             else:
@@ -296,7 +373,7 @@ def query_leaves(U, rows, out_rows, skip, Xp, pidx, starts, lo, hi, k_max, metri
             for t in range(min(m, cap)):
                 out_keys[o, t] = sel_keys[t]
                 out_idx[o, t] = sel_idx[t]
-            for t in range(m, cap):  # the padding: the caller allocates without filling (rows can be thousands wide)
+            for t in range(m, cap):
                 out_keys[o, t] = np.inf
                 out_idx[o, t] = -1
             for t in range(k_max):
@@ -348,8 +425,8 @@ def query_knn_leaves(X: np.ndarray, U: np.ndarray, k_max: int, metric: int, *, l
     n = X.shape[0]
     if not 1 <= k_max <= n:
         raise ValueError(f"k_max must lie in [1, {n}] for {n} reference objects, got {k_max}")
-    if leaf_size is None:  # about √N objects per leaf: as many leaves to test as objects in a leaf
-        leaf_size = max(8, int(np.sqrt(n)))
+    if leaf_size is None:
+        leaf_size = LEAF_SIZE
     index = leaf_index(X, leaf_size)
     Uc = np.ascontiguousarray(U, dtype=np.float64)
     rows, _ = kd_leaf_order(Uc, query_leaf_size)
@@ -369,7 +446,7 @@ def query_knn_leaves_bands(X: np.ndarray, U: np.ndarray, k_max: int, metric: int
     if not 1 <= k_max <= n:
         raise ValueError(f"k_max must lie in [1, {n}] for {n} reference objects, got {k_max}")
     if leaf_size is None:
-        leaf_size = max(8, int(np.sqrt(n)))
+        leaf_size = LEAF_SIZE
     index = leaf_index(X, leaf_size)
     Uc = np.ascontiguousarray(U, dtype=np.float64)
     m = Uc.shape[0]
@@ -421,7 +498,7 @@ def knn_graph_leaves(X: np.ndarray, k_max: int, metric: int, *, leaf_size: int |
     if not 1 <= k_max <= n - 1:
         raise ValueError(f"k_max must lie in [1, {n - 1}] for {n} objects, got {k_max}")
     if leaf_size is None:
-        leaf_size = max(8, int(np.sqrt(n)))
+        leaf_size = LEAF_SIZE
     index = leaf_index(X, leaf_size)
     # query row r is the object at leaf position r (the objects in their own k-d order), skipping that position
     return _search(np.ascontiguousarray(X, dtype=np.float64), index[1], np.arange(n, dtype=np.int64), index, k_max,
