@@ -461,3 +461,5 @@ def test_score_no_workers_timeout_needs_a_scheduler_and_reaches_the_partitioned_
                                     "tcp://127.0.0.1:1", "--no-workers-timeout", "7.5", "-o", out])
     assert res.exit_code == 1 and "recorded" in res.output
     assert seen == {"scheduler": "tcp://127.0.0.1:1", "timeout": 7.5}
+    with pytest.raises(ValueError, match="no_workers_timeout must be a positive number of seconds, got 0"):
+        odeval.bench.distributed.PartitionedGraph(object(), np.zeros((5, 2)), 2, no_workers_timeout=0)
