@@ -167,3 +167,21 @@ def test_ldof_novelty_rows_of_duplicates():
         assert det.novelty_scores_all_k(gr, query_knn(gr, X[i:i + 1], 60), [60])[0, 0] == ins[i]
     blks = [knn_block(X, a, b, 120) for a, b in block_bounds(len(X), 3)]
     np.testing.assert_array_equal(block_raw_scores(det, blks, np.array(ks)), det.raw_scores_all_k(g, ks))
+
+
+@pytest.mark.parametrize("d", [1, 3, 4, 6, 9])
+def test_ldof_novelty_per_pair_any_dimension(d, monkeypatch):
+    """Without the (N, N) table, Euclidean novelty LDOF computes each member distance per pair: the dense-block
+    values bit for bit in every dimension."""
+    from odeval.detectors import ldof
+
+    monkeypatch.setattr(ldof, "_NOVELTY_TABLE_ENTRIES", 0)
+    rng = np.random.default_rng(d)
+    X = np.round(rng.random((120, d)) * 8) / 8 + rng.random((120, d)) * 1e-3
+    Q = rng.random((300, d))
+    g = knn_graph(X, 40)
+    q = query_knn(g, Q, 40)
+    det = get_detector("LDOF")
+    new = det.novelty_raw_scores_all_k(g, q, [2, 9, 40])
+    old = det._novelty_blocks(g, q, np.ascontiguousarray(q.neighborhood_sizes()[:, [1, 8, 39]].T))
+    np.testing.assert_array_equal(new, old)

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from odeval.neighbors._leaf_query import (
+    _bucket_sort,
     _kth_smallest,
     knn_graph_leaves,
     query_knn_leaves,
@@ -117,3 +118,27 @@ def test_graph_rows_equal_brute_force(kind):
                 keys, idx = knn_graph_leaves(X, k, metric, leaf_size=leaf_size, block=block)
                 np.testing.assert_array_equal(keys, ref_keys)
                 np.testing.assert_array_equal(idx, ref_idx)
+
+
+@pytest.mark.parametrize("case", ["spread", "ties", "narrow", "one-far", "equal", "subnormal"])
+def test_bucket_sort_orders_by_key_then_index(case):
+    """The rows' bucket sort gives the (key, index) order exactly, ties by index included; where the keys are all
+    equal or too close to scale it declines (the rank sort then sorts the row)."""
+    rng = np.random.default_rng(7)
+    n = 120
+    keys = {"spread": rng.random(n), "ties": rng.integers(0, 6, n) / 5.0,
+            "narrow": 1.0 + rng.integers(0, 1000, n) * 1e-15, "one-far": np.r_[rng.random(n - 1) * 1e-9, 1e9],
+            "equal": np.full(n, 0.25), "subnormal": rng.integers(0, 3, n) * 5e-324}[case]
+    idx = rng.permutation(10 * n)[:n].astype(np.int64)
+    pos = np.arange(n, dtype=np.int64)
+    k, i, p = keys.copy(), idx.copy(), pos.copy()
+    done = _bucket_sort(k, i, p, n, np.empty(n), np.empty(n, np.int64), np.empty(n, np.int64),
+                        np.empty(2 * n + 1, np.int64))
+    if case in ("equal", "subnormal"):
+        assert not done and np.array_equal(k, keys) and np.array_equal(i, idx)
+        return
+    order = np.lexsort((idx, keys))
+    assert done
+    np.testing.assert_array_equal(k, keys[order])
+    np.testing.assert_array_equal(i, idx[order])
+    np.testing.assert_array_equal(p, pos[order])

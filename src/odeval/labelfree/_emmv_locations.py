@@ -429,11 +429,16 @@ class DrawLocations:
             raw = _ldof_loc(q.keys, q.dist, q.locs, q.cnt, np.ascontiguousarray(ends[tu]),
                             np.ascontiguousarray(sizes[tu]), self.table, self.members, self.starts, _TIE_ROW_MIN)
             return raw[np.searchsorted(tu, t)]
+        # only the method's own ks (``all_ks`` is the union over the plan's methods): every k's sums are
+        # independent of the others, so the rows of the others would be work thrown away
+        tu = np.unique(t)
         simplified = name == "SimplifiedLOF"
-        dens_ref = self._dens_ref_all(simplified)
-        dens_q = _density_loc(q.keys, q.dist, q.locs, q.cnt, ends, sizes, self.kd, simplified, self.members,
-                              self.starts)
-        return _ratio_loc(dens_q, q.keys, q.locs, q.cnt, ends, sizes, dens_ref, self.members, self.starts)[t]
+        dens_ref = np.ascontiguousarray(self._dens_ref_all(simplified)[tu])
+        ends_u, sizes_u = np.ascontiguousarray(ends[tu]), np.ascontiguousarray(sizes[tu])
+        dens_q = _density_loc(q.keys, q.dist, q.locs, q.cnt, ends_u, sizes_u, np.ascontiguousarray(self.kd[:, tu]),
+                              simplified, self.members, self.starts)
+        raw = _ratio_loc(dens_q, q.keys, q.locs, q.cnt, ends_u, sizes_u, dens_ref, self.members, self.starts)
+        return raw[np.searchsorted(tu, t)]
 
     def score_data(self) -> dict[Any, np.ndarray]:
         """In-sample scores of the N objects, ``{method: (len(ks), N)}`` (as ``det.score_all_k(graph, ks)``)."""

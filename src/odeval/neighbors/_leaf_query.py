@@ -164,6 +164,8 @@ def _sort_pairs(keys, idx, pos, n, skeys, sidx, spos):  # pragma: no cover - num
 #: Rows of up to this many neighbours are sorted by counting ranks (O(m²) comparisons without data-dependent
 #: branches: about 3× faster than a merge sort for m ≈ 50–100, whose branches the processor cannot predict).
 RANK_SORT_MAX = 256
+#: ... and from this many on by buckets (:func:`_bucket_sort`), cheaper than n² comparisons for long rows.
+BUCKET_SORT_MIN = 48
 
 
 @njit(cache=True)
@@ -184,6 +186,55 @@ def _rank_sort(keys, idx, pos, n, skeys, sidx, spos):  # pragma: no cover - numb
         keys[a] = skeys[a]
         idx[a] = sidx[a]
         pos[a] = spos[a]
+
+
+@njit(cache=True)
+def _bucket_sort(keys, idx, pos, n, skeys, sidx, spos, counts):  # pragma: no cover - numba
+    """Sort keys[:n], idx[:n], pos[:n] together by (key, index): a counting pass into 2n buckets of equal width
+    between the smallest and the largest key (bucket ⌊(key − min) · 2n / (max − min)⌋, monotone in the key),
+    then an insertion pass by (key, index) that only has to repair the order within buckets — about O(n) for
+    the spread-out keys of a kNN row instead of the rank sort's n² comparisons. ``counts``: scratch of ≥ 2n + 1
+    integers. Returns False (nothing done) where the keys are all equal or too close to scale."""
+    lo = np.inf
+    top = -np.inf
+    for t in range(n):
+        lo = min(lo, keys[t])
+        top = max(top, keys[t])
+    nb = 2 * n
+    span = top - lo
+    scale = nb / span if span > 0.0 else np.inf
+    if not scale < 1e300:
+        return False
+    for b in range(nb + 1):
+        counts[b] = 0
+    for t in range(n):
+        counts[int((keys[t] - lo) * scale)] += 1
+    s = 0
+    for b in range(nb + 1):
+        c = counts[b]
+        counts[b] = s
+        s += c
+    for t in range(n):
+        b = int((keys[t] - lo) * scale)
+        o = counts[b]
+        counts[b] = o + 1
+        skeys[o] = keys[t]
+        sidx[o] = idx[t]
+        spos[o] = pos[t]
+    for t in range(n):
+        k = skeys[t]
+        i = sidx[t]
+        p = spos[t]
+        u = t
+        while u > 0 and _before(k, i, keys[u - 1], idx[u - 1]):
+            keys[u] = keys[u - 1]
+            idx[u] = idx[u - 1]
+            pos[u] = pos[u - 1]
+            u -= 1
+        keys[u] = k
+        idx[u] = i
+        pos[u] = p
+    return True
 
 
 #: Default objects per leaf of the reference set: with all leaves' box keys computed in vector registers and the
@@ -305,6 +356,7 @@ def query_leaves(U, rows, out_rows, skip, Xp, pidx, starts, lo, hi, k_max, metri
         tmp_keys = np.empty(N)
         tmp_idx = np.empty(N, np.int64)
         tmp_pos = np.empty(N, np.int64)
+        counts = np.empty(2 * RANK_SORT_MAX + 1, np.int64)
         for r in range(r0, r1):
             q = rows[r]
             own = skip[r]
@@ -365,7 +417,9 @@ def query_leaves(U, rows, out_rows, skip, Xp, pidx, starts, lo, hi, k_max, metri
                 sel_idx[m] = pidx[cand_pos[t]]
                 m += v <= bound
             if m <= RANK_SORT_MAX:
-                _rank_sort(sel_keys, sel_idx, sel_pos, m, tmp_keys, tmp_idx, tmp_pos)
+                if m < BUCKET_SORT_MIN or not _bucket_sort(sel_keys, sel_idx, sel_pos, m, tmp_keys, tmp_idx,
+                                                           tmp_pos, counts):
+                    _rank_sort(sel_keys, sel_idx, sel_pos, m, tmp_keys, tmp_idx, tmp_pos)
             else:
                 _sort_pairs(sel_keys, sel_idx, sel_pos, m, tmp_keys, tmp_idx, tmp_pos)
             o = out_rows[r]
