@@ -128,8 +128,9 @@ def load_variant(folder: Path, *, alt_wbc: bool = False, glosh_complement: bool 
     return {"X": X, "y": np.asarray(ds.y, bool), "W": W, "info": info, "name": folder.name, "base": base}
 
 
-def run_one(v: dict, mcl: str, knn: int | None, classifier: str = "pinned") -> dict:
-    """IREOS of the ten candidates; Spearman against ROC AUC (Table 6) and the pick (Table 7)."""
+def run_one(v: dict, mcl: str, knn: int | None, classifier: str = "pinned", workers: int = 1) -> dict:
+    """IREOS of the ten candidates; Spearman against ROC AUC (Table 6) and the pick (Table 7). ``workers``: threads
+    for the objects' classifiers (the same numbers for any count; ``cpu_seconds`` counts every thread)."""
     n_out = int(v["y"].sum())
     # sqrt5i / sqrt5r: sqrt(5 % N) truncated / rounded to an integer -- the reference code's IREOS.setmCl takes an
     # int (a stated cause of the sqrt5 gaps, tested by these rows; docs/ireos.md)
@@ -139,7 +140,8 @@ def run_one(v: dict, mcl: str, knn: int | None, classifier: str = "pinned") -> d
     # zeros, Waveform's GLOSH-30, has no outlier: it is refused and left out, as the README says).
     keep = [i for i, w in enumerate(v["W"]) if (w > 0).any()]
     t0, c0 = time.perf_counter(), time.process_time()
-    r = ireos(v["X"], [v["W"][i] for i in keep], weights="none", m_cl=m_cl, knn=knn, classifier=classifier)
+    r = ireos(v["X"], [v["W"][i] for i in keep], weights="none", m_cl=m_cl, knn=knn, classifier=classifier,
+              workers=workers)
     seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
     auc = np.array([v["info"][i]["auc"] for i in keep])
     ap = np.array([v["info"][i]["ap"] for i in keep])
@@ -154,7 +156,8 @@ def run_one(v: dict, mcl: str, knn: int | None, classifier: str = "pinned") -> d
             "auc_min_mean_max": [float(auc.min()), float(auc.mean()), float(auc.max())],
             "ap_min_mean_max": [float(np.nanmin(ap)), float(np.nanmean(ap)), float(np.nanmax(ap))],
             "n_fits": int(r.n_fits), "seconds": round(seconds, 2), "cpu_seconds": round(cpu, 2),
-            "load": round(os.getloadavg()[0], 1), "classifier": classifier}
+            "load": round(os.getloadavg()[0], 1), "classifier": classifier,
+            **({"workers": workers} if workers != 1 else {})}
 
 
 def jobs(max_n: int, exact_max_n: int = EXACT_MAX_N) -> list[tuple[Path, str, str, str]]:
@@ -184,7 +187,8 @@ def key(row: dict) -> tuple:
 
 
 def run(out: Path, max_n: int, classifier: str = "pinned", mcls: tuple[str, ...] = MCLS,
-        only: tuple[str, ...] | None = None, exact_max_n: int = EXACT_MAX_N, budget: float | None = None) -> None:
+        only: tuple[str, ...] | None = None, exact_max_n: int = EXACT_MAX_N, budget: float | None = None,
+        workers: int = 1) -> None:
     """Run the missing jobs; ``budget`` (CPU seconds): a job is run in a child process and stopped there, with a
     line saying so, when it takes longer (a stopped job writes no row)."""
     done = {key(json.loads(line)) for line in out.read_text().splitlines()} if out.exists() else set()
@@ -196,9 +200,9 @@ def run(out: Path, max_n: int, classifier: str = "pinned", mcls: tuple[str, ...]
         if k in done:
             continue
         if budget is None:
-            row = _job(folder, mcl, knn, cands, classifier)
+            row = _job(folder, mcl, knn, cands, classifier, workers)
         else:
-            row = _job_with_budget(folder, mcl, knn, cands, classifier, budget)
+            row = _job_with_budget(folder, mcl, knn, cands, classifier, budget, workers)
             if row is None:
                 print(f"{folder.name:40s} {k[1]:6s} m_cl={mcl:5s} {cands:6s} {classifier}: stopped after "
                       f"{budget:.0f} s CPU (no row)", flush=True)
@@ -210,9 +214,9 @@ def run(out: Path, max_n: int, classifier: str = "pinned", mcls: tuple[str, ...]
               f"{row['seconds']}s", flush=True)
 
 
-def _job(folder: Path, mcl: str, knn: int | None, cands: str, classifier: str) -> dict:
+def _job(folder: Path, mcl: str, knn: int | None, cands: str, classifier: str, workers: int = 1) -> dict:
     row = run_one(load_variant(folder, alt_wbc=cands == "alt10", glosh_complement=cands == "glosh"), mcl, knn,
-                  classifier)
+                  classifier, workers)
     row["candidates"] = cands
     return row
 
@@ -220,19 +224,19 @@ def _job(folder: Path, mcl: str, knn: int | None, cands: str, classifier: str) -
 def _job_child(conn, *args) -> None:
     import resource
 
-    budget = args[-1]
+    budget, workers = args[-2:]
     resource.setrlimit(resource.RLIMIT_CPU, (int(budget), int(budget) + 5))
-    conn.send(_job(*args[:-1]))
+    conn.send(_job(*args[:-2], workers))
 
 
 def _job_with_budget(folder: Path, mcl: str, knn: int | None, cands: str, classifier: str,
-                     budget: float) -> dict | None:
+                     budget: float, workers: int = 1) -> dict | None:
     """:func:`_job` in a child process limited to ``budget`` CPU seconds (None when it was stopped)."""
     import multiprocessing as mp
 
     ctx = mp.get_context("fork")
     parent, child = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_job_child, args=(child, folder, mcl, knn, cands, classifier, budget))
+    proc = ctx.Process(target=_job_child, args=(child, folder, mcl, knn, cands, classifier, budget, workers))
     proc.start()
     child.close()
     try:
@@ -299,12 +303,13 @@ def main() -> None:
     parser.add_argument("--exact-max-n", type=int, default=EXACT_MAX_N, help="the exact index up to this N")
     parser.add_argument("--budget", type=float, default=None, help="CPU seconds per job (stopped beyond)")
     parser.add_argument("--table", action="store_true", help="print the markdown tables of what --out holds")
+    parser.add_argument("--workers", type=int, default=1, help="threads for the objects' classifiers (same numbers)")
     args = parser.parse_args()
     if args.table:
         print(table(args.out))
     else:
         run(args.out, args.max_n, args.classifier, tuple(args.mcl.split(",")),
-            tuple(x for x in args.only.split(",") if x) or None, args.exact_max_n, args.budget)
+            tuple(x for x in args.only.split(",") if x) or None, args.exact_max_n, args.budget, args.workers)
 
 
 if __name__ == "__main__":
