@@ -68,9 +68,14 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--retry-failed", action="store_true", help="recompute units and tasks that failed before")
     ap.add_argument("--list", action="store_true", help="print the order and stop")
+    ap.add_argument("--last", default="", help="comma-separated base datasets whose variants go to the end of the "
+                    "order (e.g. Annthyroid, half of the IREOS time: a run stopped early then covers the others)")
     args = ap.parse_args()
     study = load_study(args.study)
-    study = dataclasses.replace(study, datasets=tuple(ordered(list(study.datasets))))
+    order = ordered(list(study.datasets))
+    last = set(filter(None, args.last.split(",")))
+    order = [v for v in order if v.base_dataset not in last] + [v for v in order if v.base_dataset in last]
+    study = dataclasses.replace(study, datasets=tuple(order))
     if args.list:
         for i, v in enumerate(study.datasets):
             print(i + 1, v.name, n_objects(v.path))

@@ -5,9 +5,10 @@ same store) stored, audits them as ``odeval select-audit`` does, and prints Mark
 
 * the summary + Wilcoxon table among all candidates and among the ten of Marques et al. 2020 §4.2, with the
   Friedman/Nemenyi lines (blocks = variants and = base datasets);
-* IREOS split by the gamma_max its search found (``--gamma-split``, default 100), separately for the variants of
-  the first audit (the first ``--first`` variants in ms_campos_run.py's order; the split was read off them) and
-  for the held-out rest, plus a label-free guarded rule: the IREOS pick where gamma_max <= split, else the
+* IREOS split by the gamma_max its search found (``--gamma-split``, default 100), separately for the variants the
+  split was read off (the first ``--first`` variants in ms_campos_run.py's order, the first audit, for the optimum's
+  100; or the variants of ``--first-bases``: Shuttle for the pinned classifier's 10^4) and for the held-out rest,
+  plus a label-free guarded rule: the IREOS pick where gamma_max <= split, else the
   ensemble;
 * the supplement of the costly selectors (em, mv, mc-kendall) on the variants that stored them.
 
@@ -15,7 +16,8 @@ same store) stored, audits them as ``odeval select-audit`` does, and prints Mark
   candidates' ROC AUC on the first variant of every base dataset with the picks of a few selectors marked
   (Marques et al. 2020, Fig. 9 style), as PNG files.
 
-    python benchmarks/ms_campos_tables.py STORE [--first 51] [--gamma-split 100] [--figures docs/img]
+    python benchmarks/ms_campos_tables.py STORE [--first 51 | --first-bases Shuttle] [--gamma-split 100]
+        [--figures docs/img]
 """
 
 from __future__ import annotations
@@ -73,7 +75,7 @@ def wilcoxon_greater(a: np.ndarray, b: np.ndarray) -> float:
     return float(wilcoxon(d, alternative="greater").pvalue) if d.size else float("nan")
 
 
-def ireos_split(audit, gmax: dict[str, float], first: set[str], split: float) -> str:
+def ireos_split(audit, gmax: dict[str, float], first: set[str], split: float, first_label: str = "first audit") -> str:
     p = audit.picks[audit.picks["measure"] == audit.measure]
     by = {s: g.set_index("dataset") for s, g in p.groupby("selector")}
     if "ireos" not in by:
@@ -82,7 +84,7 @@ def ireos_split(audit, gmax: dict[str, float], first: set[str], split: float) ->
     out = ["| variants | γ_max | n | IREOS pick: mean " + audit.measure + " | random | mean percentile | best pick | "
            "below the candidates' mean | base datasets |", "| --- " * 9 + "|"]
     guard_lines = []
-    for label, group in (("first audit", [d for d in ds if d in first]),
+    for label, group in ((first_label, [d for d in ds if d in first]),
                          ("held out", [d for d in ds if d not in first]), ("all", ds)):
         if not group:
             continue
@@ -131,11 +133,20 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("store")
     ap.add_argument("--first", type=int, default=51, help="variants of the first audit (in ms_campos_run order)")
+    ap.add_argument("--first-bases", default=None,
+                    help="comma-separated base datasets whose variants form the group the split was read off, "
+                         "instead of --first (the pinned classifier's 10^4 was read off Shuttle: --first-bases "
+                         "Shuttle --gamma-split 1e4 holds out every other variant)")
     ap.add_argument("--gamma-split", type=float, default=100.0)
     ap.add_argument("--figures", type=Path, help="write the CD diagram and the box plots (PNG) to this folder")
     args = ap.parse_args()
     names = [v.name for v in ordered(list(load_study(EXAMPLE).datasets))]
-    first = set(names[:args.first])
+    if args.first_bases:
+        bases = set(args.first_bases.split(","))
+        first = {v.name for v in load_study(EXAMPLE).datasets if v.base_dataset in bases}
+        first_label = f"read off ({', '.join(sorted(bases))})"
+    else:
+        first, first_label = set(names[:args.first]), "first audit"
     gmax = gamma_max_of(args.store)
     from odeval.bench.ensembles import NoStoredScoresError
 
@@ -156,7 +167,7 @@ def main() -> None:
         if "pick_p_value" in pv and len(pv):
             print(f"IREOS pick p < 0.05 on {int((pv['pick_p_value'] < 0.05).sum())} of {len(pv)} variants (median "
                   f"p = {pv['pick_p_value'].median():.2g})\n")
-        print(ireos_split(main_audit, gmax, first, args.gamma_split), "\n")
+        print(ireos_split(main_audit, gmax, first, args.gamma_split, first_label), "\n")
         if msgs:
             print("messages:", *msgs[:5], sep="\n  ")
         if args.figures is not None and mode == "all":
