@@ -116,8 +116,8 @@ def test_cli_approximates_above_the_stated_size(tmp_path):
 
 
 def test_gamma_max_high_is_explained(tmp_path):
-    """A searched γ_max above the threshold of the classifier that ran (GAMMA_MAX_WARNING: the optimum's 100, the
-    guarded rule's; the pinned default's 1e4) gets a line saying what it means; a given one does not."""
+    """A searched γ_max above the threshold of the classifier that ran (GAMMA_MAX_WARNING: 100 for both, the
+    optimum's being the guarded rule's) gets a line saying what it means; a given one does not."""
     from dataclasses import replace
 
     from odeval.analysis.labelfree import ireos_of_scorings
@@ -126,17 +126,17 @@ def test_gamma_max_high_is_explained(tmp_path):
     from odeval.render.labelfree import render_ireos
 
     assert GAMMA_MAX_WARNING["optimum"] == GuardedSettings.threshold == 100
-    assert GAMMA_MAX_WARNING["pinned"] == 1e4
+    assert GAMMA_MAX_WARNING["pinned"] == 100
     data, scores = _unlabelled(tmp_path)
     run = ireos_of_scorings(data, scores, settings=IREOSSettings(quadrature="fixed", n_gamma=3))
     assert run.gamma_max_searched and run.result.gamma_max < 100 and run.result.classifier == "pinned"
     assert "gamma_max =" not in render_ireos(run).split("\n", 1)[1]
     assert json.loads(render_ireos(run, as_json=True))["classifier"] == "pinned"
-    # the pinned default: 523 is where its index still worked on Shuttle (docs/ireos.md), no line
-    assert "ended high" not in render_ireos(replace(run, result=replace(run.result, gamma_max=523.0)))
-    high = replace(run, result=replace(run.result, gamma_max=2.5e4))
+    # the pinned default: at or below 100 no line (the Campos audit with the pinned classifier)
+    assert "ended high" not in render_ireos(replace(run, result=replace(run.result, gamma_max=100.0)))
+    high = replace(run, result=replace(run.result, gamma_max=1640.0))
     text = render_ireos(high)
-    assert "gamma_max = 2.5e+04 > 10000 (classifier pinned): the search ended very high" in text
+    assert "gamma_max = 1640 > 100 (classifier pinned): the search ended high" in text
     assert "near random" in text
     # the optimum: the guarded rule's threshold and its finding
     opt = replace(run, result=replace(run.result, gamma_max=523.0, classifier="optimum"))
@@ -144,7 +144,7 @@ def test_gamma_max_high_is_explained(tmp_path):
     assert "gamma_max = 523 > 100 (classifier optimum): the search ended high" in text and "near random" in text
     assert "the search ended high" in json.loads(render_ireos(opt, as_json=True))["notes"][0]
     assert "ended high" not in render_ireos(replace(opt, gamma_max_searched=False))
-    assert "ended very high" not in render_ireos(replace(high, gamma_max_searched=False))
+    assert "ended high" not in render_ireos(replace(high, gamma_max_searched=False))
 
 
 def test_cli_null_option(tmp_path):

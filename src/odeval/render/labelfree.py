@@ -41,10 +41,10 @@ def ireos_gamma_max_line(run: IREOSOfScorings) -> str | None:
                 "(near-duplicates or tight clumps kept some outliers unseparated), the regime where IREOS picked "
                 "near random on the Campos collection (docs/model-selection.md, \"IREOS and γ_max\"); do not rely "
                 "on the pick here")
-    return (f"gamma_max = {gamma_max:.4g} > {threshold:g} (classifier pinned): the search ended very high "
-            "(near-duplicates kept some outliers unseparated until every curve saturated), as on the Shuttle "
-            "variants where the pinned IREOS pick was near random or worst (docs/ireos.md, \"A high γ_max, per "
-            "classifier\"); do not rely on the pick here")
+    return (f"gamma_max = {gamma_max:.4g} > {threshold:g} (classifier pinned): the search ended high "
+            "(near-duplicates or tight clumps kept some outliers unseparated), the regime where the pinned IREOS "
+            "pick was near random or worse on the Campos collection (docs/model-selection.md, \"IREOS with the "
+            "pinned classifier\"); do not rely on the pick here")
 
 
 def ireos_p_value_lines(run: IREOSOfScorings) -> list[str]:
