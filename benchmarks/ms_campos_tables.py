@@ -10,6 +10,8 @@ same store) stored, audits them as ``odeval select-audit`` does, and prints Mark
   100; or the variants of ``--first-bases``: Shuttle for the pinned classifier's 10^4) and for the held-out rest,
   plus a label-free guarded rule: the IREOS pick where gamma_max <= split, else the
   ensemble;
+* with ``--bands``: the mean percentile of a few selectors' picks per band of IREOS's γ_max (≤ 100, 100–10^4,
+  above), to tell a poor IREOS pick from data where every selector does poorly;
 * the supplement of the costly selectors (em, mv, mc-kendall) on the variants that stored them.
 
 * with ``--figures DIR``: the critical-difference diagram of the selectors (all candidates) and box plots of the
@@ -25,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -109,6 +112,30 @@ def ireos_split(audit, gmax: dict[str, float], first: set[str], split: float, fi
     return "\n".join([*out, "", *guard_lines])
 
 
+BAND_SELECTORS = ("ireos", "ensemble", "select-ensemble", "mc-spearman", "default-knn10")
+
+
+def percentile_bands(audit, gmax: dict[str, float], edges: tuple[float, ...] = (100.0, 1e4)) -> str:
+    """Mean percentile of a few selectors' picks per band of the variants' IREOS γ_max (is a high γ_max a poor IREOS
+    pick, or data where every selector does poorly?)."""
+    from collections import Counter
+
+    p = audit.picks[audit.picks["measure"] == audit.measure]
+    sels = [s for s in BAND_SELECTORS if s in set(p["selector"])]
+    out = ["| γ_max band | variants | " + " | ".join(sels) + " | base datasets |", "| --- " * (len(sels) + 3) + "|"]
+    bounds = (0.0, *edges, np.inf)
+    for lo, hi in pairwise(bounds):
+        ds = [d for d, v in gmax.items() if lo < v <= hi]
+        q = p[p["dataset"].isin(ds)]
+        if q.empty:
+            continue
+        bases = Counter(q.drop_duplicates("dataset")["base_dataset"])
+        out.append(f"| {lo:g}–{hi:g} | {q['dataset'].nunique()} | "
+                   + " | ".join(f"{q[q['selector'] == s]['percentile'].mean():.0f}" for s in sels)
+                   + " | " + ", ".join(f"{b} {c}" for b, c in sorted(bases.items())) + " |")
+    return "\n".join(out)
+
+
 def figures(audit, first_round: list[str], out: Path) -> None:
     from odeval.report.plots import plot_critical_difference
     from odeval.report.selection import plot_selection_boxplots
@@ -139,6 +166,8 @@ def main() -> None:
                          "Shuttle --gamma-split 1e4 holds out every other variant)")
     ap.add_argument("--gamma-split", type=float, default=100.0)
     ap.add_argument("--figures", type=Path, help="write the CD diagram and the box plots (PNG) to this folder")
+    ap.add_argument("--bands", action="store_true",
+                    help="also the mean percentile of a few selectors per IREOS γ_max band (≤ 100, 100–10^4, above)")
     args = ap.parse_args()
     names = [v.name for v in ordered(list(load_study(EXAMPLE).datasets))]
     if args.first_bases:
@@ -168,6 +197,9 @@ def main() -> None:
             print(f"IREOS pick p < 0.05 on {int((pv['pick_p_value'] < 0.05).sum())} of {len(pv)} variants (median "
                   f"p = {pv['pick_p_value'].median():.2g})\n")
         print(ireos_split(main_audit, gmax, first, args.gamma_split, first_label), "\n")
+        if args.bands:
+            print(f"Mean percentile per γ_max band (candidates = {mode}):\n")
+            print(percentile_bands(main_audit, gmax), "\n")
         if msgs:
             print("messages:", *msgs[:5], sep="\n  ")
         if args.figures is not None and mode == "all":
