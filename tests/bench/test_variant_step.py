@@ -335,3 +335,33 @@ def test_emmv_selector_settings_enter_the_selection_task_id(tmp_path):
     assert sel[0].options["emmv"]["sampling"] == "auto"
     plain = [t for t in plan_variant_tasks(without, "sha", ref) if t.kind == "selection"]
     assert plain and all(set(t.options) == {"selectors", "seed"} for t in plain)
+
+
+def test_ireos_selector_settings_enter_the_selection_task_id(tmp_path):
+    """The ireos-* selectors and the guarded rule run the pinned classifier since 2026-11-27: their settings are
+    part of a selection task's options and id, so picks stored with the optimum are recomputed; the other
+    selection tasks keep their options (and ids)."""
+    from tests.bench.conftest import make_npz, write_study
+
+    from odeval.bench.variant_step import plan_variant_tasks
+    from odeval.labelfree import GuardedSettings
+    from odeval.labelfree.selection import IREOS_SELECTOR_SETTINGS
+
+    data = tmp_path / "data"
+    data.mkdir()
+    make_npz(data / "va.npz", 40, 4, 2, seed=1)
+
+    def planned(name: str, selectors: list[str]) -> list:
+        study = load_study(write_study(tmp_path / name, BODY.replace("{selectors}", json.dumps(selectors))))
+        return [t for t in plan_variant_tasks(study, "sha", study.datasets[0]) if t.kind == "selection"]
+
+    ir = planned("a.toml", ["ireos", "random"])
+    assert ir and all(t.options["ireos"] == IREOS_SELECTOR_SETTINGS.kwargs() for t in ir)
+    assert ir[0].options["ireos"]["classifier"] == "pinned" and "ireos_guarded" not in ir[0].options
+    guarded = planned("b.toml", ["ireos-guarded", "random"])
+    assert guarded[0].options["ireos_guarded"] == GuardedSettings().identity()
+    assert guarded[0].options["ireos_guarded"]["classifier"] == "pinned" and "workers" not in guarded[0].options[
+        "ireos_guarded"]
+    plain = planned("c.toml", ["random"])
+    assert all(set(t.options) == {"selectors", "seed"} for t in plain)
+    assert len({t.task_id for t in ir + guarded + plain}) == len(ir + guarded + plain)

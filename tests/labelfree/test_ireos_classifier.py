@@ -221,15 +221,16 @@ def test_study_task_id_changes_with_the_classifier(tmp_path):
         study_from_dict({**raw, "internal_options": {"classifier": "svm"}}, source="t")
 
 
-def test_selectors_keep_the_optimum():
-    """A selection task's id holds no IREOS settings: the ireos-* selectors and the guarded rule stay on the
-    exact optimum, so their stored picks do not change with ireos()'s default."""
+def test_selectors_run_the_pinned_classifier():
+    """Since 2026-11-27 the ireos-* selectors, the probe and the guarded rule run ireos()'s default classifier
+    (pinned); their settings enter the selection task ids (tests/bench/test_variant_step.py), so picks stored
+    with the optimum are recomputed, not mixed."""
     import inspect
 
-    from odeval.labelfree import guarded
+    from odeval.labelfree import GuardedSettings
     from odeval.labelfree.ireos import gamma_max_exceeds
     from odeval.labelfree.selection import IREOS_SELECTOR_SETTINGS
 
-    assert IREOS_SELECTOR_SETTINGS.classifier == "optimum"
-    assert inspect.signature(gamma_max_exceeds).parameters["classifier"].default == "optimum"
-    assert 'classifier="optimum"' in inspect.getsource(guarded.pruned_ireos)
+    assert IREOS_SELECTOR_SETTINGS.classifier == IREOSSettings().classifier == "pinned"
+    assert inspect.signature(gamma_max_exceeds).parameters["classifier"].default == "pinned"
+    assert GuardedSettings().classifier == "pinned"

@@ -140,8 +140,12 @@ def test_record_file_is_built_from_the_doc():
     spec.loader.exec_module(mod)
     assert json.loads(RECORD_FILE.read_text(encoding="utf-8")) == json.loads(json.dumps(mod.build()))
     rec = campos_record()
-    assert rec["source"]["commit"] == "51d4ff4" and "no store hash" in rec["source"]["store"]
-    assert rec["n_variants"] == 262
+    assert rec["source"]["commit"] == "5f0e77d, ac1ab82" and "no store hash" in rec["source"]["store"]
+    assert "pinned classifier" in rec["source"]["study"] and rec["n_variants"] == 262
+    # the guarded rule's row: the pinned audit's held-out line of all candidates (the variants its 100 was not
+    # read off)
+    held = [g for g in rec["candidates"]["all"]["ireos_guarded"] if g["subset"] == "held out"]
+    assert [(g["n_variants"], g["mean_roc_auc"]) for g in held] == [(211, 0.748)]
 
 
 def test_expectations_do_not_overclaim():
@@ -260,6 +264,26 @@ def test_pruned_ireos_above_the_threshold_takes_the_ensemble():
     assert pick.above and pick.best is None and "not ranked" in pick.note
     sel = guarded_choice(pick, np.zeros(40), threshold=1e-6)
     assert sel.scores is not None and "γ_max > 1e-06" in sel.note
+
+
+@pytest.mark.parametrize("classifier", ["pinned", "optimum"])
+def test_pruned_ireos_ranks_with_its_classifier(classifier):
+    """The guarded rule's ranking is ireos_select's with the settings' classifier (the pinned one by default) on
+    the pruned candidates."""
+    from odeval.labelfree import ireos_select
+    from odeval.labelfree.guarded import prune_candidates, pruned_ireos
+
+    assert GuardedSettings().classifier == "pinned"
+    with pytest.raises(ValueError, match="classifier must be 'pinned' or 'optimum', got 'exact'"):
+        GuardedSettings(classifier="exact")
+    X, _ = _blobs(40)
+    pool = candidate_pool(X, [2, 5, 10])
+    settings = GuardedSettings(n_candidates=3, classifier=classifier, threshold=1e9)
+    pick = pruned_ireos(pool.scores, X, settings=settings)
+    chosen = prune_candidates(pool.scores, 3)
+    direct = ireos_select(X, [pool.scores[i] for i in chosen], classifier=classifier, knn=None)
+    assert pick.gamma_max == direct.gamma_max
+    assert pick.order == tuple(int(chosen[i]) for i in direct.order)
 
 
 def test_a_table_larger_than_memory_is_refused_in_one_line(monkeypatch):

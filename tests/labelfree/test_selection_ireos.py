@@ -29,10 +29,9 @@ def test_ireos_selectors_equal_direct_adjusted_index(toy, name, m_cl):
     assert get_selector(name).settings == IREOS_SELECTOR_SETTINGS and IREOS_SELECTOR_SETTINGS.knn == 250
     fast = replace(IREOS_SELECTOR_SETTINGS, max_draws=10)  # m_cl > 1: fewer Monte Carlo draws (fast)
     sel = run_selector(name, S, names, X=X, seed=3, settings=fast)
-    # N < 251: exact index; the selectors keep the permutation null and the exact KLR optimum (their task ids hold
-    # no IREOS settings)
-    direct = ireos(X, list(S), m_cl=m_cl, adjust=True, seed=3, knn=None, max_draws=10, null="permutation",
-                   classifier="optimum")
+    # N < 251: exact index; the selectors keep the permutation null and run ireos's (pinned) classifier
+    assert IREOS_SELECTOR_SETTINGS.classifier == "pinned"
+    direct = ireos(X, list(S), m_cl=m_cl, adjust=True, seed=3, knn=None, max_draws=10, null="permutation")
     np.testing.assert_array_equal(sel.criterion, direct.adjusted)
     assert sel.index == int(np.argmax(direct.adjusted)) and sel.index != 2
     if m_cl == 1:

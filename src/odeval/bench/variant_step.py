@@ -109,6 +109,16 @@ def plan_variant_tasks(study: Study, file_sha256: str, ref: Variant) -> list[Var
             from odeval.labelfree.selection import EMMV_SELECTOR_SETTINGS
 
             opts["emmv"] = EMMV_SELECTOR_SETTINGS.kwargs()
+        if {"ireos", "ireos-sqrt5"} & set(step.selectors):
+            # likewise the IREOS selectors' settings (the classifier: "pinned" since 2026-11-27) and the guarded
+            # rule's; absent without them, so the other selection tasks keep their ids
+            from odeval.labelfree.selection import IREOS_SELECTOR_SETTINGS
+
+            opts["ireos"] = IREOS_SELECTOR_SETTINGS.kwargs()
+        if "ireos-guarded" in step.selectors:
+            from odeval.labelfree.guarded import GuardedSettings
+
+            opts["ireos_guarded"] = GuardedSettings().identity()
         for mode in step.selection_modes:
             tasks.append(("selection", mode, dict(opts)))
     return [VariantTask(variant_task_id(file_sha256, ref, study, kind, cand, opts), kind, cand, opts)

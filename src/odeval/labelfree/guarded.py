@@ -4,7 +4,10 @@ docs/model-selection.md ("IREOS and γ_max: a held-out check") found on the Camp
 good where the γ_max search of Marques et al. (2020, §3.4) ends low (≤ 100) and near random where near-duplicates
 blow γ_max up, and that the label-free rule *IREOS where γ_max ≤ 100, else the ensemble* beats IREOS alone and the
 ensemble among the ten §4.2 candidates (held out: mean ROC AUC 0.746 against 0.728 and 0.720), while still staying
-below kNN with k = 10 (0.769). This module makes that rule a registered selector, ``ireos-guarded``.
+below kNN with k = 10 (0.769). That audit used the exact KLR optimum; its rerun with the authors' classifier
+(``"pinned"``, :data:`odeval.labelfree.ireos.CLASSIFIERS`; docs/model-selection.md, "IREOS with the pinned
+classifier") tested the same 100 out of sample and the rule held again. This module makes that rule a registered
+selector, ``ireos-guarded``, with the pinned classifier by default (:attr:`GuardedSettings.classifier`).
 
 IREOS separates *different* candidates; among ~1,200 near-identical ones its differences are not aligned with
 quality (same page). So IREOS runs here on a pruned set: :func:`prune_candidates` keeps ``n`` candidates spread over
@@ -20,17 +23,15 @@ H. O. Marques, R. J. G. B. Campello, J. Sander, A. Zimek. Internal evaluation of
 ACM TKDD 14(4), 2020, §3.4 (γ_max), §3.5.2 (model selection with pruning), §3.5.3 (kNN subsets), §4.2.
 """
 
-# The label-free functions are imported from where they live before issue 23's move to odeval.labelfree;
-# the lead rewires these two imports after merging.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
 
-from odeval.labelfree.ireos import gamma_max_exceeds
+from odeval.labelfree.ireos import CLASSIFIERS, gamma_max_exceeds
 from odeval.labelfree.selection import (
     Selection,
     SelectorInfo,
@@ -51,8 +52,13 @@ class GuardedSettings:
     Attributes
     ----------
     threshold : float
-        γ_max at or below which the IREOS pick is trusted (100: docs/model-selection.md, read off 51 variants and
-        held out on 211).
+        γ_max at or below which the IREOS pick is trusted (100: docs/model-selection.md, read off the optimum's
+        γ_max on 51 variants, held out on 211 with the optimum and on the other variants with the pinned
+        classifier).
+    classifier : {"pinned", "optimum"}
+        The separability classifier of the probe and of the ranking (as
+        :attr:`odeval.labelfree.IREOSSettings.classifier`): the authors' reference code's ``"pinned"`` by default,
+        as :func:`odeval.labelfree.ireos`; ``"optimum"`` is the exact KLR optimum the rule was first audited with.
     n_candidates : int
         Candidates IREOS ranks (10, as §4.2 of the paper).
     knn : int
@@ -72,6 +78,7 @@ class GuardedSettings:
     """
 
     threshold: float = 100.0
+    classifier: str = "pinned"
     n_candidates: int = 10
     knn: int = 250
     max_objects: int = 2000
@@ -82,10 +89,17 @@ class GuardedSettings:
     def __post_init__(self) -> None:
         if not self.threshold > 0:
             raise ValueError(f"threshold must be positive, got {self.threshold!r}")
+        if self.classifier not in CLASSIFIERS:
+            raise ValueError(f"classifier must be 'pinned' or 'optimum', got {self.classifier!r}")
         for name in ("n_candidates", "knn", "max_objects", "workers"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < (2 if name == "n_candidates" else 1):
                 raise ValueError(f"{name} must be a positive integer (n_candidates ≥ 2), got {value!r}")
+
+    def identity(self) -> dict[str, Any]:
+        """The settings that decide the rule's pick (all but ``workers``): what a stored pick's task id holds
+        (:func:`odeval.bench.variant_step.plan_variant_tasks`)."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "workers"}
 
 
 @dataclass(frozen=True)
@@ -158,7 +172,8 @@ def prune_candidates(scores: np.ndarray, n: int, *, usable: np.ndarray | None = 
 
 def pruned_ireos(scores: np.ndarray, X: np.ndarray, *, seed: int = 0, settings: GuardedSettings = GuardedSettings(),
                  progress: Callable[[str, int], None] | None = None) -> IreosPick:
-    """Rank a pruned set of the candidates by IREOS (m_cl = 1, Gaussian-scaled scores as weights).
+    """Rank a pruned set of the candidates by IREOS (m_cl = 1, Gaussian-scaled scores as weights, the classifier of
+    ``settings``).
 
     Parameters
     ----------
@@ -194,13 +209,12 @@ def pruned_ireos(scores: np.ndarray, X: np.ndarray, *, seed: int = 0, settings: 
              + (f", kNN subsets of {knn}" if knn else ", exact"))
     if not settings.rank_above_threshold and gamma_max_exceeds(
             Xd, [sols[int(i)] for i in chosen], settings.threshold, C=settings.C, knn=knn, workers=settings.workers,
-            progress=progress):
+            progress=progress, classifier=settings.classifier):
         return IreosPick(None, (), float("nan"), Xd.shape[0], subsampled, True, tuple(excluded),
                          f"γ_max > {settings.threshold:g} (one probe{where}): candidates not ranked by IREOS, which "
                          "was near random in this regime on the Campos collection")
-    # the exact KLR optimum, as the threshold was chosen for it (and a selection task's id holds no IREOS setting)
     res = ireos_select(Xd, [sols[int(i)] for i in chosen], C=settings.C, knn=knn, workers=settings.workers,
-                       progress=progress, classifier="optimum")
+                       progress=progress, classifier=settings.classifier)
     order = tuple(int(chosen[i]) for i in res.order)
     note = f"IREOS on {len(chosen)} candidates spread over the candidate space{where}"
     bounds = tuple((float(res.lower[i]), float(res.upper[i])) for i in res.order)
@@ -235,7 +249,9 @@ def guarded_selector(settings: GuardedSettings = GuardedSettings(), label: str =
 # Registered once, with the default settings; ``replace=True`` keeps a re-import (importlib mode) harmless.
 register_selector(SelectorInfo(
     "ireos-guarded", guarded_selector(), "pick", True,
-    "IREOS pick (m_cl = 1, 10 candidates spread over the candidate space, kNN subsets of 250) where the γ_max "
-    "search ends at or below 100, else the ensemble of all candidates (docs/model-selection.md)",
-    "Marques et al., ACM TKDD 14(4) 2020, §3.4, §3.5.2; docs/model-selection.md, 'IREOS and γ_max'",
+    "IREOS pick (m_cl = 1, the authors' pinned classifier, 10 candidates spread over the candidate space, kNN "
+    "subsets of 250) where the γ_max search ends at or below 100, else the ensemble of all candidates "
+    "(docs/model-selection.md)",
+    "Marques et al., ACM TKDD 14(4) 2020, §3.4, §3.5.2; docs/model-selection.md, 'IREOS and γ_max', "
+    "'IREOS with the pinned classifier'",
     default=False), replace=True)

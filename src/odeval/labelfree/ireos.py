@@ -65,9 +65,10 @@ CLASSIFIERS = ("pinned", "optimum")
 #: ``"optimum"`` it is the guarded rule's threshold (:attr:`odeval.labelfree.guarded.GuardedSettings.threshold`),
 #: read off the optimum's γ_max on 51 Campos variants and held out on 211. The Campos audit rerun with the
 #: ``"pinned"`` classifier (2026-11-27) tested the same 100, chosen without its values: among the ten Sect. 4.2
-#: candidates its pick sat at percentile 75 where its γ_max was ≤ 100 and at 41–42 above (Wilt, Annthyroid,
-#: Shuttle), where the ensemble stayed at 68–77. The 10^4 used before, read off Shuttle's ten variants alone
-#: (docs/ireos.md, "A high γ_max, per classifier"), flagged Shuttle only there and missed Wilt and Annthyroid.
+#: candidates its pick sat at percentile 75 where its γ_max was ≤ 100 and at 41–45 above (Wilt, Annthyroid,
+#: Shuttle), where the ensemble stayed at 65–77 (262 variants). The 10^4 used before, read off Shuttle's ten
+#: variants alone (docs/ireos.md, "A high γ_max, per classifier"), flagged Shuttle only there and missed Wilt and
+#: Annthyroid.
 GAMMA_MAX_WARNING = {"pinned": 100.0, "optimum": 100.0}
 
 
@@ -900,7 +901,7 @@ def _monte_carlo(engine: _Engine, w: np.ndarray, kind: str, m_cl: float, C: floa
 
 def gamma_max_exceeds(X: np.ndarray, solutions: list[np.ndarray], threshold: float, *, C: float = _D.C,
                       knn: int | None = None, workers: int = 1,
-                      progress: Callable[[str, int], None] | None = None, classifier: str = "optimum") -> bool:
+                      progress: Callable[[str, int], None] | None = None, classifier: str = _D.classifier) -> bool:
     """Whether the γ_max search of :func:`odeval.labelfree.ireos` (§3.4, m_cl = 1) on these solutions would
     end above ``threshold``, from one probe instead of the search.
 
@@ -909,9 +910,9 @@ def gamma_max_exceeds(X: np.ndarray, solutions: list[np.ndarray], threshold: flo
     so γ_max ≤ threshold exactly when every task passes at g, the largest grid value ≤ threshold: one classifier
     per task at g.
 
-    ``classifier`` defaults to ``"optimum"`` (not :func:`ireos`'s default): the guarded selection rule
-    (:mod:`odeval.labelfree.guarded`) calls this with a threshold chosen for the exact KLR optimum, and a selection
-    task's id holds no IREOS settings, so its stored picks must not change with :func:`ireos`'s default.
+    ``classifier`` as :func:`ireos` (the pinned classifier by default); the guarded selection rule
+    (:mod:`odeval.labelfree.guarded`) passes its own (:attr:`~odeval.labelfree.guarded.GuardedSettings.classifier`),
+    which enters its stored picks' task ids.
     """
     Xd = np.ascontiguousarray(X, dtype=np.float64)
     W, _ = solution_weights(solutions, Xd.shape[0])

@@ -1,10 +1,11 @@
 """What to expect of a label-free selector: its measured record on the labelled Campos collection.
 
 The record ships as ``data/campos_record.json`` (built by ``benchmarks/select_record.py`` from the tables of
-docs/model-selection.md, "Results on the Campos collection (with IREOS)": 262 variants, the twelve methods ×
-k = 1..100). For each selector: the mean ROC AUC of its pick, the pick's mean percentile among the candidates (50 = a
-random candidate), and one-sided Wilcoxon p-values against a random candidate and against kNN with k = 10.
-:func:`expectations` turns those rows into plain sentences that never claim more than the test showed.
+docs/model-selection.md, "IREOS with the pinned classifier": 262 variants, the twelve methods × k = 1..100, IREOS
+with the classifier the ``ireos`` selectors and the guarded rule run). For each selector: the mean ROC AUC of its
+pick, the pick's mean percentile among the candidates (50 = a random candidate), and one-sided Wilcoxon p-values
+against a random candidate and against kNN with k = 10. :func:`expectations` turns those rows into plain sentences
+that never claim more than the test showed.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ RECORD_FILE = Path(__file__).resolve().parent / "data" / "campos_record.json"
 ALPHA = 0.05
 #: The record row each selector of ``odeval select`` is judged by, where its name differs: the pruned IREOS pick
 #: is judged by IREOS of all candidates (no record exists for the pruned set), the guarded rule by its held-out
-#: line (211 variants not used to set its threshold).
+#: line (the variants not used to set its threshold).
 RECORD_ROW = {"ireos": "ireos", "ireos-guarded": "ireos-guarded"}
 
 

@@ -853,12 +853,14 @@ def _emmv_selector(which: Literal["em", "mv"]) -> SelectorFn:
 
 # ------------------------------------------------------------------------------------ IREOS, Laplacian Score
 #: Default settings of the ``ireos-*`` selectors: the kNN-subset approximation of the paper's experiments
-#: (Marques et al. 2020, §3.5.3; the exact index when N <= knn + 1) and adaptive quadrature. The null of the
-#: adjustment stays the permutation null: a selection task's id holds no IREOS settings, so a stored pick of an
-#: ``ireos-*`` selector with m_cl > 1 would otherwise silently mix two nulls (and the uniform null classifies every
-#: object in every Monte Carlo draw). At m_cl = 1 the null does not enter (E{I} = Eq. 25). For the same reason the
-#: classifier stays the exact KLR optimum (``classifier="optimum"``), not :func:`~odeval.labelfree.ireos`'s default.
-IREOS_SELECTOR_SETTINGS = IREOSSettings(knn=PAPER_KNN, null="permutation", classifier="optimum")
+#: (Marques et al. 2020, §3.5.3; the exact index when N <= knn + 1), adaptive quadrature and the authors' pinned
+#: classifier (:func:`~odeval.labelfree.ireos`'s default; the Campos audit's ``ireos`` row, docs/model-selection.md,
+#: "IREOS with the pinned classifier"). The null of the adjustment stays the permutation null: with m_cl > 1 the
+#: uniform null classifies every object in every Monte Carlo draw, too costly for a selector run per variant; at
+#: m_cl = 1 the null does not enter (E{I} = Eq. 25). These settings enter the id of a study's selection task that
+#: runs an ``ireos-*`` selector (:func:`odeval.bench.variant_step.plan_variant_tasks`), so picks stored with other
+#: settings (before 2026-11-27: the exact KLR optimum) are recomputed, not reused.
+IREOS_SELECTOR_SETTINGS = IREOSSettings(knn=PAPER_KNN, null="permutation")
 
 
 def weighable_candidates(S: np.ndarray) -> tuple[list[tuple[int, np.ndarray]], list[tuple[int, str]]]:
