@@ -30,3 +30,19 @@ def test_gpu_graph_small_on_the_cpu(tmp_path):
     figures = json.loads(out.read_text())
     assert figures["identity_conformance"]["different"] == [] and figures["identity_conformance"]["checked"] >= 30
     assert figures["identity_random"]["identical"] and figures["graph_1e6"]["rows_identical"]
+
+
+@pytest.mark.slow
+def test_gpu_graph_big_whole_on_the_cpu(tmp_path):
+    """``--big --big-every 1``: the whole graph as knn_graph builds it, its first rows equal to the CPU search's."""
+    out = tmp_path / "big.json"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
+    run = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "gpu_graph.py"), "--device", "cpu", "--small",
+                          "--big", "--big-every", "1", "--json", str(out)],
+                         capture_output=True, text=True, timeout=1800, env=env)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert any(line.startswith("(--small: not the issue's sizes) TARGET graph 50000 × 10 < 300 s:")
+               for line in run.stdout.splitlines())
+    big = json.loads(out.read_text())["graph_1e7"]
+    assert big["n"] == 50_000 and big["every_nth_block"] == 1 and big["rows_identical"]
+    assert big["total_s"] == pytest.approx(big["search_s"] + big["assemble_s"])
