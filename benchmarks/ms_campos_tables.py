@@ -112,6 +112,33 @@ def ireos_split(audit, gmax: dict[str, float], first: set[str], split: float, fi
     return "\n".join([*out, "", *guard_lines])
 
 
+def registered_lines(audit, first: set[str], first_label: str = "first audit") -> str:
+    """The registered ``ireos-guarded`` selector's own picks (examples/model-selection-campos-guarded.toml: IREOS of
+    ten candidates spread over the candidate space, the ensemble where its probe says γ_max > 100), on the variants
+    its threshold was read off, the held-out rest and all — one line each, as :func:`ireos_split`'s guarded lines
+    (benchmarks/select_record.py reads the held-out one into ``odeval select``'s record)."""
+    p = audit.picks[audit.picks["measure"] == audit.measure]
+    by = {s: g.set_index("dataset") for s, g in p.groupby("selector")}
+    if "ireos-guarded" not in by:
+        return ""
+    ds = sorted(by["ireos-guarded"].index)
+    lines = []
+    for label, group in ((first_label, [d for d in ds if d in first]),
+                         ("held out", [d for d in ds if d not in first]), ("all", ds)):
+        if not group:
+            continue
+        g = by["ireos-guarded"].loc[group]
+        mine = g["value"].to_numpy(float)
+        cmp = "; ".join(f"{s} {by[s].loc[group, 'value'].mean():.3f} (p = "
+                        f"{fmt_p(wilcoxon_greater(mine, by[s].loc[group, 'value'].to_numpy(float)))})"
+                        for s in ("ireos", "ensemble", "random", "default-knn10") if s in by)
+        lines.append(f"* registered, {label} ({len(group)} variants): ireos-guarded (IREOS of ten candidates spread "
+                     f"over the candidate space where its probe says γ_max ≤ 100, else the ensemble) mean "
+                     f"{audit.measure} {g['value'].mean():.3f}, percentile {g['percentile'].mean():.0f}; against "
+                     f"{cmp} (one-sided Wilcoxon, ireos-guarded better)")
+    return "\n".join(lines)
+
+
 BAND_SELECTORS = ("ireos", "ensemble", "select-ensemble", "mc-spearman", "default-knn10")
 
 
@@ -197,6 +224,9 @@ def main() -> None:
             print(f"IREOS pick p < 0.05 on {int((pv['pick_p_value'] < 0.05).sum())} of {len(pv)} variants (median "
                   f"p = {pv['pick_p_value'].median():.2g})\n")
         print(ireos_split(main_audit, gmax, first, args.gamma_split, first_label), "\n")
+        registered = registered_lines(main_audit, first, first_label)
+        if registered:
+            print(registered, "\n")
         if args.bands:
             print(f"Mean percentile per γ_max band (candidates = {mode}):\n")
             print(percentile_bands(main_audit, gmax), "\n")

@@ -38,6 +38,9 @@ SOURCE = {
     "script": "benchmarks/select_record.py",
     "test": "one-sided Wilcoxon signed-rank test over the variants (the p columns); percentile = the pick's "
             "percentile among the candidates by ROC AUC, 50 = a random candidate on average",
+    "guarded_study": "the 'registered, …' lines of the same section: the registered ireos-guarded selector itself, "
+                     "examples/model-selection-campos-guarded.toml run into the same store at 37c9122 "
+                     "(2026-11-27); its 'registered, held out' line is the selector's record row",
 }
 
 
@@ -69,7 +72,8 @@ def _table_after(lines: list[str], start: int) -> tuple[list[dict], int]:
     return rows, i
 
 
-_GUARD = re.compile(r"^\* (?P<subset>first audit|held out) \((?P<n>\d+) variants\): guarded IREOS .*?mean roc_auc "
+_GUARD = re.compile(r"^\* (?P<subset>first audit|held out|registered, first audit|registered, held out|"
+                    r"registered, all) \((?P<n>\d+) variants\): (?:guarded IREOS|ireos-guarded) .*?mean roc_auc "
                     r"(?P<auc>[\d.]+), percentile (?P<pct>\d+); against ireos (?P<ireos>[\d.]+) "
                     r"\(p = (?P<p_ireos>[^)]+)\); ensemble (?P<ens>[\d.]+) \(p = (?P<p_ens>[^)]+)\); "
                     r"random (?P<rand>[\d.]+) \(p = (?P<p_rand>[^)]+)\); "

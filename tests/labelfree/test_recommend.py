@@ -142,16 +142,19 @@ def test_record_file_is_built_from_the_doc():
     rec = campos_record()
     assert rec["source"]["commit"] == "5f0e77d, ac1ab82" and "no store hash" in rec["source"]["store"]
     assert "pinned classifier" in rec["source"]["study"] and rec["n_variants"] == 262
-    # the guarded rule's row: the pinned audit's held-out line of all candidates (the variants its 100 was not
-    # read off)
-    held = [g for g in rec["candidates"]["all"]["ireos_guarded"] if g["subset"] == "held out"]
-    assert [(g["n_variants"], g["mean_roc_auc"]) for g in held] == [(211, 0.748)]
+    # the rule applied to IREOS of all candidates, and the registered selector's own run (its record row), on the
+    # variants its 100 was not read off
+    guarded = {g["subset"]: (g["n_variants"], g["mean_roc_auc"]) for g in rec["candidates"]["all"]["ireos_guarded"]}
+    assert guarded["held out"] == (211, 0.748)
+    assert guarded["registered, held out"] == (211, 0.747) and guarded["registered, all"] == (262, 0.760)
+    assert "37c9122" in rec["source"]["guarded_study"]
 
 
 def test_expectations_do_not_overclaim():
     exp = {e.selector: e for e in expectations(["mc-ndcg", "ensemble", "ireos-guarded", "default-knn10", "nope"])}
     assert exp["ensemble"].mean_roc_auc == 0.785 and "not better than kNN k = 10 (p = 0.59)" in exp["ensemble"].sentence
     assert exp["ireos-guarded"].n_variants == 211 and "not better than kNN k = 10" in exp["ireos-guarded"].sentence
+    assert exp["ireos-guarded"].mean_roc_auc == 0.747 and "selector's own run" in exp["ireos-guarded"].basis
     assert exp["default-knn10"].sentence.startswith("the reference")
     assert exp["nope"].sentence == "no record on the Campos collection"
     assert best_by_record(["mc-ndcg", "hits", "default-knn10"]) == "default-knn10"
