@@ -125,3 +125,28 @@ def test_degenerate_glosh_weights_break_wbc(shared_datasets):
     assert int((W[9] == 1.0).sum()) == 201
     r = ireos(X, W, weights="none", m_cl=1)
     assert round(float(spearmanr(r.index, auc).statistic), 3) == -0.503  # the optimum: -0.564
+
+
+def test_waveform_all_zero_glosh_ranked_last_gives_table6(shared_datasets):
+    """Waveform's GLOSH-30 has all-zero weights, so ``ireos`` refuses it and the row correlates nine candidates
+    (0.717). Ranked below the other nine — as an index of 0 would be, the authors' code summing no weight — the ten
+    give Table 6's m_cl = 1 value, 0.794, exactly, and no other rank does; the pick is unchanged (INFLO-43, Table 7's).
+    The nine indexes are the stored run's (benchmarks/ireos_authors.jsonl, pinned, kNN subsets of 250, 403 s)."""
+    import json
+
+    folder = shared_datasets / "ireos_authors" / "Waveform_withoutdupl_norm_v05"
+    if not folder.is_dir():
+        pytest.skip(f"the IREOS authors' candidates not found at {folder}")
+    rows = [line.split() for line in (folder / "solutions_info.txt").read_text().splitlines()[1:]]
+    auc = np.array([float(r[3]) for r in rows])
+    assert rows[0][1] == '"GLOSH"' and not np.loadtxt(folder / "w_1.txt.gz").any()
+    record = Path(__file__).resolve().parents[2] / "benchmarks" / "ireos_authors.jsonl"
+    run = next(r for r in map(json.loads, record.read_text().splitlines())
+               if r["base"] == "Waveform" and r["m_cl"] == "1" and r.get("classifier") == "pinned")
+    index = np.array(run["index"])
+    assert run["kept"] == list(range(1, 10)) and round(float(spearmanr(index, auc[1:]).statistic), 3) == 0.717
+    ordered = np.sort(index)
+    at_rank = [round(float(spearmanr(np.r_[x, index], auc).statistic), 3)
+               for x in (ordered[0] - 1, *(ordered[:-1] + ordered[1:]) / 2, ordered[-1] + 1)]
+    assert at_rank[0] == 0.794 and 0.794 not in at_rank[1:]
+    assert (run["pick_algorithm"], round(run["pick_auc"], 3)) == ("INFLO", 0.708)
