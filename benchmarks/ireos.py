@@ -213,23 +213,24 @@ def _speed_one(name: str, max_exact: int, jobs: int, only_combined: bool) -> Non
               f"Spearman(index, ROC AUC) {rho_ref:.3f} -> {rho:.3f}", flush=True)
 
 
-def target(name: str, jobs: int, max_exact: int, executor: str | None) -> None:
+def target(name: str, jobs: int, max_exact: int, executor: str | None, classifier: str = "pinned") -> None:
     """The issue's target line: all approximations combined on one dataset (Annthyroid by default)."""
     X, sols, _, _ = load(name)
     N, d = X.shape
     load_before = os.getloadavg()[0]
     t, c = time.perf_counter(), _cpu()
-    sel = ireos_select(X, sols, knn=250, workers=jobs, executor=executor)
+    sel = ireos_select(X, sols, knn=250, workers=jobs, executor=executor, classifier=classifier)
     wall, cpu = time.perf_counter() - t, _cpu() - c
     rss = max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
     diff = "n/a (exact index not computed: N > --max-exact)"
     if N <= max_exact:
-        ref = ireos(X, sols, quadrature="fixed", n_gamma=100, knn=None, workers=jobs)
-        full = ireos(X, sols, knn=250, workers=jobs)
+        ref = ireos(X, sols, quadrature="fixed", n_gamma=100, knn=None, workers=jobs, classifier=classifier)
+        full = ireos(X, sols, knn=250, workers=jobs, classifier=classifier)
         same = list(sel.order) == list(np.argsort(-ref.index, kind="stable"))
         diff = f"{np.abs(full.index - ref.index).max():.4f} (ranking {'same' if same else 'differs'})"
     print(f"TARGET {name} N={N} d={d} candidates={len(sols)} all combined (adaptive tol 0.001 + kNN k=250 + "
-          f"pruning, m_cl=1), {jobs} workers: wall {wall:.1f} s, CPU {cpu:.1f} s, classifiers {sel.n_fits}, "
+          f"pruning, m_cl=1, {classifier} classifier), {jobs} workers: wall {wall:.1f} s, CPU {cpu:.1f} s, "
+          f"classifiers {sel.n_fits}, "
           f"objects {sel.n_objects}, gamma_max {sel.gamma_max:.4g}, peak RSS {rss / 1024:.0f} MB, "
           f"max |dI| vs exact {diff}; load average {load_before:.1f} -> {os.getloadavg()[0]:.1f}", flush=True)
 
@@ -240,8 +241,9 @@ def _cpu() -> float:
     return time.process_time() + ch.ru_utime + ch.ru_stime
 
 
-def table(names: list[str], jobs: int, max_sqrt5: int, gamma_max_quantile: float = 1.0) -> None:
-    print(f"load average {os.getloadavg()[0]:.1f}")
+def table(names: list[str], jobs: int, max_sqrt5: int, gamma_max_quantile: float = 1.0,
+          classifier: str = "pinned") -> None:
+    print(f"load average {os.getloadavg()[0]:.1f}, {classifier} classifier")
     print("| dataset | N | IREOS m_cl=1 | IREOS m_cl=sqrt5 | LS k=1 | LS k=sqrt N | LS k=100 | "
           "ROC AUC min / mean / max | picked by IREOS 1 / sqrt5 | picked by LS sqrtN | CPU (s) |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | --- | ---: |")
@@ -250,7 +252,7 @@ def table(names: list[str], jobs: int, max_sqrt5: int, gamma_max_quantile: float
         N = X.shape[0]
         knn = 250 if N > 251 else None
         t0 = _cpu()
-        q = {"gamma_max_quantile": gamma_max_quantile}
+        q = {"gamma_max_quantile": gamma_max_quantile, "classifier": classifier}
         r1 = ireos(X, sols, knn=knn, workers=jobs, progress=_report_progress, **q)
         t1 = _cpu() - t0
         print(f"  {name}: m_cl=1 {r1.n_fits} classifiers, {t1:.0f} s CPU, {int((r1.weights > 0).any(axis=0).sum())} "
@@ -397,12 +399,13 @@ def main() -> None:
     ap.add_argument("--mcl", default="sqrt5", help="chance: m_cl (default sqrt5).")
     ap.add_argument("--ci-width", type=float, default=0.02, help="chance: 95%% CI width of E{I}.")
     ap.add_argument("--max-draws", type=int, default=100, help="chance: Monte Carlo draws at most.")
-    ap.add_argument("--classifier", default="pinned", help="gammamax: the separability classifier.")
+    ap.add_argument("--classifier", default="pinned", choices=["pinned", "optimum"],
+                    help="gammamax, table, target: the separability classifier (default: ireos()'s, pinned).")
     ap.add_argument("--out", type=Path, default=None, help="gammamax: append one JSON line per dataset here.")
     args = ap.parse_args()
     if args.mode == "target":
         for name in args.datasets or ["Annthyroid_withoutdupl_norm_07"]:
-            target(name, args.jobs, args.max_exact, args.executor)
+            target(name, args.jobs, args.max_exact, args.executor, args.classifier)
         return
     args.datasets = args.datasets or ["wbc-example"]
     if args.mode == "chance":
@@ -414,7 +417,7 @@ def main() -> None:
     elif args.mode == "speed":
         speed(args.datasets, 0 if args.only_combined else args.max_exact, args.jobs, args.only_combined)
     else:
-        table(args.datasets, args.jobs, args.max_sqrt5, args.gamma_max_quantile)
+        table(args.datasets, args.jobs, args.max_sqrt5, args.gamma_max_quantile, args.classifier)
 
 
 if __name__ == "__main__":

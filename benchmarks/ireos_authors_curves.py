@@ -113,7 +113,7 @@ def load(base: str) -> tuple[np.ndarray, list[np.ndarray], list[float]]:
 
 def pinned_curve(X: np.ndarray, j: int, w: np.ndarray, m_cl: float, gammas: np.ndarray, negatives: str) -> np.ndarray:
     """p(x_j, gamma) of the pinned classifier with costs C (1/m_cl)^w (Eq. 12), the positive at C, each gamma solved
-    to optimality by odeval's ``_klr._pinned_newton`` from the K = I start; ``negatives``: "equality" (their
+    to optimality by odeval's ``_klr._pinned_newton`` from its cold start; ``negatives``: "equality" (their
     multipliers sum to A, the dual's constraint) or "reference" (they sum to mean(c_neg) (n - 2) / (n - 1), as
     the reference solver keeps them and odeval's pinned classifier does)."""
     n = X.shape[0]
@@ -124,7 +124,7 @@ def pinned_curve(X: np.ndarray, j: int, w: np.ndarray, m_cl: float, gammas: np.n
     A = _klr.pinned_multiplier(c)
     total = A if negatives == "equality" else _klr.pinned_negatives_sum(c)
     D2 = _klr._train_sqdist(X, train)
-    K = np.empty((n, n))
+    Kn, k0 = np.empty((n - 1, n - 1)), np.empty(n - 1)
     M = np.empty((n - 1, n - 1))
     a = np.empty(n)
     out = np.empty(len(gammas))
@@ -132,9 +132,9 @@ def pinned_curve(X: np.ndarray, j: int, w: np.ndarray, m_cl: float, gammas: np.n
         if g == 0.0:
             out[r] = total / c[1:].sum()
             continue
-        _klr._kernel_from_sqdist(D2, float(g), K)
-        _klr._pinned_identity_start(c, A, total, a)
-        _, fj, _ = _klr._pinned_newton(K, c, a, 1e-14, 100, M)
+        _klr.pinned_kernel(D2, float(g), Kn, k0)
+        b0 = _klr._pinned_diagonal_start(k0, c, A, total, a)
+        _, fj, _ = _klr._pinned_newton(Kn, k0, c, a, total, b0, 1e-14, 100, M)
         out[r] = 1.0 / (1.0 + math.exp(-fj))
     return out
 

@@ -37,19 +37,20 @@ def _pinned_by_scipy(K: np.ndarray, c: np.ndarray, A: float, S: float) -> float 
 
 
 def _node(D2, c, gamma, warm=None, with_b=False):
+    """The pinned classifier at gamma, cold or warm-started from (multipliers, b) of another gamma."""
     n = c.size
     out = np.empty(n)
-    b, p, _ = _klr._pinned_node(D2, np.empty((n, n)), np.empty((n - 1, n - 1)), c, gamma,
-                                np.zeros(n) if warm is None else warm, np.nan if warm is None else 0.0, out,
+    aw, bw = (np.zeros(n), np.nan) if warm is None else warm
+    b, p, _ = _klr._pinned_node(D2, np.empty((n - 1, n - 1)), np.empty((n - 1, n - 1)), c, gamma, aw, bw, out,
                                 _klr.TOL, _klr.MAXIT)
     return (p, out, b) if with_b else (p, out)
 
 
-@pytest.mark.parametrize("mcl", [1.0, 3.0])
+@pytest.mark.parametrize("mcl", [1.0, 3.0, 30.0])
 def test_pinned_solver_matches_scipy(mcl):
-    """The damped Newton on the pinned dual solves its stationarity conditions (residual <= 1e-5 in a; p as scipy's
-    root finder gives it, 1e-7, wherever that converges), from 0 to large gamma, with an exact duplicate and a
-    near-duplicate of the positive object in the data."""
+    """The pinned classifier (Newton on its primal form) solves the dual's stationarity conditions (residual
+    <= 1e-5 in a; p as scipy's root finder gives it, 1e-7, wherever that converges), from 0 to large gamma, with an
+    exact duplicate and a near-duplicate of the positive object in the data."""
     rng = np.random.default_rng(0)
     X = rng.normal(size=(50, 3))
     X[5] = X[0] + 1e-4
@@ -76,7 +77,7 @@ def test_pinned_solver_matches_scipy(mcl):
             assert p == pytest.approx(ref, abs=1e-7)
             checked += 1
         assert a[0] == A and a[1:].sum() == pytest.approx(S, rel=1e-12) and (a[1:] > 0).all() and (a < c).all()
-        p_warm, _ = _node(D2, c, gamma, warm=_node(D2, c, gamma * 1.5)[1])  # warm start: the same optimum
+        p_warm, _ = _node(D2, c, gamma, warm=_node(D2, c, gamma * 1.5, with_b=True)[1:])  # warm: the same optimum
         assert p_warm == pytest.approx(p, abs=1e-7)
     assert checked >= 4
 
@@ -139,10 +140,10 @@ def test_pinned_classifier_reproduces_the_authors_stored_m_cl_n_curves(shared_da
             p, _ = _node(D2, c, float(g))
             worst_ref = max(worst_ref, abs(p - p_stored))
             A = _klr.pinned_multiplier(c)
-            K, M, a = np.empty((n, n)), np.empty((n - 1, n - 1)), np.empty(n)
-            _klr._kernel_from_sqdist(D2, float(g), K)
-            _klr._pinned_identity_start(c, A, A, a)  # the negatives summing to A instead
-            _, fj, _ = _klr._pinned_newton(K, c, a, _klr.TOL, _klr.MAXIT, M)
+            Kn, k0, M, a = np.empty((n - 1, n - 1)), np.empty(n - 1), np.empty((n - 1, n - 1)), np.empty(n)
+            _klr.pinned_kernel(D2, float(g), Kn, k0)
+            b0 = _klr._pinned_diagonal_start(k0, c, A, A, a)  # the negatives summing to A instead
+            _, fj, _ = _klr._pinned_newton(Kn, k0, c, a, A, b0, _klr.TOL, _klr.MAXIT, M)
             worst_equal = max(worst_equal, abs(1 / (1 + np.exp(-fj)) - p_stored))
     assert worst_ref < 1.5e-3
     assert worst_equal > 0.05
@@ -234,3 +235,27 @@ def test_selectors_run_the_pinned_classifier():
     assert IREOS_SELECTOR_SETTINGS.classifier == IREOSSettings().classifier == "pinned"
     assert inspect.signature(gamma_max_exceeds).parameters["classifier"].default == "pinned"
     assert GuardedSettings().classifier == "pinned"
+
+
+def test_pinned_cold_start_next_to_a_cheap_duplicate():
+    """An exact duplicate of the positive with a small cost (m_cl > 1): the cold start puts its multiplier within
+    rounding of its cost (the positive's pull A K_ij ~ C >> c_i); the classifier still solves the stationarity
+    conditions and agrees with scipy (this start, rescaled to the sum S, once left a multiplier above its cost and
+    every p NaN on Shuttle's exact index at m_cl = sqrt(5 % N))."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(40, 2))
+    X[1] = X[0]
+    D2 = _sqdist_blocks(X)
+    c = np.full(40, 100.0)
+    c[1] = 1.0
+    c[2:12] = 100.0 * 0.05 ** rng.random(10)
+    A, S = _klr.pinned_multiplier(c), _klr.pinned_negatives_sum(c)
+    for gamma in (0.3, 3.0, 30.0, 1e3):
+        p, a, b = _node(D2, c, gamma, with_b=True)
+        assert np.isfinite(p) and np.isfinite(a).all() and np.isfinite(b)
+        K = np.exp(-gamma * D2)
+        f = A * K[1:, 0] - K[1:, 1:] @ a[1:] + b
+        assert np.abs(a[1:] - c[1:] / (1 + np.exp(-f))).max() < 1e-5
+        ref = _pinned_by_scipy(K, c, A, S)
+        if ref is not None:
+            assert p == pytest.approx(ref, abs=1e-7)

@@ -140,30 +140,37 @@ def _loss(f: np.ndarray, y: np.ndarray, c: np.ndarray) -> float:
 
 @nb.njit(cache=True, nogil=True)
 def newton_klr(K: np.ndarray, y: np.ndarray, c: np.ndarray, alpha: np.ndarray, b: float, tol: float, maxit: int):
-    """:func:`_newton` with its own work matrix."""
-    return _newton(K, y, c, alpha, b, tol, maxit, np.empty(K.shape))
+    """:func:`_newton` with its own work matrix (no offset, sum of alpha 0: the KLR problem above)."""
+    return _newton(K, y, c, alpha, b, tol, maxit, np.empty(K.shape), np.zeros(y.shape[0]), 0.0)
 
 
 @nb.njit(cache=True, nogil=True)
 def _newton(K: np.ndarray, y: np.ndarray, c: np.ndarray, alpha: np.ndarray, b: float, tol: float, maxit: int,
-            M: np.ndarray):
-    """Damped Newton from (alpha, b); returns (f, alpha, b, factorisations) at the optimum.
+            M: np.ndarray, o: np.ndarray, beta: float):
+    """Damped Newton from (alpha, b); returns (f, alpha, b, factorisations) at the optimum of
+
+        J(alpha, b) = 1/2 alpha' K alpha + sum_i c_i log(1 + exp(-y_i f_i)) + beta b,   f = o + K alpha + b 1,
+
+    whose optimum has sum_i alpha_i = beta: the KLR problem above for o = 0, beta = 0, and the reference code's
+    pinned classifier over the negatives for o = A K_.j, beta = -S (see :func:`_pinned_newton`). With them the
+    Newton iterate solves (K + W^-1) alpha+ + 1 b+ = f - o - W^-1 g, 1' alpha+ = beta.
 
     The Cholesky factor of K + W^-1 is reused (chord steps: the exact gradient with the Hessian of an earlier
     iterate, still a descent direction) while the Newton decrement falls by at least 10x per step, and
     refreshed otherwise; the line search keeps every step a descent step, the stop rule is the exact decrement.
     One product K d per Newton step: the line search moves f along K d + d_b (f is linear in (alpha, b)), and
-    alpha' K alpha = alpha' (f - b).
+    alpha' K alpha = alpha' (f - b - o). (o = 0, beta = 0 add exact zeros: the same bits as without them.)
     """
     n = y.shape[0]
     f = np.empty(n)
     _matvec(K, alpha, f)
     for i in range(n):
         f[i] += b
+        f[i] += o[i]
     aKa = 0.0
     for i in range(n):
-        aKa += alpha[i] * (f[i] - b)
-    obj = 0.5 * aKa + _loss(f, y, c)
+        aKa += alpha[i] * ((f[i] - b) - o[i])
+    obj = 0.5 * aKa + _loss(f, y, c) + beta * b
     fn = np.empty(n)
     an = np.empty(n)
     g = np.empty(n)
@@ -202,13 +209,13 @@ def _newton(K: np.ndarray, y: np.ndarray, c: np.ndarray, alpha: np.ndarray, b: f
         for i in range(n):
             rhs[i] = -D[i] * ag[i]
         _chol_solve(M, rhs, u)
-        db = (u.sum() + alpha.sum()) / vs
+        db = (u.sum() + alpha.sum() - beta) / vs
         da = u - db * v
         _matvec(K, da, Kd)
         dec = 0.0
         for i in range(n):
             dec -= Kd[i] * ag[i]
-        dec -= db * gsum
+        dec -= db * (gsum + beta)
         if dec < 0.0:
             dec = 0.0
         t = 1.0
@@ -221,8 +228,8 @@ def _newton(K: np.ndarray, y: np.ndarray, c: np.ndarray, alpha: np.ndarray, b: f
             for i in range(n):
                 an[i] = alpha[i] + t * da[i]
                 fn[i] = f[i] + t * (Kd[i] + db)
-                aKa += an[i] * (fn[i] - bb)
-            new = 0.5 * aKa + _loss(fn, y, c)
+                aKa += an[i] * ((fn[i] - bb) - o[i])
+            new = 0.5 * aKa + _loss(fn, y, c) + beta * bb
             if new <= obj - 0.25 * t * dec:
                 accepted = True
                 break
@@ -403,7 +410,9 @@ def fit_subsets(X: np.ndarray, gammas: np.ndarray, subsets: np.ndarray, costs: n
 # What the code computes is then the optimum of the dual over the negatives with alpha_j = A fixed:
 #     min_a  1/2 a' K_nn a - A K_nj' a + sum_i [a_i log a_i + (c_i - a_i) log(c_i - a_i)],  sum_i a_i = A,
 # whose stationarity reads a_i = c_i sigmoid(f_i) with f = A K_.j - K_.n a + b (b the multiplier of the sum),
-# and p(x_j) = sigmoid(A - K_jn a + b). Solved here to optimality (the Java code stops at a spread of 0.019 in b).
+# and p(x_j) = sigmoid(A - K_jn a + b). Solved here to optimality (the Java code stops at a spread of 0.019 in b),
+# as the primal problem whose stationarity this is (:func:`_pinned_newton`; pair steps to the same optimum take
+# thousands to millions of steps per classifier: benchmarks/ireos_pair_steps.py).
 # The negatives' sum is the reference code's too: they start at mean(c_neg) / (n - 1) each and the first step sets
 # one of them to 0, so they sum to S = mean(c_neg) (n - 2) / (n - 1), and the later pair steps (two negatives) keep
 # that sum. S = A when all costs are equal (m_cl = 1: the dual's equality sum_i y_i alpha_i = 0); for m_cl > 1 the
@@ -445,22 +454,30 @@ def _entropy(a: float, c: float) -> float:
 
 
 @nb.njit(cache=True, nogil=True)
-def _pinned_identity_start(c: np.ndarray, A: float, S: float, a: np.ndarray) -> None:
-    """a[0] := A, a[1:] := the pinned optimum for K = I (gamma -> infinity): a_i + logit(a_i / c_i) = b for every
-    negative, sum_i a_i = S; a safeguarded Newton search for b (inner roots per object by :func:`_t_of_b`)."""
+def _pinned_diagonal_start(k0: np.ndarray, c: np.ndarray, A: float, S: float, a: np.ndarray) -> float:
+    """a[0] := A, a[1:] := the pinned optimum with K_nn replaced by I and the positive's column k0 = K_nj kept
+    (exact as gamma -> infinity, where K -> I): a_i + logit(a_i / c_i) = b + A K_ij for every negative,
+    sum_i a_i = S;
+    a safeguarded Newton search for b (inner roots per object by :func:`_t_of_b`); returns b. Keeping the
+    positive's pull A K_ij puts its near neighbours' multipliers near their costs from the start (with K = I
+    throughout they started near S / (n - 1) and a cold classifier took 9 factorisations instead of 6). Such a
+    multiplier may equal its cost in floating point (no logit of it is taken: the primal Newton needs none)."""
     n = c.shape[0]
     a[0] = A
+    omax = 0.0
     for i in range(1, n):
         a[i] = min(0.5 * c[i], S / (n - 1))
-    blo = -60.0
+        omax = max(omax, A * k0[i - 1])
+    blo = -60.0 - omax
     bhi = 60.0
     b = -math.log(n)
     for _ in range(100):
         g = -S
         dg = 0.0
         for i in range(1, n):
-            a[i] = _t_of_b(c[i], -b, a[i])
-            s = _sigmoid(b - a[i])
+            o = A * k0[i - 1]
+            a[i] = _t_of_b(c[i], -(b + o), a[i])
+            s = _sigmoid(b + o - a[i])
             w = c[i] * s * (1.0 - s)
             g += a[i]
             dg += w / (1.0 + w)
@@ -476,137 +493,66 @@ def _pinned_identity_start(c: np.ndarray, A: float, S: float, a: np.ndarray) -> 
             break
         b = bn
     for i in range(1, n):
-        a[i] = _t_of_b(c[i], -b, a[i])
-    # a feasible start: the sum exactly S (a tiny rescale; every a_i stays inside (0, c_i))
-    s = 0.0
-    for i in range(1, n):
-        s += a[i]
-    for i in range(1, n):
-        a[i] *= S / s
+        a[i] = _t_of_b(c[i], -(b + A * k0[i - 1]), a[i])
+    return b
 
 
 @nb.njit(cache=True, nogil=True)
-def _pinned_newton(K: np.ndarray, c: np.ndarray, a: np.ndarray, tol: float, maxit: int, M: np.ndarray):
-    """Damped Newton on the pinned dual (see above) from a feasible a (a[0] = A, sum a[1:] = S, 0 < a_i < c_i);
-    the sum of a[1:] is kept along every step, a fraction-to-the-boundary rule keeps the a_i inside (0, c_i).
-    M: (n-1) x (n-1) work matrix. Returns (b, f_j, factorisations); a holds the optimum."""
+def _pinned_newton(Kn: np.ndarray, k0: np.ndarray, c: np.ndarray, a: np.ndarray, S: float, b: float, tol: float,
+                   maxit: int, M: np.ndarray):
+    """The pinned classifier at the negatives' kernel Kn = K_nn and the positive's column k0 = K_nj (both from
+    :func:`pinned_kernel`) with a[0] = A and the negatives' multipliers summing to S, from the negatives'
+    multipliers a[1:] and bias b (from :func:`_pinned_diagonal_start` or a solved gamma). M: (n-1) x (n-1) work
+    matrix. Returns (b, f_j, factorisations); a holds the optimum (a[1:] = c sigmoid(f) of the negatives).
+
+    The pinned dual (see above) is the stationarity system of an unconstrained convex problem in the negatives'
+    primal variables alpha = -a[1:] and b,
+
+        J(alpha, b) = 1/2 alpha' K_nn alpha + sum_i c_i log(1 + exp(f_i)) - S b,   f = A K_nj + K_nn alpha + b 1
+
+    (d/d alpha: K_nn (alpha + c sigmoid(f)) = 0; d/db: sum_i c_i sigmoid(f_i) = S), so it is solved by the KLR
+    primal Newton (:func:`_newton` with offset A K_nj and beta = -S), which needs no bounds on a: 2.4 (m_cl = 1)
+    and 2.6 (m_cl > 1) Cholesky factorisations per classifier of a curve instead of 3.8 and 7.2 with the Newton
+    method on the dual it replaced, whose fraction-to-the-boundary steps kept forcing refreshes (docs/ireos.md,
+    *Speed*; the optimum needs 1.6)."""
     n = c.shape[0]
     m = n - 1
     A = a[0]
-    Ka = np.empty(m)
-    Kd = np.empty(m)
-    gr = np.empty(m)
-    D = np.empty(m)
-    v = np.empty(m)
-    u = np.empty(m)
-    dl = np.empty(m)
-    an = np.empty(m)
-    ones = np.ones(m)
+    o = np.empty(m)
+    alpha = np.empty(m)
+    y = -np.ones(m)
+    cn = np.empty(m)
     for i in range(m):
-        s = 0.0
-        for k in range(m):
-            s += K[i + 1, k + 1] * a[k + 1]
-        Ka[i] = s
-    obj = 0.0
-    for i in range(m):
-        obj += a[i + 1] * (0.5 * Ka[i] - A * K[i + 1, 0]) + _entropy(a[i + 1], c[i + 1])
-    nfact = 0
-    vs = 1.0
-    refresh = True
-    dec_prev = np.inf
-    spread_prev = np.inf
-    for _ in range(maxit):
-        for i in range(m):
-            ai = a[i + 1]
-            gr[i] = Ka[i] - A * K[i + 1, 0] + math.log(ai) - math.log(c[i + 1] - ai)
-        if refresh:  # else a chord step: the factor of an earlier iterate (still a descent direction)
-            for i in range(m):
-                ai = a[i + 1]
-                D[i] = c[i + 1] / (ai * (c[i + 1] - ai))
-            for i in range(m):
-                for k in range(i):
-                    M[i, k] = K[i + 1, k + 1]
-                M[i, i] = K[i + 1, i + 1] + D[i]
-            if not _cholesky_inplace(M):
-                break
-            nfact += 1
-            _chol_solve(M, ones, v)
-            vs = v.sum()
-        _chol_solve(M, gr, u)
-        lam = u.sum() / vs
-        dec = 0.0
-        spread = 0.0
-        for i in range(m):
-            dl[i] = -(u[i] - lam * v[i])
-            dec -= gr[i] * dl[i]
-            spread = max(spread, abs(gr[i] - lam))
-        if dec < 0.0:
-            dec = 0.0
-        # the decrement alone does not bound the gradient (the entropy's curvature c / (a (c - a)) is large where a
-        # is small), and p depends on b = the common gradient value: once the decrement is small, go on while the
-        # gradient's spread still falls (at least halves per step) and is above 1e-8 (rounding stops it earlier)
-        if 0.5 * dec <= tol * (1.0 + abs(obj)) and (spread <= 1e-8 * (1.0 + abs(lam)) or spread > 0.5 * spread_prev):
-            break
-        spread_prev = spread
-        t = 1.0
-        for i in range(m):
-            if dl[i] < 0.0:
-                t = min(t, -0.99 * a[i + 1] / dl[i])
-            elif dl[i] > 0.0:
-                t = min(t, 0.99 * (c[i + 1] - a[i + 1]) / dl[i])
-        _matvec_sub(K, dl, Kd)
-        accepted = False
-        new = obj
-        for _ls in range(60):
-            new = 0.0
-            for i in range(m):
-                an[i] = a[i + 1] + t * dl[i]
-                new += an[i] * (0.5 * (Ka[i] + t * Kd[i]) - A * K[i + 1, 0]) + _entropy(an[i], c[i + 1])
-            if new <= obj - 0.25 * t * dec:
-                accepted = True
-                break
-            t *= 0.5
-        if not accepted:
-            if refresh:
-                break
-            refresh = True
-            continue
-        for i in range(m):
-            a[i + 1] = an[i]
-            Ka[i] += t * Kd[i]
-        obj = new
-        refresh = (dec > REFRESH * dec_prev) or t < 1.0
-        dec_prev = dec
-    # b: the common value of the gradient at the optimum (the multiplier of sum a = S), weighted by M^-1 1
-    b = 0.0
-    for i in range(m):
-        ai = a[i + 1]
-        b += v[i] * (Ka[i] - A * K[i + 1, 0] + math.log(ai) - math.log(c[i + 1] - ai))
-    b /= vs
-    fj = A * K[0, 0] + b
+        o[i] = A * k0[i]
+        alpha[i] = -a[i + 1]
+        cn[i] = c[i + 1]
+    _, alpha, b, nfact = _newton(Kn, y, cn, alpha, b, tol, maxit, M, o, -S)
+    fj = A + b  # K_jj = 1
     for k in range(m):
-        fj -= K[0, k + 1] * a[k + 1]
+        fj += k0[k] * alpha[k]
+        a[k + 1] = -alpha[k]
     return b, fj, nfact
 
 
 @nb.njit(cache=True, nogil=True)
-def _matvec_sub(K: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
-    """out = K[1:, 1:] x (rows of the negatives; no BLAS, as :func:`_matvec`)."""
-    m = x.shape[0]
+def pinned_kernel(D2: np.ndarray, gamma: float, Kn: np.ndarray, k0: np.ndarray) -> None:
+    """Kn := the kernel among the negatives (rows and columns 1.. of D2), k0 := the positive's column (row 0)."""
+    m = D2.shape[0] - 1
     for i in range(m):
-        out[i] = 0.0
-    for k in range(m):
-        xk = x[k]
-        for i in range(m):
-            out[i] += K[k + 1, i + 1] * xk
+        Kn[i, i] = 1.0
+        k0[i] = math.exp(-gamma * D2[0, i + 1])
+        for k in range(i):
+            v = math.exp(-gamma * D2[i + 1, k + 1])
+            Kn[i, k] = v
+            Kn[k, i] = v
 
 
 @nb.njit(cache=True, nogil=True)
 def _pinned_node(D2, K, M, c, gamma, Aw, bw, Aout, tol, maxit):
-    """The reference code's separability at ``gamma`` (see above), warm-started from the multipliers Aw of a
-    solved gamma (bw = NaN: cold, from the K = I optimum); writes the multipliers into Aout, returns (b, p,
-    factorisations). gamma = 0 is closed-form: all decision values are equal (A - S + b), p = S / sum of the
-    negatives' costs."""
+    """The reference code's separability at ``gamma`` (see above; K, M: (n-1) x (n-1) work matrices),
+    warm-started from the multipliers Aw and the bias bw of a solved gamma (bw = NaN: cold, from
+    :func:`_pinned_diagonal_start`); writes the multipliers into Aout, returns (b, p, factorisations). gamma = 0
+    is closed-form: all decision values are equal (A - S + b), p = S / sum of the negatives' costs."""
     n = c.shape[0]
     A = pinned_multiplier(c)
     S = pinned_negatives_sum(c)
@@ -619,20 +565,22 @@ def _pinned_node(D2, K, M, c, gamma, Aw, bw, Aout, tol, maxit):
         for i in range(1, n):
             Aout[i] = c[i] * q
         return math.log(q / (1.0 - q)) - (A - S), q, 0
-    _kernel_from_sqdist(D2, gamma, K)
+    k0 = np.empty(n - 1)
+    pinned_kernel(D2, gamma, K, k0)
     if math.isnan(bw):
-        _pinned_identity_start(c, A, S, Aout)
+        bw = _pinned_diagonal_start(k0, c, A, S, Aout)
     else:
         Aout[:] = Aw
-    b, fj, it = _pinned_newton(K, c, Aout, tol, maxit, M)
+    b, fj, it = _pinned_newton(K, k0, c, Aout, S, bw, tol, maxit, M)
     return b, _sigmoid(fj), it
 
 
 @nb.njit(cache=True, nogil=True)
-def _node(pinned, D2, K, M, Mp, y, c, gamma, Fw, bw, Fout, tol, maxit):
-    """One separability: the reference code's pinned classifier (``pinned``) or the exact KLR optimum."""
+def _node(pinned, D2, K, M, y, c, gamma, Fw, bw, Fout, tol, maxit):
+    """One separability: the reference code's pinned classifier (``pinned``; K, M of size n - 1) or the exact KLR
+    optimum (n)."""
     if pinned:
-        return _pinned_node(D2, K, Mp, c, gamma, Fw, bw, Fout, tol, maxit)
+        return _pinned_node(D2, K, M, c, gamma, Fw, bw, Fout, tol, maxit)
     return _solve_node(D2, K, M, y, c, gamma, Fw, bw, Fout, tol, maxit)
 
 
@@ -677,7 +625,7 @@ def _solve_node(D2, K, M, y, c, gamma, Fw, bw, Fout, tol, maxit):
         a0, bs = _identity_start(c, y)
     else:
         a0, bs = _start(c, y, Fw, bw)
-    f, _, b, it = _newton(K, y, c, a0, bs, tol, maxit, M)
+    f, _, b, it = _newton(K, y, c, a0, bs, tol, maxit, M, np.zeros(n), 0.0)
     Fout[:] = f
     return b, _sigmoid(f[0]), it
 
@@ -689,9 +637,9 @@ def _curve_points(D2, c, gammas, tol, maxit, pinned):
     n = D2.shape[0]
     y = -np.ones(n)
     y[0] = 1.0
-    K = np.empty((n, n))
-    M = np.empty((n, n))
-    Mp = np.empty((n - 1, n - 1)) if pinned else np.empty((1, 1))
+    nk = n - 1 if pinned else n  # the pinned classifier's variables are the negatives'
+    K = np.empty((nk, nk))
+    M = np.empty((nk, nk))
     Fw = np.zeros(n)
     Fn = np.empty(n)
     bw = math.nan
@@ -700,7 +648,7 @@ def _curve_points(D2, c, gammas, tol, maxit, pinned):
     fits = 0
     facts = 0
     for r in range(m - 1, -1, -1):
-        b, p[r], it = _node(pinned, D2, K, M, Mp, y, c, gammas[r], Fw, bw, Fn, tol, maxit)
+        b, p[r], it = _node(pinned, D2, K, M, y, c, gammas[r], Fw, bw, Fn, tol, maxit)
         if gammas[r] > 0.0:
             fits += 1
         facts += it
@@ -724,9 +672,9 @@ def _curve_adaptive(D2, c, gamma_max, tol, max_depth, min_depth, pinned):
     n = D2.shape[0]
     y = -np.ones(n)
     y[0] = 1.0
-    K = np.empty((n, n))
-    M = np.empty((n, n))
-    Mp = np.empty((n - 1, n - 1)) if pinned else np.empty((1, 1))
+    nk = n - 1 if pinned else n  # the pinned classifier's variables are the negatives'
+    K = np.empty((nk, nk))
+    M = np.empty((nk, nk))
     top = 1 << (max_depth + 2)
     P = np.empty(top + 1)
     Fs = np.empty((top + 1, n))
@@ -738,10 +686,10 @@ def _curve_adaptive(D2, c, gamma_max, tol, max_depth, min_depth, pinned):
     for r in range(4, -1, -1):  # depth 0: gamma_max * (1, 3/4, 1/2, 1/4, 0)
         i = r * q
         if r == 4:
-            bs[i], P[i], it = _node(pinned, D2, K, M, Mp, y, c, gamma_max, zero, math.nan, Fs[i], TOL,
+            bs[i], P[i], it = _node(pinned, D2, K, M, y, c, gamma_max, zero, math.nan, Fs[i], TOL,
                                         MAXIT)
         else:
-            bs[i], P[i], it = _node(pinned, D2, K, M, Mp, y, c, gamma_max * (i / top), Fs[i + q], bs[i + q], Fs[i],
+            bs[i], P[i], it = _node(pinned, D2, K, M, y, c, gamma_max * (i / top), Fs[i + q], bs[i + q], Fs[i],
                                     TOL, MAXIT)
         if i > 0:
             fits += 1
@@ -764,11 +712,11 @@ def _curve_adaptive(D2, c, gamma_max, tol, max_depth, min_depth, pinned):
         q1 = a + h // 4
         q3 = a + 3 * (h // 4)
         if depth > 0:  # the quarter points are new; warm start from the solved node above each
-            bs[q1], P[q1], it = _node(pinned, D2, K, M, Mp, y, c, gamma_max * (q1 / top), Fs[m], bs[m], Fs[q1],
+            bs[q1], P[q1], it = _node(pinned, D2, K, M, y, c, gamma_max * (q1 / top), Fs[m], bs[m], Fs[q1],
                                       TOL, MAXIT)
             facts += it
             fits += 1
-            bs[q3], P[q3], it = _node(pinned, D2, K, M, Mp, y, c, gamma_max * (q3 / top), Fs[b], bs[b], Fs[q3],
+            bs[q3], P[q3], it = _node(pinned, D2, K, M, y, c, gamma_max * (q3 / top), Fs[b], bs[b], Fs[q3],
                                       TOL, MAXIT)
             facts += it
             fits += 1
