@@ -449,19 +449,14 @@ def pinned_negatives_sum(c: np.ndarray) -> float:
 
 
 @nb.njit(cache=True, nogil=True)
-def _entropy(a: float, c: float) -> float:
-    return a * math.log(a) + (c - a) * math.log(c - a)
-
-
-@nb.njit(cache=True, nogil=True)
 def _pinned_diagonal_start(k0: np.ndarray, c: np.ndarray, A: float, S: float, a: np.ndarray) -> float:
     """a[0] := A, a[1:] := the pinned optimum with K_nn replaced by I and the positive's column k0 = K_nj kept
     (exact as gamma -> infinity, where K -> I): a_i + logit(a_i / c_i) = b + A K_ij for every negative,
-    sum_i a_i = S;
-    a safeguarded Newton search for b (inner roots per object by :func:`_t_of_b`); returns b. Keeping the
-    positive's pull A K_ij puts its near neighbours' multipliers near their costs from the start (with K = I
-    throughout they started near S / (n - 1) and a cold classifier took 9 factorisations instead of 6). Such a
-    multiplier may equal its cost in floating point (no logit of it is taken: the primal Newton needs none)."""
+    sum_i a_i = S, by a safeguarded Newton search for b (inner roots per object by :func:`_t_of_b`); returns b.
+    Keeping the positive's pull A K_ij puts its near neighbours' multipliers near their costs from the start
+    (with K = I throughout they started near S / (n - 1) and a cold classifier took 9 factorisations instead of
+    6). Such a multiplier may come within rounding of its cost: no logit of it is taken later (the primal Newton
+    needs none)."""
     n = c.shape[0]
     a[0] = A
     omax = 0.0
