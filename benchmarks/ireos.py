@@ -20,6 +20,8 @@ Mode ``target``: the issue's speed target in one line -- all approximations comb
 kNN subsets k = 250, stop-early pruning; m_cl = 1, the 10 candidates of Sect. 4.2) on Annthyroid (7129 x 21) with
 two workers: wall time, CPU time (this process and its children), classifiers, peak RSS, and the largest index
 difference to the exact fixed-grid index where that is computable (``--max-exact``, not for Annthyroid).
+``--classifier`` (``target``, ``table``, ``gammamax``): the separability classifier, ``pinned`` (ireos()'s
+default) or ``optimum``; the other modes run ireos()'s default.
 
 Mode ``table``: Spearman(IREOS, ROC AUC) over the 10 candidates for m_cl in {1, sqrt5}, the Laplacian Score
 baseline (k = 1, sqrt N, 100) and the ROC AUC of the candidate each index picks (min / mean / max), printed as
