@@ -232,7 +232,7 @@ def target(name: str, jobs: int, max_exact: int, executor: str | None, classifie
         diff = f"{np.abs(full.index - ref.index).max():.4f} (ranking {'same' if same else 'differs'})"
     print(f"TARGET {name} N={N} d={d} candidates={len(sols)} all combined (adaptive tol 0.001 + kNN k=250 + "
           f"pruning, m_cl=1, {classifier} classifier), {jobs} workers: wall {wall:.1f} s, CPU {cpu:.1f} s, "
-          f"classifiers {sel.n_fits}, "
+          f"classifiers {sel.n_fits} ({sel.n_factorisations / sel.n_fits:.2f} factorisations each), "
           f"objects {sel.n_objects}, gamma_max {sel.gamma_max:.4g}, peak RSS {rss / 1024:.0f} MB, "
           f"max |dI| vs exact {diff}; load average {load_before:.1f} -> {os.getloadavg()[0]:.1f}", flush=True)
 

@@ -134,7 +134,7 @@ def pinned_curve(X: np.ndarray, j: int, w: np.ndarray, m_cl: float, gammas: np.n
             continue
         _klr.pinned_kernel(D2, float(g), Kn, k0)
         b0 = _klr._pinned_diagonal_start(k0, c, A, total, a)
-        _, fj, _ = _klr._pinned_newton(Kn, k0, c, a, total, b0, 1e-14, 100, M)
+        _, fj, _ = _klr._pinned_newton(Kn, k0, c, a, total, b0, 1e-14, 100, M, np.empty(0))
         out[r] = 1.0 / (1.0 + math.exp(-fj))
     return out
 

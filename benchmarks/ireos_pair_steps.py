@@ -134,8 +134,8 @@ def main() -> None:
         for frac in (1.0, 0.75, 0.5, 0.25, 1 / 16, 1 / 256):  # from gamma_max down, warm starts, as a curve does
             gamma = args.gamma_max * frac
             t0 = time.perf_counter()
-            b, p, fact = _klr._pinned_node(D2, K, M, c, gamma, out if newton_prev is None else newton_prev, b, out,
-                                           1e-14, 100)
+            b, p, fact = _klr._pinned_node(D2, K, M, c, gamma, out if newton_prev is None else newton_prev, b,
+                                           np.empty(0), out, 1e-14, 100)
             t_newton = time.perf_counter() - t0
             newton_prev = out.copy()
             if pairs_prev is None:  # the reference code's start: every negative at S / (n - 1)

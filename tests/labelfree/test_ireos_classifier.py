@@ -41,8 +41,8 @@ def _node(D2, c, gamma, warm=None, with_b=False):
     n = c.size
     out = np.empty(n)
     aw, bw = (np.zeros(n), np.nan) if warm is None else warm
-    b, p, _ = _klr._pinned_node(D2, np.empty((n - 1, n - 1)), np.empty((n - 1, n - 1)), c, gamma, aw, bw, out,
-                                _klr.TOL, _klr.MAXIT)
+    b, p, _ = _klr._pinned_node(D2, np.empty((n - 1, n - 1)), np.empty((n - 1, n - 1)), c, gamma, aw, bw,
+                                np.empty(0), out, _klr.TOL, _klr.MAXIT)
     return (p, out, b) if with_b else (p, out)
 
 
@@ -143,7 +143,7 @@ def test_pinned_classifier_reproduces_the_authors_stored_m_cl_n_curves(shared_da
             Kn, k0, M, a = np.empty((n - 1, n - 1)), np.empty(n - 1), np.empty((n - 1, n - 1)), np.empty(n)
             _klr.pinned_kernel(D2, float(g), Kn, k0)
             b0 = _klr._pinned_diagonal_start(k0, c, A, A, a)  # the negatives summing to A instead
-            _, fj, _ = _klr._pinned_newton(Kn, k0, c, a, A, b0, _klr.TOL, _klr.MAXIT, M)
+            _, fj, _ = _klr._pinned_newton(Kn, k0, c, a, A, b0, _klr.TOL, _klr.MAXIT, M, np.empty(0))
             worst_equal = max(worst_equal, abs(1 / (1 + np.exp(-fj)) - p_stored))
     assert worst_ref < 1.5e-3
     assert worst_equal > 0.05
@@ -259,3 +259,61 @@ def test_pinned_cold_start_next_to_a_cheap_duplicate():
         ref = _pinned_by_scipy(K, c, A, S)
         if ref is not None:
             assert p == pytest.approx(ref, abs=1e-7)
+
+
+def _objective(K, y, c, alpha, b, o, beta):
+    """J(alpha, b) of _klr._newton (offset o, linear term beta b)."""
+    f = o + K @ alpha + b
+    return float(0.5 * alpha @ (K @ alpha) + np.sum(c * np.logaddexp(0.0, -y * f)) + beta * b)
+
+
+@pytest.mark.parametrize("pinned", [False, True])
+def test_subspace_start_descends_and_keeps_the_optimum(pinned):
+    """The warm start in the span of two solved gammas' solutions (_klr._subspace_start) never raises the
+    objective above the plain warm start's, survives parallel and empty second directions, and the Newton method
+    from it ends at the same optimum (decision values within the solver's tolerance)."""
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(60, 3))
+    D2 = _sqdist_blocks(X)
+    n = 60
+    c = 100.0 * 0.1 ** rng.random(n)
+    c[0] = 100.0
+    y = -np.ones(n)
+    y[0] = 1.0
+    if pinned:  # the negatives' problem: offset A K_.0, beta = -S
+        A, S = _klr.pinned_multiplier(c), _klr.pinned_negatives_sum(c)
+        yy, cc, beta = y[1:], c[1:], -S
+
+        def parts(gamma):
+            K = np.exp(-gamma * D2)
+            return K[1:, 1:], A * K[1:, 0]
+    else:
+        yy, cc, beta = y, c, 0.0
+
+        def parts(gamma):
+            return np.exp(-gamma * D2), np.zeros(n)
+
+    def solve(gamma, alpha, b):
+        K, o = parts(gamma)
+        M = np.empty(K.shape)
+        f, a, b, _ = _klr._newton(K, yy, cc, alpha.copy(), b, _klr.TOL, _klr.MAXIT, M, o, beta)
+        return f, a, b
+
+    m = yy.size
+    _, a_hi, b_hi = solve(2.0, np.zeros(m), 0.0)
+    _, a_lo, _ = solve(0.5, a_hi, b_hi)
+    K, o = parts(1.0)
+    f_ref, _, _ = solve(1.0, a_hi, b_hi)
+    plain = _objective(K, yy, cc, a_hi, b_hi, o, beta)
+    for second in (a_lo, 3.0 * a_hi, np.empty(0)):
+        alpha = a_hi.copy()
+        b = _klr._subspace_start(K, yy, cc, alpha, second, b_hi, o, beta)
+        assert np.isfinite(b) and np.isfinite(alpha).all()
+        assert _objective(K, yy, cc, alpha, b, o, beta) <= plain
+        f, _, _ = solve(1.0, alpha, b)
+        assert np.abs(f - f_ref).max() < 1e-6
+    one = a_hi.copy()
+    b1 = _klr._subspace_start(K, yy, cc, one, np.empty(0), b_hi, o, beta)
+    two = a_hi.copy()
+    b2 = _klr._subspace_start(K, yy, cc, two, a_lo, b_hi, o, beta)
+    assert _objective(K, yy, cc, two, b2, o, beta) <= _objective(K, yy, cc, one, b1, o, beta) + 1e-9

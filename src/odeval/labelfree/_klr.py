@@ -16,7 +16,8 @@ the Newton iterate (alpha+, b+) solves the symmetric saddle-point system
 
 (one Cholesky factorisation of K + W^-1 and four triangular solves), followed by a backtracking line search on J;
 it stops when half the Newton decrement is below ``tol``. Warm start along gamma: alpha_0 = c y sigmoid(-y f_prev)
-(the optimality condition alpha = -dL/df at the previous gamma) and b_0 = b_prev.
+(the optimality condition alpha = -dL/df at the previous gamma) and b_0 = b_prev, moved to the best point of the
+span of two solved gammas' solutions (:func:`_subspace_start`).
 
 References
 ----------
@@ -249,6 +250,144 @@ def _newton(K: np.ndarray, y: np.ndarray, c: np.ndarray, alpha: np.ndarray, b: f
         refresh = (dec > REFRESH * dec_prev) or t < 1.0
         dec_prev = dec
     return f, alpha, b, nfact
+
+
+@nb.njit(cache=True, nogil=True)
+def _start_objective(theta: np.ndarray, b: float, Q: np.ndarray, U: np.ndarray, k: int, y: np.ndarray,
+                     c: np.ndarray, o: np.ndarray, beta: float) -> float:
+    """J(theta_1 alpha_1 + ... + theta_k alpha_k, b) of :func:`_newton` from U = K alpha_i and Q = alpha_i' U."""
+    val = beta * b
+    for r in range(k):
+        for q in range(k):
+            val += 0.5 * theta[r] * Q[r, q] * theta[q]
+    for i in range(y.shape[0]):
+        f = o[i] + b
+        for r in range(k):
+            f += theta[r] * U[r, i]
+        val += c[i] * _log1pexp(-y[i] * f)
+    return val
+
+
+@nb.njit(cache=True, nogil=True)
+def _subspace_start(K: np.ndarray, y: np.ndarray, c: np.ndarray, alpha: np.ndarray, alpha2: np.ndarray, b: float,
+                    o: np.ndarray, beta: float) -> float:
+    """alpha := theta_1 alpha + theta_2 alpha2 and returns b, (theta, b) minimising the objective of
+    :func:`_newton` over the span of the warm starts: J(theta_1 alpha + theta_2 alpha2, b) with
+    f = o + K (theta_1 alpha + theta_2 alpha2) + b 1, convex in three variables (two in theta_1, b when alpha2
+    is empty), by damped Newton steps from theta = (1, 0): one product K alpha_i per direction, then O(n) a step.
+
+    alpha is the solution of a neighbouring gamma (K = I's for a cold start), alpha2 that of the solved gamma on
+    the other side (an interpolation) or the one before it (an extrapolation), or empty. A start from another
+    kernel pulls too hard where the new kernel has more mass: decision values saturate, their curvatures vanish
+    and the first full Newton steps are cut to nothing. The best point of the span starts each classifier near
+    its optimum and saves most of the factorisations beyond the first (docs/ireos.md, *Speed*)."""
+    n = y.shape[0]
+    k = 2 if alpha2.shape[0] == n else 1
+    U = np.empty((k, n))
+    _matvec(K, alpha, U[0])
+    if k == 2:
+        _matvec(K, alpha2, U[1])
+    Q = np.empty((k, k))
+    for r in range(k):
+        for q in range(k):
+            val = 0.0
+            for i in range(n):
+                val += (alpha[i] if r == 0 else alpha2[i]) * U[q, i]
+            Q[r, q] = val
+    Q[0, k - 1] = Q[k - 1, 0] = 0.5 * (Q[0, k - 1] + Q[k - 1, 0])  # symmetric to the last bit
+    if not Q[0, 0] > 0.0:  # alpha = 0: nothing to move
+        return b
+    nv = k + 1
+    theta = np.zeros(k)
+    theta[0] = 1.0
+    trial = np.empty(k)
+    G = np.empty(nv)
+    H = np.empty((nv, nv))
+    d = np.empty(nv)
+    step = np.empty(nv)
+    obj = _start_objective(theta, b, Q, U, k, y, c, o, beta)
+    for _ in range(50):
+        for r in range(nv):
+            G[r] = 0.0
+            for q in range(nv):
+                H[r, q] = Q[r, q] if (r < k and q < k) else 0.0
+        for r in range(k):
+            for q in range(k):
+                G[r] += Q[r, q] * theta[q]
+        G[k] = beta
+        for i in range(n):
+            f = o[i] + b
+            for r in range(k):
+                f += theta[r] * U[r, i]
+            s = _sigmoid(-y[i] * f)
+            gi = -c[i] * y[i] * s
+            wi = c[i] * s * (1.0 - s)
+            for r in range(nv):
+                ur = U[r, i] if r < k else 1.0
+                G[r] += gi * ur
+                for q in range(r + 1):
+                    H[r, q] += wi * ur * (U[q, i] if q < k else 1.0)
+        # Newton step from the (at most 3 x 3) Hessian by Cholesky, Jacobi-scaled; a tiny ridge keeps two
+        # parallel warm starts (one direction in effect) solvable
+        ok = True
+        for r in range(nv):
+            if not H[r, r] > 0.0:
+                ok = False
+        if not ok:
+            break
+        for r in range(nv):
+            d[r] = math.sqrt(H[r, r])
+        for r in range(nv):
+            for q in range(r + 1):
+                H[r, q] = 1.0 + 1e-10 if r == q else H[r, q] / (d[r] * d[q])
+        for r in range(nv):  # L in the lower triangle
+            for q in range(r + 1):
+                val = H[r, q]
+                for t in range(q):
+                    val -= H[r, t] * H[q, t]
+                if q < r:
+                    H[r, q] = val / H[q, q]
+                elif val > 0.0:
+                    H[r, r] = math.sqrt(val)
+                else:
+                    ok = False
+        if not ok:
+            break
+        for r in range(nv):
+            val = -G[r] / d[r]
+            for t in range(r):
+                val -= H[r, t] * step[t]
+            step[r] = val / H[r, r]
+        for r in range(nv - 1, -1, -1):
+            val = step[r]
+            for t in range(r + 1, nv):
+                val -= H[t, r] * step[t]
+            step[r] = val / H[r, r]
+        dec = 0.0
+        for r in range(nv):
+            step[r] /= d[r]
+            dec -= G[r] * step[r]
+        if not dec > 1e-12 * (1.0 + abs(obj)):
+            break
+        t = 1.0
+        new = obj
+        accepted = False
+        for _ls in range(60):
+            for r in range(k):
+                trial[r] = theta[r] + t * step[r]
+            new = _start_objective(trial, b + t * step[k], Q, U, k, y, c, o, beta)
+            if new <= obj - 0.25 * t * dec:
+                accepted = True
+                break
+            t *= 0.5
+        if not accepted:
+            break
+        theta[:] = trial
+        b += t * step[k]
+        obj = new
+    for i in range(n):
+        alpha[i] = theta[0] * alpha[i] + (theta[1] * alpha2[i] if k == 2 else 0.0)
+    return b
 
 
 @nb.njit(cache=True, nogil=True)
@@ -494,7 +633,7 @@ def _pinned_diagonal_start(k0: np.ndarray, c: np.ndarray, A: float, S: float, a:
 
 @nb.njit(cache=True, nogil=True)
 def _pinned_newton(Kn: np.ndarray, k0: np.ndarray, c: np.ndarray, a: np.ndarray, S: float, b: float, tol: float,
-                   maxit: int, M: np.ndarray):
+                   maxit: int, M: np.ndarray, a2: np.ndarray):
     """The pinned classifier at the negatives' kernel Kn = K_nn and the positive's column k0 = K_nj (both from
     :func:`pinned_kernel`) with a[0] = A and the negatives' multipliers summing to S, from the negatives'
     multipliers a[1:] and bias b (from :func:`_pinned_diagonal_start` or a solved gamma). M: (n-1) x (n-1) work
@@ -506,10 +645,11 @@ def _pinned_newton(Kn: np.ndarray, k0: np.ndarray, c: np.ndarray, a: np.ndarray,
         J(alpha, b) = 1/2 alpha' K_nn alpha + sum_i c_i log(1 + exp(f_i)) - S b,   f = A K_nj + K_nn alpha + b 1
 
     (d/d alpha: K_nn (alpha + c sigmoid(f)) = 0; d/db: sum_i c_i sigmoid(f_i) = S), so it is solved by the KLR
-    primal Newton (:func:`_newton` with offset A K_nj and beta = -S), which needs no bounds on a: 2.4 (m_cl = 1)
-    and 2.6 (m_cl > 1) Cholesky factorisations per classifier of a curve instead of 3.8 and 7.2 with the Newton
-    method on the dual it replaced, whose fraction-to-the-boundary steps kept forcing refreshes (docs/ireos.md,
-    *Speed*; the optimum needs 1.6)."""
+    primal Newton (:func:`_newton` with offset A K_nj and beta = -S), which needs no bounds on a, from the best
+    point of the span of a[1:] and a2[1:] (a2: another solved gamma's multipliers, or empty; :func:`_subspace_start`):
+    1.65 Cholesky factorisations per classifier on Annthyroid's target line (1.3 at m_cl > 1) instead of 3.8 and
+    7.2 with the Newton method on the dual it replaced, whose fraction-to-the-boundary steps kept forcing
+    refreshes (docs/ireos.md, *Speed*; the optimum needs 1.22)."""
     n = c.shape[0]
     m = n - 1
     A = a[0]
@@ -521,6 +661,10 @@ def _pinned_newton(Kn: np.ndarray, k0: np.ndarray, c: np.ndarray, a: np.ndarray,
         o[i] = A * k0[i]
         alpha[i] = -a[i + 1]
         cn[i] = c[i + 1]
+    alpha2 = np.empty(m if a2.shape[0] == n else 0)
+    for i in range(alpha2.shape[0]):
+        alpha2[i] = -a2[i + 1]
+    b = _subspace_start(Kn, y, cn, alpha, alpha2, b, o, -S)
     _, alpha, b, nfact = _newton(Kn, y, cn, alpha, b, tol, maxit, M, o, -S)
     fj = A + b  # K_jj = 1
     for k in range(m):
@@ -543,10 +687,11 @@ def pinned_kernel(D2: np.ndarray, gamma: float, Kn: np.ndarray, k0: np.ndarray) 
 
 
 @nb.njit(cache=True, nogil=True)
-def _pinned_node(D2, K, M, c, gamma, Aw, bw, Aout, tol, maxit):
+def _pinned_node(D2, K, M, c, gamma, Aw, bw, A2, Aout, tol, maxit):
     """The reference code's separability at ``gamma`` (see above; K, M: (n-1) x (n-1) work matrices),
     warm-started from the multipliers Aw and the bias bw of a solved gamma (bw = NaN: cold, from
-    :func:`_pinned_diagonal_start`); writes the multipliers into Aout, returns (b, p, factorisations). gamma = 0
+    :func:`_pinned_diagonal_start`) and the span with another solved gamma's multipliers A2 (empty: none);
+    writes the multipliers into Aout, returns (b, p, factorisations). gamma = 0
     is closed-form: all decision values are equal (A - S + b), p = S / sum of the negatives' costs."""
     n = c.shape[0]
     A = pinned_multiplier(c)
@@ -566,17 +711,17 @@ def _pinned_node(D2, K, M, c, gamma, Aw, bw, Aout, tol, maxit):
         bw = _pinned_diagonal_start(k0, c, A, S, Aout)
     else:
         Aout[:] = Aw
-    b, fj, it = _pinned_newton(K, k0, c, Aout, S, bw, tol, maxit, M)
+    b, fj, it = _pinned_newton(K, k0, c, Aout, S, bw, tol, maxit, M, A2)
     return b, _sigmoid(fj), it
 
 
 @nb.njit(cache=True, nogil=True)
-def _node(pinned, D2, K, M, y, c, gamma, Fw, bw, Fout, tol, maxit):
+def _node(pinned, D2, K, M, y, c, gamma, Fw, bw, F2, Fout, tol, maxit):
     """One separability: the reference code's pinned classifier (``pinned``; K, M of size n - 1) or the exact KLR
-    optimum (n)."""
+    optimum (n); F2 = a second solved gamma's values for the warm start's span (empty: none)."""
     if pinned:
-        return _pinned_node(D2, K, M, c, gamma, Fw, bw, Fout, tol, maxit)
-    return _solve_node(D2, K, M, y, c, gamma, Fw, bw, Fout, tol, maxit)
+        return _pinned_node(D2, K, M, c, gamma, Fw, bw, F2, Fout, tol, maxit)
+    return _solve_node(D2, K, M, y, c, gamma, Fw, bw, F2, Fout, tol, maxit)
 
 
 # ------------------------------------------------------------------------------- whole curves, one object
@@ -601,9 +746,10 @@ def _train_sqdist(X: np.ndarray, rows: np.ndarray) -> np.ndarray:
 
 
 @nb.njit(cache=True, nogil=True)
-def _solve_node(D2, K, M, y, c, gamma, Fw, bw, Fout, tol, maxit):
-    """Solve the problem at ``gamma`` warm-started from decision values Fw and bias bw (bw = NaN: the gamma = 0
-    optimum, which is closed-form); writes the decision values into Fout, returns (b, p, factorisations)."""
+def _solve_node(D2, K, M, y, c, gamma, Fw, bw, F2, Fout, tol, maxit):
+    """Solve the problem at ``gamma`` warm-started from decision values Fw and bias bw (bw = NaN: cold, from the
+    K = I optimum) and the span with another solved gamma's decision values F2 (empty: none); writes the decision
+    values into Fout, returns (b, p, factorisations). gamma = 0 is closed-form."""
     n = y.shape[0]
     if gamma == 0.0:
         # K = 1 1': every f_i is the same number, so the optimum is the constant f = log(c_+ / c_-) (alpha = 0)
@@ -620,15 +766,21 @@ def _solve_node(D2, K, M, y, c, gamma, Fw, bw, Fout, tol, maxit):
         a0, bs = _identity_start(c, y)
     else:
         a0, bs = _start(c, y, Fw, bw)
-    f, _, b, it = _newton(K, y, c, a0, bs, tol, maxit, M, np.zeros(n), 0.0)
+    zero = np.zeros(n)
+    a2 = np.empty(n if F2.shape[0] == n else 0)
+    for i in range(a2.shape[0]):  # the optimality condition alpha = -dL/df at the other solved gamma
+        a2[i] = c[i] * y[i] * _sigmoid(-y[i] * F2[i])
+    bs = _subspace_start(K, y, c, a0, a2, bs, zero, 0.0)
+    f, _, b, it = _newton(K, y, c, a0, bs, tol, maxit, M, zero, 0.0)
     Fout[:] = f
     return b, _sigmoid(f[0]), it
 
 
 @nb.njit(cache=True, nogil=True)
 def _curve_points(D2, c, gammas, tol, maxit, pinned):
-    """p at increasing ``gammas``, solved from the largest down, each problem warm-started from the next larger
-    gamma (the largest from alpha = 0: at large gamma the kernel is near the identity and the problem easy)."""
+    """p at increasing ``gammas``, solved from the largest down, each problem warm-started from the span of the
+    two next larger gammas' solutions (an extrapolation, :func:`_subspace_start`; the largest cold: at large gamma
+    the kernel is near the identity and the problem easy)."""
     n = D2.shape[0]
     y = -np.ones(n)
     y[0] = 1.0
@@ -636,17 +788,21 @@ def _curve_points(D2, c, gammas, tol, maxit, pinned):
     K = np.empty((nk, nk))
     M = np.empty((nk, nk))
     Fw = np.zeros(n)
+    F2 = np.zeros(n)
     Fn = np.empty(n)
+    none = np.empty(0)
     bw = math.nan
     m = gammas.shape[0]
     p = np.empty(m)
     fits = 0
     facts = 0
     for r in range(m - 1, -1, -1):
-        b, p[r], it = _node(pinned, D2, K, M, y, c, gammas[r], Fw, bw, Fn, tol, maxit)
+        b, p[r], it = _node(pinned, D2, K, M, y, c, gammas[r], Fw, bw, F2 if r < m - 2 else none, Fn, tol,
+                            maxit)
         if gammas[r] > 0.0:
             fits += 1
         facts += it
+        F2[:] = Fw
         Fw[:] = Fn
         bw = b
     return p, fits, facts
@@ -657,10 +813,11 @@ def _curve_adaptive(D2, c, gamma_max, tol, max_depth, min_depth, pinned):
     """Normalised area (1/gamma_max) int_0^gamma_max p dgamma by adaptive Simpson quadrature (Sect. 3.5.1, Eq. 14).
 
     Nodes live on the dyadic grid gamma_max * i / 2^(max_depth + 2), so every node is solved once and reused by
-    every level. Depth 0 is solved from gamma_max down (gamma_max from alpha = 0, each next node warm-started
-    from the one above it); then intervals are refined depth-first, left to right, each new quarter point
-    warm-started from the solved node just above it (the interval's midpoint or right end). (Warm starts from
-    below are poor near gamma = 0, where the optimum is a constant and carries no shape.) An interval of width h
+    every level. Depth 0 is solved from gamma_max down (gamma_max cold, each next node warm-started from the
+    one above it, extrapolated with the one above that); then intervals are refined depth-first, left to right,
+    each new quarter point warm-started from the solved node just above it (the interval's midpoint or right
+    end), interpolated with the one just below it (:func:`_subspace_start`). (Warm starts from below alone are
+    poor near gamma = 0, where the optimum is a constant and carries no shape.) An interval of width h
     (in units of gamma_max) is accepted when depth >= min_depth and |S_2 - S_1| / 15 <= tol * h, or at depth
     max_depth. Returns (area, fits, factorisations).
     """
@@ -678,14 +835,15 @@ def _curve_adaptive(D2, c, gamma_max, tol, max_depth, min_depth, pinned):
     facts = 0
     q = top // 4
     zero = np.zeros(n)
+    none = np.empty(0)
     for r in range(4, -1, -1):  # depth 0: gamma_max * (1, 3/4, 1/2, 1/4, 0)
         i = r * q
         if r == 4:
-            bs[i], P[i], it = _node(pinned, D2, K, M, y, c, gamma_max, zero, math.nan, Fs[i], TOL,
-                                        MAXIT)
+            bs[i], P[i], it = _node(pinned, D2, K, M, y, c, gamma_max, zero, math.nan, none, Fs[i], TOL,
+                                    MAXIT)
         else:
-            bs[i], P[i], it = _node(pinned, D2, K, M, y, c, gamma_max * (i / top), Fs[i + q], bs[i + q], Fs[i],
-                                    TOL, MAXIT)
+            bs[i], P[i], it = _node(pinned, D2, K, M, y, c, gamma_max * (i / top), Fs[i + q], bs[i + q],
+                                    Fs[i + 2 * q] if r < 3 else none, Fs[i], TOL, MAXIT)
         if i > 0:
             fits += 1
         facts += it
@@ -707,12 +865,12 @@ def _curve_adaptive(D2, c, gamma_max, tol, max_depth, min_depth, pinned):
         q1 = a + h // 4
         q3 = a + 3 * (h // 4)
         if depth > 0:  # the quarter points are new; warm start from the solved node above each
-            bs[q1], P[q1], it = _node(pinned, D2, K, M, y, c, gamma_max * (q1 / top), Fs[m], bs[m], Fs[q1],
-                                      TOL, MAXIT)
+            bs[q1], P[q1], it = _node(pinned, D2, K, M, y, c, gamma_max * (q1 / top), Fs[m], bs[m], Fs[a],
+                                      Fs[q1], TOL, MAXIT)
             facts += it
             fits += 1
-            bs[q3], P[q3], it = _node(pinned, D2, K, M, y, c, gamma_max * (q3 / top), Fs[b], bs[b], Fs[q3],
-                                      TOL, MAXIT)
+            bs[q3], P[q3], it = _node(pinned, D2, K, M, y, c, gamma_max * (q3 / top), Fs[b], bs[b], Fs[m],
+                                      Fs[q3], TOL, MAXIT)
             facts += it
             fits += 1
         hn = h / top

@@ -344,7 +344,7 @@ class _Engine:
         self.tol = tol
         self.progress = progress
         self.n_fits = 0
-        self.newton_iterations = 0
+        self.n_factorisations = 0  # Cholesky factorisations, the solver's unit of cost
         self.p: dict[tuple[tuple[int, int], float], float] = {}
         if knn is None or knn >= self.N - 1:
             if self.N > 20_000:
@@ -397,7 +397,7 @@ class _Engine:
             for res in self.executor.imap(_work, payloads):  # in order
                 areas.append(res[0])
                 self.n_fits += int(res[1])
-                self.newton_iterations += int(res[2])
+                self.n_factorisations += int(res[2])
                 if self.progress is not None:
                     self.progress(stage, self.n_fits)
         return np.vstack(areas)
@@ -938,7 +938,8 @@ class SelectResult:
 
     ``order``: candidates best first; ``best`` = order[0]; ``lower``/``upper``: final bounds of each index
     (equal when a candidate was evaluated completely); ``n_fits``: classifiers trained; ``n_objects``: objects
-    whose curves were computed; ``stopped_at``: objects processed per candidate when it was stopped."""
+    whose curves were computed; ``stopped_at``: objects processed per candidate when it was stopped;
+    ``n_factorisations``: Cholesky factorisations of the classifiers (their cost; benchmarks/ireos.py)."""
 
     best: int
     order: np.ndarray
@@ -948,6 +949,7 @@ class SelectResult:
     n_objects: int
     stopped_at: np.ndarray
     gamma_max: float
+    n_factorisations: int = 0
 
 
 @workers_renamed_from("n_jobs")
@@ -1014,6 +1016,7 @@ def ireos_select(X: Any, solutions: Sequence[Any], *, m_cl: Any = _D.m_cl, C: fl
         mid = (lower + upper) / 2
         order = np.argsort(-mid, kind="stable")
         return SelectResult(best=int(order[0]), order=order, lower=lower, upper=upper, n_fits=engine.n_fits,
-                            n_objects=len(A), stopped_at=stopped_at, gamma_max=gamma_max)
+                            n_objects=len(A), stopped_at=stopped_at, gamma_max=gamma_max,
+                            n_factorisations=engine.n_factorisations)
     finally:
         engine.close()
