@@ -13,7 +13,10 @@ Both separability classifiers (``--classifier``): "pinned", the authors' referen
 One JSON line per (variant, mode, m_cl, candidates, classifier) goes to ``--out`` (default
 benchmarks/ireos_authors.jsonl); lines already
 there are skipped, so a run can be stopped and resumed. Cheapest first (m_cl = 1 shares every curve between the
-candidates; small N first).
+candidates; small N first). Within a job, every chunk of classifiers the solver finishes is appended to a
+checkpoint file (``--checkpoints``, default ~/.cache/odeval-bench/ireos-authors/): a job stopped by its
+``--budget`` or by the end of a session resumes where it stopped (the same numbers; an exact cell above N = 3,000
+takes CPU-hours). The row's ``cpu_seconds`` then counts the CPU of every session (``cpu_sessions``: how many).
 
     PYTHONPATH=src nice -n 10 .venv/bin/python benchmarks/ireos_authors.py [--max-n 500] [--classifier pinned]
         [--mcl 1,sqrt5,n,sqrt5i,sqrt5r] [--only Wilt,Annthyroid] [--exact-max-n 1013] [--budget 600] [--table]
@@ -22,6 +25,7 @@ candidates; small N first).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
 import os
@@ -32,6 +36,7 @@ import numpy as np
 from scipy.stats import spearmanr
 
 from odeval.data import load_dataset
+from odeval.executor import ThreadExecutor
 from odeval.labelfree.ireos import CLASSIFIERS, PAPER_KNN, ireos
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -128,9 +133,68 @@ def load_variant(folder: Path, *, alt_wbc: bool = False, glosh_complement: bool 
     return {"X": X, "y": np.asarray(ds.y, bool), "W": W, "info": info, "name": folder.name, "base": base}
 
 
-def run_one(v: dict, mcl: str, knn: int | None, classifier: str = "pinned", workers: int = 1) -> dict:
+CHECKPOINTS = Path.home() / ".cache" / "odeval-bench" / "ireos-authors"
+
+
+class CheckpointExecutor(ThreadExecutor):
+    """Threads whose results are appended, one JSON line per task, to ``path`` and read back instead of being
+    recomputed when the same task comes again (a resumed job). A task is the solver's payload (the data, the
+    training sets, the costs, the gammas and settings; not the caller's pid), named by a SHA-1 of its arrays'
+    bytes, so a changed input never meets a stale result. Results are floats written by ``repr`` (exact)."""
+
+    def __init__(self, workers: int, path: Path) -> None:
+        super().__init__(workers)
+        self.path = path
+        self.done: dict[str, dict] = {}
+        if path.exists():
+            for line in path.read_text().splitlines():
+                try:
+                    rec = json.loads(line)
+                except json.JSONDecodeError:  # a line cut by a kill: that task is computed again
+                    continue
+                self.done[rec["key"]] = rec
+        self.reused = len(self.done)
+        self.cpu_before = sum(rec["cpu"] for rec in self.done.values())
+        self.cpu_now = 0.0
+        self._x_digest: tuple[int, str] | None = None
+
+    def _key(self, payload: tuple) -> str:
+        X, rest = payload[0], payload[1:10]  # payload[10:]: BLAS limit and the caller's pid, not the task
+        if self._x_digest is None or self._x_digest[0] != id(X):
+            self._x_digest = (id(X), hashlib.sha1(np.ascontiguousarray(X).tobytes()).hexdigest())
+        h = hashlib.sha1(self._x_digest[1].encode())
+        for part in rest:
+            h.update(np.ascontiguousarray(part).tobytes() if isinstance(part, np.ndarray) else repr(part).encode())
+        return h.hexdigest()
+
+    def imap(self, fn, tasks):
+        tasks = list(tasks)
+        keys = [self._key(t) for t in tasks]
+        todo = [t for t, k in zip(tasks, keys, strict=True) if k not in self.done]
+
+        def timed(task):
+            c0 = time.thread_time()
+            value = fn(task)
+            return value, time.thread_time() - c0
+
+        computed = super().imap(timed, todo)
+        for k in keys:
+            rec = self.done.get(k)
+            if rec is None:
+                (areas, fits, facts), cpu = next(computed)
+                rec = {"key": k, "areas": areas.tolist(), "fits": int(fits), "facts": int(facts), "cpu": cpu}
+                with self.path.open("a") as fh:
+                    fh.write(json.dumps(rec) + "\n")
+                self.done[k] = rec
+                self.cpu_now += cpu
+            yield np.array(rec["areas"], dtype=np.float64), rec["fits"], rec["facts"]
+
+
+def run_one(v: dict, mcl: str, knn: int | None, classifier: str = "pinned", workers: int = 1,
+            checkpoint: Path | None = None) -> dict:
     """IREOS of the ten candidates; Spearman against ROC AUC (Table 6) and the pick (Table 7). ``workers``: threads
-    for the objects' classifiers (the same numbers for any count; ``cpu_seconds`` counts every thread)."""
+    for the objects' classifiers (the same numbers for any count; ``cpu_seconds`` counts every thread).
+    ``checkpoint``: a file of finished chunks (:class:`CheckpointExecutor`) to resume from and append to."""
     n_out = int(v["y"].sum())
     # sqrt5i / sqrt5r: sqrt(5 % N) truncated / rounded to an integer -- the reference code's IREOS.setmCl takes an
     # int (a stated cause of the sqrt5 gaps, tested by these rows; docs/ireos.md)
@@ -139,10 +203,22 @@ def run_one(v: dict, mcl: str, knn: int | None, classifier: str = "pinned", work
     # A weight vector of only 0 and 1 is a binary solution to odeval; keep the ones IREOS can take (a vector of
     # zeros, Waveform's GLOSH-30, has no outlier: it is refused and left out, as the README says).
     keep = [i for i, w in enumerate(v["W"]) if (w > 0).any()]
+    ex = None
+    if checkpoint is not None:
+        checkpoint.parent.mkdir(parents=True, exist_ok=True)
+        ex = CheckpointExecutor(workers, checkpoint)
     t0, c0 = time.perf_counter(), time.process_time()
-    r = ireos(v["X"], [v["W"][i] for i in keep], weights="none", m_cl=m_cl, knn=knn, classifier=classifier,
-              workers=workers)
+    try:
+        r = ireos(v["X"], [v["W"][i] for i in keep], weights="none", m_cl=m_cl, knn=knn, classifier=classifier,
+                  workers=workers, executor=ex if ex is not None else "threads")
+    finally:
+        if ex is not None:
+            ex.close()
     seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
+    resumed = {}
+    if ex is not None and ex.reused:  # the classifiers of earlier sessions count as well
+        resumed = {"cpu_seconds_earlier": round(ex.cpu_before, 2), "tasks_reused": ex.reused}
+        cpu += ex.cpu_before
     auc = np.array([v["info"][i]["auc"] for i in keep])
     ap = np.array([v["info"][i]["ap"] for i in keep])
     rho = float(spearmanr(r.index, auc).statistic)
@@ -157,7 +233,7 @@ def run_one(v: dict, mcl: str, knn: int | None, classifier: str = "pinned", work
             "ap_min_mean_max": [float(np.nanmin(ap)), float(np.nanmean(ap)), float(np.nanmax(ap))],
             "n_fits": int(r.n_fits), "seconds": round(seconds, 2), "cpu_seconds": round(cpu, 2),
             "load": round(os.getloadavg()[0], 1), "classifier": classifier,
-            **({"workers": workers} if workers != 1 else {})}
+            **({"workers": workers} if workers != 1 else {}), **resumed}
 
 
 def jobs(max_n: int, exact_max_n: int = EXACT_MAX_N) -> list[tuple[Path, str, str, str]]:
@@ -188,9 +264,11 @@ def key(row: dict) -> tuple:
 
 def run(out: Path, max_n: int, classifier: str = "pinned", mcls: tuple[str, ...] = MCLS,
         only: tuple[str, ...] | None = None, exact_max_n: int = EXACT_MAX_N, budget: float | None = None,
-        workers: int = 1) -> None:
+        workers: int = 1, checkpoints: Path | None = CHECKPOINTS) -> None:
     """Run the missing jobs; ``budget`` (CPU seconds): a job is run in a child process and stopped there, with a
-    line saying so, when it takes longer (a stopped job writes no row)."""
+    line saying so, when it takes longer (a stopped job writes no row; with ``checkpoints``, a directory, its
+    finished classifiers are kept there and the next run of the job starts from them -- run it with the same
+    ``workers``, which sets the chunks on small data)."""
     done = {key(json.loads(line)) for line in out.read_text().splitlines()} if out.exists() else set()
     for folder, mcl, mode, cands in jobs(max_n, exact_max_n):
         if mcl not in mcls or (only and base_name(folder) not in only):
@@ -199,10 +277,11 @@ def run(out: Path, max_n: int, classifier: str = "pinned", mcls: tuple[str, ...]
         k = (folder.name, "exact" if knn is None else f"knn{knn}", mcl, cands, classifier)
         if k in done:
             continue
+        cp = None if checkpoints is None else checkpoints / ("-".join(k) + ".jsonl")
         if budget is None:
-            row = _job(folder, mcl, knn, cands, classifier, workers)
+            row = _job(folder, mcl, knn, cands, classifier, workers, cp)
         else:
-            row = _job_with_budget(folder, mcl, knn, cands, classifier, budget, workers)
+            row = _job_with_budget(folder, mcl, knn, cands, classifier, budget, workers, cp)
             if row is None:
                 print(f"{folder.name:40s} {k[1]:6s} m_cl={mcl:5s} {cands:6s} {classifier}: stopped after "
                       f"{budget:.0f} s CPU (no row)", flush=True)
@@ -214,9 +293,10 @@ def run(out: Path, max_n: int, classifier: str = "pinned", mcls: tuple[str, ...]
               f"{row['seconds']}s", flush=True)
 
 
-def _job(folder: Path, mcl: str, knn: int | None, cands: str, classifier: str, workers: int = 1) -> dict:
+def _job(folder: Path, mcl: str, knn: int | None, cands: str, classifier: str, workers: int = 1,
+         checkpoint: Path | None = None) -> dict:
     row = run_one(load_variant(folder, alt_wbc=cands == "alt10", glosh_complement=cands == "glosh"), mcl, knn,
-                  classifier, workers)
+                  classifier, workers, checkpoint)
     row["candidates"] = cands
     return row
 
@@ -224,19 +304,20 @@ def _job(folder: Path, mcl: str, knn: int | None, cands: str, classifier: str, w
 def _job_child(conn, *args) -> None:
     import resource
 
-    budget, workers = args[-2:]
+    budget, workers, checkpoint = args[-3:]
     resource.setrlimit(resource.RLIMIT_CPU, (int(budget), int(budget) + 5))
-    conn.send(_job(*args[:-2], workers))
+    conn.send(_job(*args[:-3], workers, checkpoint))
 
 
 def _job_with_budget(folder: Path, mcl: str, knn: int | None, cands: str, classifier: str,
-                     budget: float, workers: int = 1) -> dict | None:
+                     budget: float, workers: int = 1, checkpoint: Path | None = None) -> dict | None:
     """:func:`_job` in a child process limited to ``budget`` CPU seconds (None when it was stopped)."""
     import multiprocessing as mp
 
     ctx = mp.get_context("fork")
     parent, child = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_job_child, args=(child, folder, mcl, knn, cands, classifier, budget, workers))
+    proc = ctx.Process(target=_job_child, args=(child, folder, mcl, knn, cands, classifier, budget, workers,
+                                                           checkpoint))
     proc.start()
     child.close()
     try:
@@ -304,12 +385,16 @@ def main() -> None:
     parser.add_argument("--budget", type=float, default=None, help="CPU seconds per job (stopped beyond)")
     parser.add_argument("--table", action="store_true", help="print the markdown tables of what --out holds")
     parser.add_argument("--workers", type=int, default=1, help="threads for the objects' classifiers (same numbers)")
+    parser.add_argument("--checkpoints", type=Path, default=CHECKPOINTS,
+                        help="directory of the jobs' finished classifiers, resumed from (default %(default)s)")
+    parser.add_argument("--no-checkpoints", action="store_true", help="keep no checkpoints (every job from scratch)")
     args = parser.parse_args()
     if args.table:
         print(table(args.out))
     else:
         run(args.out, args.max_n, args.classifier, tuple(args.mcl.split(",")),
-            tuple(x for x in args.only.split(",") if x) or None, args.exact_max_n, args.budget, args.workers)
+            tuple(x for x in args.only.split(",") if x) or None, args.exact_max_n, args.budget, args.workers,
+            None if args.no_checkpoints else args.checkpoints)
 
 
 if __name__ == "__main__":

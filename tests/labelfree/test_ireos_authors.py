@@ -142,7 +142,8 @@ def test_waveform_all_zero_glosh_ranked_last_gives_table6(shared_datasets):
     assert rows[0][1] == '"GLOSH"' and not np.loadtxt(folder / "w_1.txt.gz").any()
     record = Path(__file__).resolve().parents[2] / "benchmarks" / "ireos_authors.jsonl"
     run = next(r for r in map(json.loads, record.read_text().splitlines())
-               if r["base"] == "Waveform" and r["m_cl"] == "1" and r.get("classifier") == "pinned")
+               if r["base"] == "Waveform" and r["m_cl"] == "1" and r.get("classifier") == "pinned"
+               and r["mode"] == "knn250")
     index = np.array(run["index"])
     assert run["kept"] == list(range(1, 10)) and round(float(spearmanr(index, auc[1:]).statistic), 3) == 0.717
     ordered = np.sort(index)
@@ -150,3 +151,33 @@ def test_waveform_all_zero_glosh_ranked_last_gives_table6(shared_datasets):
                for x in (ordered[0] - 1, *(ordered[:-1] + ordered[1:]) / 2, ordered[-1] + 1)]
     assert at_rank[0] == 0.794 and 0.794 not in at_rank[1:]
     assert (run["pick_algorithm"], round(run["pick_auc"], 3)) == ("INFLO", 0.708)
+
+
+def test_checkpointed_run_resumes_with_the_same_numbers(tmp_path):
+    """benchmarks/ireos_authors.py keeps every finished chunk of classifiers (CheckpointExecutor): a job stopped
+    mid-way (here: its checkpoint cut to a third, the last line broken as a kill leaves it) resumes from the kept
+    chunks, computes only the rest, and gives the uninterrupted run's index bit for bit."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "ireos_authors.py"
+    spec = importlib.util.spec_from_file_location("ireos_authors_bench", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    rng = np.random.default_rng(3)
+    X = np.vstack([rng.normal(size=(36, 2)), rng.normal(4.0, 0.3, size=(4, 2))])
+    W = [rng.uniform(size=40) for _ in range(3)]
+    ref = ireos(X, W, weights="none", m_cl=1, workers=2, executor="threads")
+    cp = tmp_path / "job.jsonl"
+    ex = bench.CheckpointExecutor(2, cp)
+    first = ireos(X, W, weights="none", m_cl=1, workers=2, executor=ex)
+    ex.close()
+    lines = cp.read_text().splitlines()
+    assert first.index.tolist() == ref.index.tolist() and len(lines) > 6 and ex.reused == 0
+    kept = lines[: len(lines) // 3]
+    cp.write_text("\n".join(kept) + "\n" + lines[len(kept)][:25] + "\n")
+    ex = bench.CheckpointExecutor(2, cp)
+    again = ireos(X, W, weights="none", m_cl=1, workers=2, executor=ex)
+    ex.close()
+    assert ex.reused == len(kept) and 0 < ex.cpu_now
+    assert again.index.tolist() == ref.index.tolist() and again.gamma_max == ref.gamma_max
+    assert again.n_fits == ref.n_fits
