@@ -91,3 +91,17 @@ def test_binary_solutions_keep_the_random_subset_null():
     good[-3:] = True
     kw = {"m_cl": 3, "adjust": True, "max_draws": 12, "seed": 1, **FAST}
     np.testing.assert_array_equal(ireos(X, [good], **kw).expected, ireos(X, [good], null="permutation", **kw).expected)
+
+
+def test_uniform_null_above_mcl_1_is_drawn_once_for_all_scorings():
+    # App. A.1.1's random scorings do not depend on the candidate: one E{I} for every scoring, so the chance
+    # adjustment keeps the order of the index (independent draws per candidate could swap close candidates)
+    X, sols = _data()
+    kw = {"m_cl": 3, "adjust": True, "p_values": True, "max_draws": 12, "seed": 1, **FAST}
+    uni = ireos(X, sols, **kw)
+    assert np.unique(uni.expected).size == 1 and np.unique(uni.std_null).size == 1
+    assert uni.n_draws[0] == uni.n_draws[1]
+    np.testing.assert_array_equal(np.argsort(uni.adjusted), np.argsort(uni.index))
+    # the first candidate's null is the same draws as in a run of that candidate alone
+    alone = ireos(X, sols[:1], **kw)
+    assert alone.expected[0] == uni.expected[0]

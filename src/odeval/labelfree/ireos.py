@@ -112,7 +112,8 @@ class IREOSSettings:
     ci_width : float > 0, default 0.02
         Width of the 95 % confidence interval of E{I} that the Monte Carlo adjustment (m_cl > 1) aims at.
     max_draws : int >= 1, default 100
-        At most this many random solutions per candidate in that Monte Carlo.
+        At most this many random solutions per null distribution in that Monte Carlo (scorings under the
+        uniform null share one; binary and permuted solutions one per multiset of weights).
     null : {"uniform", "permutation"}, default "uniform"
         The random *scoring* of the chance adjustment (m_cl > 1) and of the p-values. "uniform": i.i.d. weights
         uniform on [0, 1] (App. A.1.1, the paper's definition; for m_cl > 1 every object is classified in every
@@ -713,7 +714,9 @@ def ireos(X: Any, solutions: Sequence[Any], *, m_cl: Any = _D.m_cl, C: float = _
     top_n : make score vectors non-binary top-n solutions.
     adjust : compute E{I} and the adjusted index (Eq. 13): exact Eq. 25 for m_cl = 1 (classifies every object),
         Monte Carlo over random solutions for m_cl > 1, with the number of draws chosen so that the 95%
-        confidence interval of E{I} is at most ``ci_width`` wide (at most ``max_draws``, at least 10).
+        confidence interval of E{I} is at most ``ci_width`` wide (at most ``max_draws``, at least 10); solutions
+        with the same null distribution share one set of draws (every scoring under ``null="uniform"``: one E{I},
+        so the adjustment keeps the order of the index).
     p_values : one-sided p-values against random solutions: for binary solutions with m_cl = 1 the z-test with the
         exact variance and finite-population correction (Eq. 29-32), p = 1 - Phi(z); for scorings with m_cl = 1
         ``n_permutations`` random scorings of the ``null`` model (no extra classifiers: the areas of all objects
@@ -816,9 +819,15 @@ def ireos(X: Any, solutions: Sequence[Any], *, m_cl: Any = _D.m_cl, C: float = _
                 index[s] = float(W[s, objs] @ A / W[s, objs].sum())
             fits["curves"] = engine.n_fits - fits["gamma_max"]
             if adjust or p_values:
+                nulls: dict[tuple, np.ndarray] = {}
                 for s in range(S):
-                    draws = _monte_carlo(engine, W[s], kinds[s], mcl, float(C), areas_of, rng, ci_width, max_draws,
-                                         null=null)
+                    # solutions whose null is one distribution share its draws: one E{I} for all of them, so the
+                    # chance adjustment cannot reorder them by Monte Carlo noise (and is drawn once)
+                    key = _null_key(W[s], kinds[s], null)
+                    if key not in nulls:
+                        nulls[key] = _monte_carlo(engine, W[s], kinds[s], mcl, float(C), areas_of, rng, ci_width,
+                                                  max_draws, null=null)
+                    draws = nulls[key]
                     expected[s] = float(draws.mean())
                     std_null[s] = float(draws.std(ddof=1))
                     n_draws[s] = draws.size
@@ -874,6 +883,15 @@ def _uniform_null(W: np.ndarray, A: np.ndarray, n_draws: int, rng: np.random.Gen
         R = rng.random((hi - lo, N))
         out[:, lo:hi] = (R @ A) / R.sum(axis=1)
     return out
+
+
+def _null_key(w: np.ndarray, kind: str, null: str) -> tuple:
+    """What the Monte Carlo null of one solution depends on (App. A.1-A.2): nothing for scorings under the paper's
+    i.i.d. uniform weights, the multiset of weights for a permutation (a random n-subset for binary and top-n
+    solutions: their number of ones)."""
+    if null == "uniform" and kind == "scoring":
+        return ("uniform", w.size)
+    return ("permutation", np.sort(w).tobytes())
 
 
 def _monte_carlo(engine: _Engine, w: np.ndarray, kind: str, m_cl: float, C: float, areas_of, rng, ci_width: float,
