@@ -287,6 +287,19 @@ def _subspace_start(K: np.ndarray, y: np.ndarray, c: np.ndarray, alpha: np.ndarr
     _matvec(K, alpha, U[0])
     if k == 2:
         _matvec(K, alpha2, U[1])
+    theta, b = _span_start(U, alpha, alpha2, b, y, c, o, beta)
+    for i in range(n):
+        alpha[i] = theta[0] * alpha[i] + (theta[1] * alpha2[i] if k == 2 else 0.0)
+    return b
+
+
+@nb.njit(cache=True, nogil=True)
+def _span_start(U: np.ndarray, alpha: np.ndarray, alpha2: np.ndarray, b: float, y: np.ndarray, c: np.ndarray,
+                o: np.ndarray, beta: float):
+    """The minimisation of :func:`_subspace_start` from the products U = [K alpha; K alpha2] (k x n, k = 1 when
+    alpha2 is empty): returns (theta, b); theta = (1, 0) when alpha = 0 or no step descends."""
+    n = y.shape[0]
+    k = U.shape[0]
     Q = np.empty((k, k))
     for r in range(k):
         for q in range(k):
@@ -295,11 +308,11 @@ def _subspace_start(K: np.ndarray, y: np.ndarray, c: np.ndarray, alpha: np.ndarr
                 val += (alpha[i] if r == 0 else alpha2[i]) * U[q, i]
             Q[r, q] = val
     Q[0, k - 1] = Q[k - 1, 0] = 0.5 * (Q[0, k - 1] + Q[k - 1, 0])  # symmetric to the last bit
-    if not Q[0, 0] > 0.0:  # alpha = 0: nothing to move
-        return b
-    nv = k + 1
-    theta = np.zeros(k)
+    theta = np.zeros(2)
     theta[0] = 1.0
+    if not Q[0, 0] > 0.0:  # alpha = 0: nothing to move
+        return theta, b
+    nv = k + 1
     trial = np.empty(k)
     G = np.empty(nv)
     H = np.empty((nv, nv))
@@ -382,12 +395,10 @@ def _subspace_start(K: np.ndarray, y: np.ndarray, c: np.ndarray, alpha: np.ndarr
             t *= 0.5
         if not accepted:
             break
-        theta[:] = trial
+        theta[:k] = trial
         b += t * step[k]
         obj = new
-    for i in range(n):
-        alpha[i] = theta[0] * alpha[i] + (theta[1] * alpha2[i] if k == 2 else 0.0)
-    return b
+    return theta, b
 
 
 @nb.njit(cache=True, nogil=True)

@@ -38,7 +38,7 @@ from threadpoolctl import threadpool_limits
 
 from odeval._validation import check_data_matrix, check_scores
 from odeval.executor import Executor, get_executor, workers_renamed_from
-from odeval.labelfree import _klr
+from odeval.labelfree import _klr, _klr_block
 
 __all__ = ["CLASSIFIERS", "EXACT_MAX_OBJECTS", "GAMMA_MAX_WARNING", "NULL_MODELS", "PAPER_KNN", "IREOSResult",
            "IREOSSettings", "SelectResult", "gamma_max_exceeds", "ireos", "ireos_select", "resolve_knn", "resolve_mcl",
@@ -46,6 +46,11 @@ __all__ = ["CLASSIFIERS", "EXACT_MAX_OBJECTS", "GAMMA_MAX_WARNING", "NULL_MODELS
 
 Progress = Callable[[str, int], None]
 MIN_DEPTH = 1
+# The exact index with the pinned classifier from this many objects on: the block solver (_klr_block), whose
+# separabilities agree with the dense solver's to ~1e-9 and cost O(N^2) per classifier instead of O(N^3)
+BLOCK_MIN_N = 2000
+BLOCK_CHUNK = 128  # objects per chunk of the block solver
+BLOCK = "pinned-block"
 #: The kNN-subset size of the paper's experiments (Sect. 3.5.3): the default of a study's IREOS and the selectors.
 PAPER_KNN = 250
 #: Largest N for which ``knn="auto"`` (the default) computes the exact index; above it, the kNN-subset
@@ -317,9 +322,19 @@ def _work(payload: tuple) -> tuple[np.ndarray, int, int]:
 
         if os.getpid() == caller:  # a map callable running in the caller's process: limit for this call only
             with threadpool_limits(limits=1):
-                return _klr.curves_batch(X, train, costs, mode, gammas, gamma_max, tol, max_depth, min_depth, pinned)
+                return _solve_chunk(X, train, costs, mode, gammas, gamma_max, tol, max_depth, min_depth, pinned)
         threadpool_limits(limits=1)  # a worker process: once, for good
         _BLAS_LIMITED = True
+    return _solve_chunk(X, train, costs, mode, gammas, gamma_max, tol, max_depth, min_depth, pinned)
+
+
+def _solve_chunk(X, train, costs, mode, gammas, gamma_max, tol, max_depth, min_depth, pinned):
+    """``pinned`` is True / False (one classifier after the other, :func:`_klr.curves_batch`; ``train`` holds the
+    training sets, ``costs`` aligned with them) or :data:`BLOCK` (the chunk's objects together on the exact
+    training set, :func:`_klr_block.curves`; ``train`` holds the objects (B, 1), ``costs`` (B, N) in natural
+    order; the third value returned is then products K x, not factorisations)."""
+    if isinstance(pinned, str):
+        return _klr_block.curves(X, train[:, 0], costs, mode, gammas, gamma_max, tol, max_depth, min_depth)
     return _klr.curves_batch(X, train, costs, mode, gammas, gamma_max, tol, max_depth, min_depth, pinned)
 
 
@@ -346,6 +361,7 @@ class _Engine:
         self.progress = progress
         self.n_fits = 0
         self.n_factorisations = 0  # Cholesky factorisations, the solver's unit of cost
+        self.n_products = 0  # products K x of the block solver (its unit of cost)
         self.p: dict[tuple[tuple[int, int], float], float] = {}
         if knn is None or knn >= self.N - 1:
             if self.N > 20_000:
@@ -358,6 +374,9 @@ class _Engine:
             self.subsets = np.ascontiguousarray(
                 np.hstack([np.arange(self.N)[:, None], graph.indices[:, :knn]]).astype(np.int64))
         self.executor, self.owns_executor = _ireos_executor(executor, workers)
+        # the exact index with the pinned classifier on large data: the chunk's objects share each kernel and
+        # their conjugate-gradient products are one matrix product (odeval.labelfree._klr_block)
+        self.block = self.pinned and self.subsets is None and self.N >= BLOCK_MIN_N
 
     def close(self) -> None:
         if self.owns_executor:
@@ -377,10 +396,21 @@ class _Engine:
         if not tasks:
             return np.zeros((0, 1 if mode == 0 else len(gammas)))
         n = self.n_train()
-        per = max(1, min(64, 2_000_000 // (n * n), math.ceil(len(tasks) / (4 * self.executor.workers))))
+        block = self.block
+        if block:  # a fixed chunk: the same batches (and bits) for any number of workers
+            per = BLOCK_CHUNK
+        else:
+            per = max(1, min(64, 2_000_000 // (n * n), math.ceil(len(tasks) / (4 * self.executor.workers))))
         payloads = []
         for lo in range(0, len(tasks), per):
             part = tasks[lo:lo + per]
+            if block:
+                objs = np.array([[j] for j, _ in part], dtype=np.int64)
+                costs = np.vstack([self.CV[s] for _, s in part]).astype(np.float64)
+                costs[np.arange(len(part)), objs[:, 0]] = self.C
+                payloads.append((self.X, objs, costs, mode, np.asarray(gammas, dtype=np.float64),
+                                 float(gamma_max), float(self.tol), int(max_depth), int(min_depth), BLOCK))
+                continue
             train = np.vstack([self._train(j) for j, _ in part])
             costs = np.empty(train.shape)
             for r, (_j, s) in enumerate(part):
@@ -398,7 +428,10 @@ class _Engine:
             for res in self.executor.imap(_work, payloads):  # in order
                 areas.append(res[0])
                 self.n_fits += int(res[1])
-                self.n_factorisations += int(res[2])
+                if block:
+                    self.n_products += int(res[2])
+                else:
+                    self.n_factorisations += int(res[2])
                 if self.progress is not None:
                     self.progress(stage, self.n_fits)
         return np.vstack(areas)

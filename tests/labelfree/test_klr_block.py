@@ -1,0 +1,62 @@
+"""The block solver of the exact pinned classifier (odeval.labelfree._klr_block) against the dense one (_klr)."""
+
+import importlib
+
+import numpy as np
+import pytest
+
+from odeval.labelfree import _klr, _klr_block, ireos
+
+ireos_module = importlib.import_module("odeval.labelfree.ireos")  # the module (the package exports the function)
+
+
+def _data(n=120, seed=0):
+    rng = np.random.default_rng(seed)
+    X = np.vstack([rng.normal(0, 1, (n - 4, 3)), rng.normal(3.5, 0.5, (4, 3))])
+    X[5] = X[6]  # an exact duplicate: p -> a_dup / c_dup at large gamma with the pinned classifier
+    return X
+
+
+def _dense(X, objs, costs, mode, gammas, gamma_max):
+    N = X.shape[0]
+    train = np.array([np.r_[j, np.delete(np.arange(N), j)] for j in objs])
+    ct = np.array([np.r_[c[j], np.delete(c, j)] for j, c in zip(objs, costs, strict=True)])
+    return _klr.curves_batch(X, train, ct, mode, gammas, gamma_max, 1e-3, 8, 1, True)
+
+
+@pytest.mark.parametrize("mcl", [1.0, 3.0])
+def test_block_areas_and_points_equal_the_dense_solver(mcl):
+    X = _data()
+    N = X.shape[0]
+    objs = np.array([0, 5, 6, 40, N - 1, N - 2])
+    w = np.linspace(0, 1, N)
+    costs = np.tile(100.0 * (1.0 / mcl) ** w, (objs.size, 1))
+    costs[np.arange(objs.size), objs] = 100.0
+    dense, fits, _ = _dense(X, objs, costs, 0, np.zeros(0), 1.5)
+    block, bfits, products = _klr_block.curves(X, objs, costs, 0, np.zeros(0), 1.5, 1e-3, 8, 1)
+    np.testing.assert_allclose(block, dense, rtol=0, atol=1e-7)
+    assert bfits == fits and products > 0  # the same adaptive nodes
+    gammas = np.array([0.0, 0.2, 0.7, 1.5, 6.0])
+    dense, *_ = _dense(X, objs, costs, 1, gammas, 1.5)
+    block, *_ = _klr_block.curves(X, objs, costs, 1, gammas, 1.5, 1e-3, 8, 1)
+    np.testing.assert_allclose(block, dense, rtol=0, atol=1e-7)
+
+
+def test_ireos_uses_the_block_solver_on_large_exact_data_with_the_same_index(monkeypatch):
+    X = _data(90, seed=1)
+    rng = np.random.default_rng(2)
+    sols = [np.linalg.norm(X - X.mean(0), axis=1), rng.random(X.shape[0])]
+    dense = ireos(X, sols, knn=None)
+    dense3 = ireos(X, sols, knn=None, m_cl=3)
+    monkeypatch.setattr(ireos_module, "BLOCK_MIN_N", 50)
+    monkeypatch.setattr(ireos_module, "BLOCK_CHUNK", 16)
+    block = ireos(X, sols, knn=None)
+    assert block.gamma_max == dense.gamma_max
+    np.testing.assert_allclose(block.index, dense.index, rtol=0, atol=1e-7)
+    np.testing.assert_allclose(block.areas, dense.areas, rtol=0, atol=1e-7)
+    assert not np.array_equal(block.areas, dense.areas)  # (another solver: equal to its tolerance, not in bits)
+    # fixed chunks: the same bits with any number of workers
+    again = ireos(X, sols, knn=None, workers=2)
+    np.testing.assert_array_equal(again.index, block.index)
+    # m_cl > 1: each solution's own costs (Eq. 12) in each chunk
+    np.testing.assert_allclose(ireos(X, sols, knn=None, m_cl=3).index, dense3.index, rtol=0, atol=1e-7)
