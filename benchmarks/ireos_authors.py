@@ -37,7 +37,7 @@ from scipy.stats import spearmanr
 
 from odeval.data import load_dataset
 from odeval.executor import ThreadExecutor
-from odeval.labelfree.ireos import CLASSIFIERS, PAPER_KNN, ireos
+from odeval.labelfree.ireos import BLOCK_MIN_N, CLASSIFIERS, PAPER_KNN, ireos
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "datasets"
@@ -153,8 +153,10 @@ class CheckpointExecutor(ThreadExecutor):
                 except json.JSONDecodeError:  # a line cut by a kill: that task is computed again
                     continue
                 self.done[rec["key"]] = rec
-        self.reused = len(self.done)
-        self.cpu_before = sum(rec["cpu"] for rec in self.done.values())
+        # what the records reused by this job cost earlier (records of other inputs, e.g. another solver's
+        # chunks of the same job, are neither reused nor counted)
+        self.reused = 0
+        self.cpu_before = 0.0
         self.cpu_now = 0.0
         self._x_digest: tuple[int, str] | None = None
 
@@ -180,7 +182,10 @@ class CheckpointExecutor(ThreadExecutor):
         computed = super().imap(timed, todo)
         for k in keys:
             rec = self.done.get(k)
-            if rec is None:
+            if rec is not None:
+                self.reused += 1
+                self.cpu_before += rec["cpu"]
+            else:
                 (areas, fits, facts), cpu = next(computed)
                 rec = {"key": k, "areas": areas.tolist(), "fits": int(fits), "facts": int(facts), "cpu": cpu}
                 with self.path.open("a") as fh:
@@ -233,6 +238,7 @@ def run_one(v: dict, mcl: str, knn: int | None, classifier: str = "pinned", work
             "ap_min_mean_max": [float(np.nanmin(ap)), float(np.nanmean(ap)), float(np.nanmax(ap))],
             "n_fits": int(r.n_fits), "seconds": round(seconds, 2), "cpu_seconds": round(cpu, 2),
             "load": round(os.getloadavg()[0], 1), "classifier": classifier,
+            **({"solver": "block"} if knn is None and classifier == "pinned" and len(v["X"]) >= BLOCK_MIN_N else {}),
             **({"workers": workers} if workers != 1 else {}), **resumed}
 
 

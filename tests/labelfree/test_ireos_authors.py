@@ -153,6 +153,27 @@ def test_waveform_all_zero_glosh_ranked_last_gives_table6(shared_datasets):
     assert (run["pick_algorithm"], round(run["pick_auc"], 3)) == ("INFLO", 0.708)
 
 
+def test_waveform_exact_index_with_glosh_ranked_last_gives_table6_exact(shared_datasets):
+    """The exact index of Waveform (N = 3 443, pinned, m_cl = 1; the block solver of odeval.labelfree._klr_block,
+    stored in benchmarks/ireos_authors.jsonl): nine candidates correlate at 0.750, and with the refused all-zero
+    GLOSH-30 ranked last at 0.818, Table 6's exact value; the pick is Table 7's (INFLO-43, 0.708)."""
+    import json
+
+    folder = shared_datasets / "ireos_authors" / "Waveform_withoutdupl_norm_v05"
+    if not folder.is_dir():
+        pytest.skip(f"the IREOS authors' candidates not found at {folder}")
+    rows = [line.split() for line in (folder / "solutions_info.txt").read_text().splitlines()[1:]]
+    auc = np.array([float(r[3]) for r in rows])
+    record = Path(__file__).resolve().parents[2] / "benchmarks" / "ireos_authors.jsonl"
+    run = next(r for r in map(json.loads, record.read_text().splitlines())
+               if r["base"] == "Waveform" and r["m_cl"] == "1" and r.get("classifier") == "pinned"
+               and r["mode"] == "exact")
+    index = np.array(run["index"])
+    assert run["kept"] == list(range(1, 10)) and round(run["spearman"], 3) == 0.750
+    assert round(float(spearmanr(np.r_[index.min() - 1, index], auc).statistic), 3) == 0.818
+    assert (run["pick_algorithm"], round(run["pick_auc"], 3)) == ("INFLO", 0.708)
+
+
 def test_checkpointed_run_resumes_with_the_same_numbers(tmp_path):
     """benchmarks/ireos_authors.py keeps every finished chunk of classifiers (CheckpointExecutor): a job stopped
     mid-way (here: its checkpoint cut to a third, the last line broken as a kill leaves it) resumes from the kept
