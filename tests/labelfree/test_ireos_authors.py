@@ -174,6 +174,28 @@ def test_waveform_exact_index_with_glosh_ranked_last_gives_table6_exact(shared_d
     assert (run["pick_algorithm"], round(run["pick_auc"], 3)) == ("INFLO", 0.708)
 
 
+def test_wilt_exact_index_ranks_as_the_approximate_one(shared_datasets):
+    """The exact index of Wilt (N = 4 819, pinned, m_cl = 1; the block solver, stored in
+    benchmarks/ireos_authors.jsonl) ranks the authors' ten candidates exactly as the kNN-subset index does:
+    Spearman −0.818 against Table 6's −0.794 (exact and approximate), the pick Table 7's (KNNW-41, 0.424)."""
+    import json
+
+    folder = shared_datasets / "ireos_authors" / "Wilt_withoutdupl_norm_05"
+    if not folder.is_dir():
+        pytest.skip(f"the IREOS authors' candidates not found at {folder}")
+    record = Path(__file__).resolve().parents[2] / "benchmarks" / "ireos_authors.jsonl"
+    runs = {r["mode"]: r for r in map(json.loads, record.read_text().splitlines())
+            if r["base"] == "Wilt" and r["m_cl"] == "1" and r.get("classifier") == "pinned"}
+    exact, knn = np.array(runs["exact"]["index"]), np.array(runs["knn250"]["index"])
+    assert runs["exact"]["kept"] == list(range(10)) and round(runs["exact"]["spearman"], 3) == -0.818
+    assert np.argsort(-exact).tolist() == np.argsort(-knn).tolist()
+    assert (runs["exact"]["pick_algorithm"], runs["exact"]["pick_k"], round(runs["exact"]["pick_auc"], 3)) \
+        == ("KNNW", 41, 0.424)
+    rows = [line.split() for line in (folder / "solutions_info.txt").read_text().splitlines()[1:]]
+    auc = np.array([float(r[3]) for r in rows])
+    assert round(float(spearmanr(exact, auc).statistic), 3) == -0.818
+
+
 def test_checkpointed_run_resumes_with_the_same_numbers(tmp_path):
     """benchmarks/ireos_authors.py keeps every finished chunk of classifiers (CheckpointExecutor): a job stopped
     mid-way (here: its checkpoint cut to a third, the last line broken as a kill leaves it) resumes from the kept
