@@ -41,6 +41,22 @@ def _outliers(shared: Path, name: str) -> int:
     return int(np.asarray(load_dataset(path).y).sum())
 
 
+def _stored_runs(shared: Path, name: str, m_cl: str):
+    """The authors' ROC AUC of the ten candidates and the rows of benchmarks/ireos_authors.jsonl for one variant and
+    m_cl, by (mode, classifier); for the cells that take CPU-hours, pinned there rather than recomputed here."""
+    import json
+
+    folder = shared / "ireos_authors" / name
+    if not folder.is_dir():
+        pytest.skip(f"the IREOS authors' candidates not found at {folder}")
+    rows = [line.split() for line in (folder / "solutions_info.txt").read_text().splitlines()[1:]]
+    auc = np.array([float(r[3]) for r in rows])
+    record = Path(__file__).resolve().parents[2] / "benchmarks" / "ireos_authors.jsonl"
+    runs = {(r["mode"], r.get("classifier")): r for r in map(json.loads, record.read_text().splitlines())
+            if r["variant"] == name and r["m_cl"] == m_cl and r.get("candidates", "stored") == "stored"}
+    return auc, runs, rows
+
+
 WBC_ALT = "alt_790b162_w_10_KNN-100.txt.gz"
 # (variant, m_cl, candidates, classifier, Table 6 value, Table 7: algorithm and ROC AUC of the pick). Candidates:
 # None = as stored; WBC_ALT = 790b162's tenth candidate (KNN-100, the same ROC AUC 0.997 as the degenerate
@@ -127,23 +143,17 @@ def test_degenerate_glosh_weights_break_wbc(shared_datasets):
     assert round(float(spearmanr(r.index, auc).statistic), 3) == -0.503  # the optimum: -0.564
 
 
+WAVEFORM, WILT = "Waveform_withoutdupl_norm_v05", "Wilt_withoutdupl_norm_05"
+
+
 def test_waveform_all_zero_glosh_ranked_last_gives_table6(shared_datasets):
     """Waveform's GLOSH-30 has all-zero weights, so ``ireos`` refuses it and the row correlates nine candidates
     (0.717). Ranked below the other nine — as an index of 0 would be, the authors' code summing no weight — the ten
     give Table 6's m_cl = 1 value, 0.794, exactly, and no other rank does; the pick is unchanged (INFLO-43, Table 7's).
     The nine indexes are the stored run's (benchmarks/ireos_authors.jsonl, pinned, kNN subsets of 250, 403 s)."""
-    import json
-
-    folder = shared_datasets / "ireos_authors" / "Waveform_withoutdupl_norm_v05"
-    if not folder.is_dir():
-        pytest.skip(f"the IREOS authors' candidates not found at {folder}")
-    rows = [line.split() for line in (folder / "solutions_info.txt").read_text().splitlines()[1:]]
-    auc = np.array([float(r[3]) for r in rows])
-    assert rows[0][1] == '"GLOSH"' and not np.loadtxt(folder / "w_1.txt.gz").any()
-    record = Path(__file__).resolve().parents[2] / "benchmarks" / "ireos_authors.jsonl"
-    run = next(r for r in map(json.loads, record.read_text().splitlines())
-               if r["base"] == "Waveform" and r["m_cl"] == "1" and r.get("classifier") == "pinned"
-               and r["mode"] == "knn250")
+    auc, runs, rows = _stored_runs(shared_datasets, WAVEFORM, "1")
+    assert rows[0][1] == '"GLOSH"' and not np.loadtxt(shared_datasets / "ireos_authors" / WAVEFORM / "w_1.txt.gz").any()
+    run = runs["knn250", "pinned"]
     index = np.array(run["index"])
     assert run["kept"] == list(range(1, 10)) and round(float(spearmanr(index, auc[1:]).statistic), 3) == 0.717
     ordered = np.sort(index)
@@ -157,17 +167,8 @@ def test_waveform_exact_index_with_glosh_ranked_last_gives_table6_exact(shared_d
     """The exact index of Waveform (N = 3 443, pinned, m_cl = 1; the block solver of odeval.labelfree._klr_block,
     stored in benchmarks/ireos_authors.jsonl): nine candidates correlate at 0.750, and with the refused all-zero
     GLOSH-30 ranked last at 0.818, Table 6's exact value; the pick is Table 7's (INFLO-43, 0.708)."""
-    import json
-
-    folder = shared_datasets / "ireos_authors" / "Waveform_withoutdupl_norm_v05"
-    if not folder.is_dir():
-        pytest.skip(f"the IREOS authors' candidates not found at {folder}")
-    rows = [line.split() for line in (folder / "solutions_info.txt").read_text().splitlines()[1:]]
-    auc = np.array([float(r[3]) for r in rows])
-    record = Path(__file__).resolve().parents[2] / "benchmarks" / "ireos_authors.jsonl"
-    run = next(r for r in map(json.loads, record.read_text().splitlines())
-               if r["base"] == "Waveform" and r["m_cl"] == "1" and r.get("classifier") == "pinned"
-               and r["mode"] == "exact")
+    auc, runs, _ = _stored_runs(shared_datasets, WAVEFORM, "1")
+    run = runs["exact", "pinned"]
     index = np.array(run["index"])
     assert run["kept"] == list(range(1, 10)) and round(run["spearman"], 3) == 0.750
     assert round(float(spearmanr(np.r_[index.min() - 1, index], auc).statistic), 3) == 0.818
@@ -179,44 +180,27 @@ def test_waveform_exact_sqrt5_gives_table6_exact(shared_datasets):
     benchmarks/ireos_authors.jsonl): the approximate row's near-ties (0.667, pick INFLO-43) fall the paper's way —
     nine candidates at 0.800, with the refused all-zero GLOSH-30 ranked last 0.855, Table 6's exact value, and the
     pick LDF-76 (0.796), Table 7's. Every exact index lies below the approximate one, by less than 0.008."""
-    import json
-
-    folder = shared_datasets / "ireos_authors" / "Waveform_withoutdupl_norm_v05"
-    if not folder.is_dir():
-        pytest.skip(f"the IREOS authors' candidates not found at {folder}")
-    rows = [line.split() for line in (folder / "solutions_info.txt").read_text().splitlines()[1:]]
-    auc = np.array([float(r[3]) for r in rows])
-    record = Path(__file__).resolve().parents[2] / "benchmarks" / "ireos_authors.jsonl"
-    runs = {r["mode"]: r for r in map(json.loads, record.read_text().splitlines())
-            if r["base"] == "Waveform" and r["m_cl"] == "sqrt5" and r.get("classifier") == "pinned"}
-    exact, knn = np.array(runs["exact"]["index"]), np.array(runs["knn250"]["index"])
-    assert runs["exact"]["kept"] == list(range(1, 10)) and round(runs["exact"]["spearman"], 3) == 0.800
-    assert round(float(spearmanr(np.r_[exact.min() - 1, exact], auc).statistic), 3) == 0.855
-    assert (runs["exact"]["pick_algorithm"], runs["exact"]["pick_k"], round(runs["exact"]["pick_auc"], 3)) \
-        == ("LDF", 76, 0.796)
-    assert runs["knn250"]["pick_algorithm"] == "INFLO" and np.all((knn - exact > 0) & (knn - exact < 0.008))
+    auc, runs, _ = _stored_runs(shared_datasets, WAVEFORM, "sqrt5")
+    exact, knn = runs["exact", "pinned"], runs["knn250", "pinned"]
+    index = np.array(exact["index"])
+    assert exact["kept"] == list(range(1, 10)) and round(exact["spearman"], 3) == 0.800
+    assert round(float(spearmanr(np.r_[index.min() - 1, index], auc).statistic), 3) == 0.855
+    assert (exact["pick_algorithm"], exact["pick_k"], round(exact["pick_auc"], 3)) == ("LDF", 76, 0.796)
+    lower = np.array(knn["index"]) - index
+    assert knn["pick_algorithm"] == "INFLO" and np.all((lower > 0) & (lower < 0.008))
 
 
 def test_wilt_exact_index_ranks_as_the_approximate_one(shared_datasets):
     """The exact index of Wilt (N = 4 819, pinned, m_cl = 1; the block solver, stored in
     benchmarks/ireos_authors.jsonl) ranks the authors' ten candidates exactly as the kNN-subset index does:
     Spearman −0.818 against Table 6's −0.794 (exact and approximate), the pick Table 7's (KNNW-41, 0.424)."""
-    import json
-
-    folder = shared_datasets / "ireos_authors" / "Wilt_withoutdupl_norm_05"
-    if not folder.is_dir():
-        pytest.skip(f"the IREOS authors' candidates not found at {folder}")
-    record = Path(__file__).resolve().parents[2] / "benchmarks" / "ireos_authors.jsonl"
-    runs = {r["mode"]: r for r in map(json.loads, record.read_text().splitlines())
-            if r["base"] == "Wilt" and r["m_cl"] == "1" and r.get("classifier") == "pinned"}
-    exact, knn = np.array(runs["exact"]["index"]), np.array(runs["knn250"]["index"])
-    assert runs["exact"]["kept"] == list(range(10)) and round(runs["exact"]["spearman"], 3) == -0.818
-    assert np.argsort(-exact).tolist() == np.argsort(-knn).tolist()
-    assert (runs["exact"]["pick_algorithm"], runs["exact"]["pick_k"], round(runs["exact"]["pick_auc"], 3)) \
-        == ("KNNW", 41, 0.424)
-    rows = [line.split() for line in (folder / "solutions_info.txt").read_text().splitlines()[1:]]
-    auc = np.array([float(r[3]) for r in rows])
-    assert round(float(spearmanr(exact, auc).statistic), 3) == -0.818
+    auc, runs, _ = _stored_runs(shared_datasets, WILT, "1")
+    exact, knn = runs["exact", "pinned"], runs["knn250", "pinned"]
+    index = np.array(exact["index"])
+    assert exact["kept"] == list(range(10)) and round(exact["spearman"], 3) == -0.818
+    assert np.argsort(-index).tolist() == np.argsort(-np.array(knn["index"])).tolist()
+    assert (exact["pick_algorithm"], exact["pick_k"], round(exact["pick_auc"], 3)) == ("KNNW", 41, 0.424)
+    assert round(float(spearmanr(index, auc).statistic), 3) == -0.818
 
 
 def test_checkpointed_run_resumes_with_the_same_numbers(tmp_path):
