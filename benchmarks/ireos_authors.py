@@ -40,7 +40,7 @@ from odeval.executor import ThreadExecutor
 from odeval.labelfree.ireos import BLOCK_MIN_N, CLASSIFIERS, PAPER_KNN, ireos
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared" / "datasets"
+SHARED = Path(os.environ.get("ODEVAL_SHARED_DATASETS", ROOT.parent / "shared" / "datasets"))
 AUTHORS = SHARED / "ireos_authors"
 MCLS = ("1", "sqrt5", "n")
 #: The exact index where N is at most this (the machine is small); the approximation above (and everywhere).
@@ -161,7 +161,7 @@ class CheckpointExecutor(ThreadExecutor):
         self._x_digest: tuple[int, str] | None = None
 
     def _key(self, payload: tuple) -> str:
-        X, rest = payload[0], payload[1:10]  # payload[10:]: BLAS limit and the caller's pid, not the task
+        X, rest = payload[0], payload[1:10]  # payload[10:]: the device, BLAS limit and caller's pid, not the task
         if self._x_digest is None or self._x_digest[0] != id(X):
             self._x_digest = (id(X), hashlib.sha1(np.ascontiguousarray(X).tobytes()).hexdigest())
         h = hashlib.sha1(self._x_digest[1].encode())
@@ -196,10 +196,12 @@ class CheckpointExecutor(ThreadExecutor):
 
 
 def run_one(v: dict, mcl: str, knn: int | None, classifier: str = "pinned", workers: int = 1,
-            checkpoint: Path | None = None) -> dict:
+            checkpoint: Path | None = None, device: str = "cpu") -> dict:
     """IREOS of the ten candidates; Spearman against ROC AUC (Table 6) and the pick (Table 7). ``workers``: threads
     for the objects' classifiers (the same numbers for any count; ``cpu_seconds`` counts every thread).
-    ``checkpoint``: a file of finished chunks (:class:`CheckpointExecutor`) to resume from and append to."""
+    ``checkpoint``: a file of finished chunks (:class:`CheckpointExecutor`) to resume from and append to (the
+    device is not part of a chunk's key: a cell begun on the CPU resumes on a GPU). ``device``: as ``ireos``'s (the
+    exact index's block solver on a CUDA device through PyTorch)."""
     n_out = int(v["y"].sum())
     # sqrt5i / sqrt5r: sqrt(5 % N) truncated / rounded to an integer -- the reference code's IREOS.setmCl takes an
     # int (a stated cause of the sqrt5 gaps, tested by these rows; docs/ireos.md)
@@ -215,7 +217,7 @@ def run_one(v: dict, mcl: str, knn: int | None, classifier: str = "pinned", work
     t0, c0 = time.perf_counter(), time.process_time()
     try:
         r = ireos(v["X"], [v["W"][i] for i in keep], weights="none", m_cl=m_cl, knn=knn, classifier=classifier,
-                  workers=workers, executor=ex if ex is not None else "threads")
+                  workers=workers, executor=ex if ex is not None else "threads", device=device)
     finally:
         if ex is not None:
             ex.close()
@@ -238,8 +240,17 @@ def run_one(v: dict, mcl: str, knn: int | None, classifier: str = "pinned", work
             "ap_min_mean_max": [float(np.nanmin(ap)), float(np.nanmean(ap)), float(np.nanmax(ap))],
             "n_fits": int(r.n_fits), "seconds": round(seconds, 2), "cpu_seconds": round(cpu, 2),
             "load": round(os.getloadavg()[0], 1), "classifier": classifier,
-            **({"solver": "block"} if knn is None and classifier == "pinned" and len(v["X"]) >= BLOCK_MIN_N else {}),
-            **({"workers": workers} if workers != 1 else {}), **resumed}
+            **({"solver": "block"} if knn is None and classifier == "pinned" and (len(v["X"]) >= BLOCK_MIN_N
+                                                                               or device != "cpu") else {}),
+            **({"workers": workers} if workers != 1 else {}), **({"device": _card(device)} if device != "cpu" else {}),
+            **resumed}
+
+
+def _card(device: str) -> str:
+    """The device and its card's name, recorded with every figure computed there."""
+    import torch
+
+    return f"{device} ({torch.cuda.get_device_name(torch.device(device))})"
 
 
 def jobs(max_n: int, exact_max_n: int = EXACT_MAX_N) -> list[tuple[Path, str, str, str]]:
@@ -270,7 +281,7 @@ def key(row: dict) -> tuple:
 
 def run(out: Path, max_n: int, classifier: str = "pinned", mcls: tuple[str, ...] = MCLS,
         only: tuple[str, ...] | None = None, exact_max_n: int = EXACT_MAX_N, budget: float | None = None,
-        workers: int = 1, checkpoints: Path | None = CHECKPOINTS) -> None:
+        workers: int = 1, checkpoints: Path | None = CHECKPOINTS, device: str = "cpu") -> None:
     """Run the missing jobs; ``budget`` (CPU seconds): a job is run in a child process and stopped there, with a
     line saying so, when it takes longer (a stopped job writes no row; with ``checkpoints``, a directory, its
     finished classifiers are kept there and the next run of the job starts from them -- run it with the same
@@ -285,9 +296,9 @@ def run(out: Path, max_n: int, classifier: str = "pinned", mcls: tuple[str, ...]
             continue
         cp = None if checkpoints is None else checkpoints / ("-".join(k) + ".jsonl")
         if budget is None:
-            row = _job(folder, mcl, knn, cands, classifier, workers, cp)
+            row = _job(folder, mcl, knn, cands, classifier, workers, cp, device)
         else:
-            row = _job_with_budget(folder, mcl, knn, cands, classifier, budget, workers, cp)
+            row = _job_with_budget(folder, mcl, knn, cands, classifier, budget, workers, cp, device)
             if row is None:
                 print(f"{folder.name:40s} {k[1]:6s} m_cl={mcl:5s} {cands:6s} {classifier}: stopped after "
                       f"{budget:.0f} s CPU (no row)", flush=True)
@@ -300,9 +311,9 @@ def run(out: Path, max_n: int, classifier: str = "pinned", mcls: tuple[str, ...]
 
 
 def _job(folder: Path, mcl: str, knn: int | None, cands: str, classifier: str, workers: int = 1,
-         checkpoint: Path | None = None) -> dict:
+         checkpoint: Path | None = None, device: str = "cpu") -> dict:
     row = run_one(load_variant(folder, alt_wbc=cands == "alt10", glosh_complement=cands == "glosh"), mcl, knn,
-                  classifier, workers, checkpoint)
+                  classifier, workers, checkpoint, device)
     row["candidates"] = cands
     return row
 
@@ -310,20 +321,21 @@ def _job(folder: Path, mcl: str, knn: int | None, cands: str, classifier: str, w
 def _job_child(conn, *args) -> None:
     import resource
 
-    budget, workers, checkpoint = args[-3:]
+    budget, workers, checkpoint, device = args[-4:]
     resource.setrlimit(resource.RLIMIT_CPU, (int(budget), int(budget) + 5))
-    conn.send(_job(*args[:-3], workers, checkpoint))
+    conn.send(_job(*args[:-4], workers, checkpoint, device))
 
 
 def _job_with_budget(folder: Path, mcl: str, knn: int | None, cands: str, classifier: str,
-                     budget: float, workers: int = 1, checkpoint: Path | None = None) -> dict | None:
+                     budget: float, workers: int = 1, checkpoint: Path | None = None,
+                     device: str = "cpu") -> dict | None:
     """:func:`_job` in a child process limited to ``budget`` CPU seconds (None when it was stopped)."""
     import multiprocessing as mp
 
     ctx = mp.get_context("fork")
     parent, child = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_job_child, args=(child, folder, mcl, knn, cands, classifier, budget, workers,
-                                                           checkpoint))
+                                                           checkpoint, device))
     proc.start()
     child.close()
     try:
@@ -394,13 +406,15 @@ def main() -> None:
     parser.add_argument("--checkpoints", type=Path, default=CHECKPOINTS,
                         help="directory of the jobs' finished classifiers, resumed from (default %(default)s)")
     parser.add_argument("--no-checkpoints", action="store_true", help="keep no checkpoints (every job from scratch)")
+    parser.add_argument("--device", default="cpu", help="cpu, or cuda / cuda:N: the exact index's block solver on "
+                        "that GPU through PyTorch (ireos(device=...)); rows record the card")
     args = parser.parse_args()
     if args.table:
         print(table(args.out))
     else:
         run(args.out, args.max_n, args.classifier, tuple(args.mcl.split(",")),
             tuple(x for x in args.only.split(",") if x) or None, args.exact_max_n, args.budget, args.workers,
-            None if args.no_checkpoints else args.checkpoints)
+            None if args.no_checkpoints else args.checkpoints, args.device)
 
 
 if __name__ == "__main__":

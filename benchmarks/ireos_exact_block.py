@@ -11,13 +11,21 @@ both, CPU seconds (``time.process_time``).
     OPENBLAS_NUM_THREADS=1 PYTHONPATH=src .venv/bin/python benchmarks/ireos_exact_block.py \\
         Waveform_withoutdupl_norm_v05 --gamma-max 0.8734 --objects 128 --dense 4
 
-Data: ``../shared/datasets/ireos_authors/<variant>/data.txt.gz``; gamma_max e.g. the pinned m_cl = 1 row of the
-variant in benchmarks/ireos_authors.jsonl.
+``--device cuda`` adds the block solver on that GPU (``ireos(device=...)``; PyTorch) for all ``--objects``, timed by
+the wall clock after a warm-up, against the host block solver on the first ``--host`` of them (wall and CPU are the
+same there: one thread): wall per classifier of each, their ratio, the largest difference of the areas, the card.
+
+    PYTHONPATH=src python benchmarks/ireos_exact_block.py Waveform_withoutdupl_norm_v05 --gamma-max 0.8734 \
+        --objects 128 --host 16 --dense 0 --device cuda
+
+Data: ``../shared/datasets/ireos_authors/<variant>/data.txt.gz`` (``ODEVAL_SHARED_DATASETS`` moves
+``../shared/datasets``); gamma_max e.g. the pinned m_cl = 1 row of the variant in benchmarks/ireos_authors.jsonl.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from pathlib import Path
 
@@ -26,7 +34,8 @@ from threadpoolctl import threadpool_limits
 
 from odeval.labelfree import _klr, _klr_block
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / "ireos_authors"
+SHARED = Path(os.environ.get("ODEVAL_SHARED_DATASETS", Path(__file__).resolve().parents[2] / "shared" / "datasets"))
+SHARED = SHARED / "ireos_authors"
 
 
 def main() -> None:
@@ -36,16 +45,28 @@ def main() -> None:
     ap.add_argument("--objects", type=int, default=128, help="objects of the block (spread evenly over the data)")
     ap.add_argument("--dense", type=int, default=4, help="of them, how many the dense solver computes too")
     ap.add_argument("--rank", type=int, default=_klr_block.RANK)
+    ap.add_argument("--device", default=None, help="also the block solver on this PyTorch device (cuda, cuda:N)")
+    ap.add_argument("--host", type=int, default=None, help="with --device: the host block solver on this many")
     args = ap.parse_args()
     X = np.loadtxt(SHARED / args.variant / "data.txt.gz", ndmin=2)
     N = X.shape[0]
     objs = np.arange(0, N, max(1, N // args.objects))[:args.objects]
+    if args.device is not None:
+        dev, per_dev = _on_device(X, objs, args)
+        objs = objs[:args.host]
     with threadpool_limits(limits=1):
         t = time.process_time()
         block, fits, products = _klr_block.curves(X, objs, np.full((objs.size, N), 100.0), 0, np.zeros(0),
                                                   args.gamma_max, 1e-3, 8, 1, rank=args.rank)
         cpu_block = time.process_time() - t
-        some = objs[:args.dense]
+    if args.device is not None:
+        per = cpu_block / fits
+        diff = np.abs(block[:, 0] - dev[:objs.size, 0]).max()
+        print(f"host block {objs.size} objects, {fits} classifiers, {1000 * per:.1f} ms each (one thread) | "
+              f"{per / per_dev:.1f}x | max |area difference| host - device {diff:.1e}")
+        return
+    with threadpool_limits(limits=1):
+        some = objs[:args.dense]  # (the dense solver, one thread)
         if some.size:
             train = np.array([np.r_[j, np.delete(np.arange(N), j)] for j in some], dtype=np.int64)
             t = time.process_time()
@@ -61,6 +82,28 @@ def main() -> None:
                  f"{1000 * per_dense:.1f} ms CPU each | {per_dense / per_block:.1f}x | max |area difference| "
                  f"{np.abs(block[:some.size, 0] - dense[:, 0]).max():.1e}")
     print(line)
+
+
+def _on_device(X: np.ndarray, objs: np.ndarray, args) -> tuple[np.ndarray, float]:
+    """The block solver on ``args.device``: a warm-up (kernels, CUDA context), then the timed run; prints the card
+    and returns (areas, wall seconds per classifier)."""
+    import torch
+
+    from odeval.neighbors._torch_graph import check_device
+
+    device = check_device(args.device)
+    N = X.shape[0]
+    _klr_block.curves(X, objs[:2], np.full((2, N), 100.0), 1, np.array([args.gamma_max]), args.gamma_max, 1e-3, 8,
+                      1, rank=args.rank, torch_device=device)
+    torch.cuda.synchronize()
+    t = time.perf_counter()
+    out, fits, products = _klr_block.curves(X, objs, np.full((objs.size, N), 100.0), 0, np.zeros(0),
+                                            args.gamma_max, 1e-3, 8, 1, rank=args.rank, torch_device=device)
+    wall = time.perf_counter() - t
+    print(f"{args.variant} N={N} gamma_max={args.gamma_max:g}: device {device} "
+          f"({torch.cuda.get_device_name(torch.device(device))}) block {objs.size} objects, {fits} classifiers, "
+          f"{products / fits:.1f} products and {1000 * wall / fits:.2f} ms wall each", flush=True)
+    return out, wall / fits
 
 
 if __name__ == "__main__":

@@ -819,13 +819,16 @@ class _DrawsBar:
 @click.option("--scheduler", default=None, metavar="ADDRESS",
               help="Run the classifiers on a Dask cluster (tcp://host:port), as `study run --scheduler`.")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
+@click.option("--device", default="cpu", show_default=True, metavar="cpu|cuda|cuda:N",
+              help="Where the exact index's block solver runs (with --exact and the pinned classifier): cpu, or a "
+                   "CUDA device through PyTorch (pip install 'odeval[gpu]').")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (one JSON object).")
 def ireos_cmd(dataset: str, scores_src: str, columns: tuple[str, ...], store_dataset: str | None,
               candidates: int | None, mcl: str, adjust: bool, pvalue: bool, null_model: str, classifier: str,
               knn: int | None,
               exact: bool, exact_max: int, quadrature: str,
               n_gamma: int, tol: float, gamma_max: float | None, gamma_max_quantile: float, cost: float, workers: int,
-              processes: bool, scheduler: str | None, seed: int, as_json: bool) -> None:
+              processes: bool, scheduler: str | None, seed: int, device: str, as_json: bool) -> None:
     """IREOS of candidate outlier scorings of DATASET, without labels (Marques et al. 2020; docs/ireos.md).
 
     Prints one row per scoring, sorted by the index, the pick marked: the index, and with --adjust / --pvalue the
@@ -848,8 +851,8 @@ def ireos_cmd(dataset: str, scores_src: str, columns: tuple[str, ...], store_dat
         run = _with_progress(lambda progress: ireos_of_scorings(
             dataset, scores_src, columns=columns, store_dataset=store_dataset, candidates=candidates,
             settings=settings, adjust=adjust, p_values=pvalue, seed=seed, workers=workers, progress=progress,
-            executor=scheduler or ("processes" if processes else None)), quiet=as_json)
-    except (ValueError, OSError) as exc:
+            executor=scheduler or ("processes" if processes else None), device=device), quiet=as_json)
+    except (ValueError, OSError, ImportError) as exc:
         raise click.ClickException(str(exc).splitlines()[0]) from None
     _echo_lines([f"note: {dataset}: {note}" for note in (run.label_note, run.result.approximated) if note], err=True)
     if run.skipped:

@@ -45,7 +45,9 @@ def test_cli_json_and_table(tmp_path):
 def test_cli_errors_are_one_line(tmp_path):
     data, scores = _files(tmp_path)
     runner = CliRunner()
-    for args in (["--mcl", "huge"], ["--gamma-max", "-1"], ["--column", "nope"]):
+    # --device: unknown, or CUDA where PyTorch sees none (or is not installed): one line, never a silent CPU run
+    for args in (["--mcl", "huge"], ["--gamma-max", "-1"], ["--column", "nope"], ["--device", "gpu"],
+                 ["--exact", "--device", "cuda"]):
         res = runner.invoke(main, ["ireos", str(data), "--scores", str(scores), *args])
         assert res.exit_code != 0
         assert "Traceback" not in res.output and res.output.strip().count("\n") <= 1, res.output

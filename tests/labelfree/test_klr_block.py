@@ -60,3 +60,59 @@ def test_ireos_uses_the_block_solver_on_large_exact_data_with_the_same_index(mon
     np.testing.assert_array_equal(again.index, block.index)
     # m_cl > 1: each solution's own costs (Eq. 12) in each chunk
     np.testing.assert_allclose(ireos(X, sols, knn=None, m_cl=3).index, dense3.index, rtol=0, atol=1e-7)
+
+
+# ---------------------------------------------------------------------------------------- on a PyTorch device
+def test_torch_kernel_gives_the_host_areas_and_nodes():
+    """:class:`_klr_block.TorchKernel` (the kernel, its products and the conjugate gradients on a PyTorch device;
+    here PyTorch's CPU build, the same code as on a GPU) gives the host solver's areas and separabilities to the
+    conjugate gradients' tolerance, with the same adaptive nodes."""
+    pytest.importorskip("torch", reason="PyTorch not installed (make install-dev installs its CPU build)")
+    X = _data()
+    N = X.shape[0]
+    objs = np.array([0, 5, 6, 40, N - 1, N - 2])
+    for mcl in (1.0, 3.0):
+        costs = np.tile(100.0 * (1.0 / mcl) ** np.linspace(0, 1, N), (objs.size, 1))
+        costs[np.arange(objs.size), objs] = 100.0
+        host, fits, _ = _klr_block.curves(X, objs, costs, 0, np.zeros(0), 1.5, 1e-3, 8, 1)
+        dev, dfits, products = _klr_block.curves(X, objs, costs, 0, np.zeros(0), 1.5, 1e-3, 8, 1, torch_device="cpu")
+        np.testing.assert_allclose(dev, host, rtol=0, atol=1e-8)
+        assert dfits == fits and products > 0
+        gammas = np.array([0.0, 0.2, 0.7, 1.5, 6.0])
+        host, *_ = _klr_block.curves(X, objs, costs, 1, gammas, 1.5, 1e-3, 8, 1)
+        dev, *_ = _klr_block.curves(X, objs, costs, 1, gammas, 1.5, 1e-3, 8, 1, torch_device="cpu")
+        np.testing.assert_allclose(dev, host, rtol=0, atol=1e-8)
+
+
+def test_ireos_on_a_device_runs_the_block_solver_at_any_size(monkeypatch):
+    """``ireos(device=...)``: the exact pinned index by the block solver on the device whatever N (here 90 < the
+    host's BLOCK_MIN_N), the index of the host's block solver to its tolerance, the same bits for any worker count;
+    a device with the kNN approximation or the optimum classifier is a one-line error."""
+    pytest.importorskip("torch", reason="PyTorch not installed (make install-dev installs its CPU build)")
+    X = _data(90, seed=1)
+    sols = [np.linalg.norm(X - X.mean(0), axis=1), np.random.default_rng(2).random(X.shape[0])]
+    monkeypatch.setattr(ireos_module, "_torch_device", lambda device: None if device == "cpu" else "cpu")
+    monkeypatch.setattr(ireos_module, "BLOCK_CHUNK", 16)
+    dev = ireos(X, sols, knn=None, device="cuda")
+    monkeypatch.setattr(ireos_module, "BLOCK_MIN_N", 50)
+    host = ireos(X, sols, knn=None)
+    assert dev.gamma_max == host.gamma_max and dev.n_fits == host.n_fits
+    np.testing.assert_allclose(dev.areas, host.areas, rtol=0, atol=1e-8)
+    np.testing.assert_array_equal(ireos(X, sols, knn=None, device="cuda", workers=2).index, dev.index)
+    with pytest.raises(ValueError, match=r"^device='cuda' runs the exact index's block solver, which needs knn=None"):
+        ireos(X, sols, knn=20, device="cuda")
+    with pytest.raises(ValueError, match=r"classifier='optimum'\); use device='cpu'$"):
+        ireos(X, sols, knn=None, classifier="optimum", device="cuda")
+
+
+def test_ireos_device_errors(monkeypatch):
+    """An unknown device, or one PyTorch cannot give, is a one-line error naming the CPU path (no silent CPU)."""
+    X = _data(40)
+    sols = [np.linalg.norm(X - X.mean(0), axis=1)]
+    with pytest.raises(ValueError, match=r"^unknown device 'gpu'; use 'cpu' \(NumPy\) or 'cuda' / 'cuda:N'"):
+        ireos(X, sols, knn=None, device="gpu")
+    import sys
+
+    monkeypatch.setitem(sys.modules, "torch", None)
+    with pytest.raises(ImportError, match=r"^device='cuda' needs PyTorch: pip install 'odeval\[gpu\]'"):
+        ireos(X, sols, knn=None, device="cuda")

@@ -66,7 +66,7 @@ def ireos_of_scorings(dataset: str | Path, scores: str | Path, *, columns: Seque
                       store_dataset: str | None = None, candidates: int | None = None,
                       settings: IREOSSettings | None = None, adjust: bool = False, p_values: bool = False,
                       seed: int = 0, workers: int = 1, executor: Any = None,
-                      progress: Callable[[str, int], None] | None = None) -> IREOSOfScorings:
+                      progress: Callable[[str, int], None] | None = None, device: str = "cpu") -> IREOSOfScorings:
     """IREOS (Marques et al. 2020) of the candidate scorings of ``dataset``, without labels.
 
     Parameters
@@ -83,7 +83,7 @@ def ireos_of_scorings(dataset: str | Path, scores: str | Path, *, columns: Seque
         needs labels).
     settings : :class:`~odeval.labelfree.ireos.IREOSSettings` (default: its defaults; above
         ``settings.exact_max_objects`` objects the default ``knn="auto"`` approximates, ``result.approximated``).
-    adjust, p_values, seed, workers, executor, progress : as :func:`odeval.labelfree.ireos`.
+    adjust, p_values, seed, workers, executor, progress, device : as :func:`odeval.labelfree.ireos`.
 
     Raises
     ------
@@ -130,7 +130,7 @@ def ireos_of_scorings(dataset: str | Path, scores: str | Path, *, columns: Seque
         names, matrix, aucs = [names[i] for i in keep], matrix[keep], aucs[keep]
     try:
         res = ireos(X, list(matrix), adjust=adjust, p_values=p_values, seed=seed, workers=workers, progress=progress,
-                    executor=executor, **settings.kwargs())
+                    executor=executor, device=device, **settings.kwargs())
     except ValueError as exc:  # bad data (too few objects, constant): say which file
         raise ValueError(f"{dataset}: {exc}") from None
     return IREOSOfScorings(str(dataset), int(X.shape[0]), names, aucs, res, adjust, p_values, skipped,

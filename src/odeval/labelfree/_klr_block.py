@@ -53,14 +53,200 @@ def sqdist(X: np.ndarray) -> np.ndarray:
     return D2
 
 
+class HostKernel:
+    """K = exp(-gamma D2) of one exact training set in NumPy: its products K P, columns and the block conjugate
+    gradients (:meth:`pcg`). :class:`TorchKernel` is the same on a PyTorch device."""
+
+    def __init__(self, D2: np.ndarray, landmarks: np.ndarray) -> None:
+        self.D2 = D2
+        self.N = D2.shape[0]
+        self.landmarks = landmarks
+        self.products = 0  # columns multiplied by K (the unit of cost: 2 N^2 flops each)
+        self.gamma = math.nan
+        self.K = np.empty((self.N, self.N))
+
+    def set_gamma(self, gamma: float) -> None:
+        if gamma != self.gamma:
+            np.multiply(self.D2, -gamma, out=self.K)
+            np.exp(self.K, out=self.K)
+            self.L = _nystrom(self.K[:, self.landmarks], self.landmarks)
+            self.gamma = gamma
+
+    def columns(self, idx: np.ndarray) -> np.ndarray:
+        """K[:, idx] (N, len(idx)) on the host."""
+        return self.K[:, idx]
+
+    def matmul(self, P: np.ndarray) -> np.ndarray:
+        self.products += P.shape[1]
+        return self.K @ P
+
+    def pcg(self, R: np.ndarray, W: np.ndarray, M: np.ndarray, D: np.ndarray, rtol: np.ndarray) -> np.ndarray:
+        """Solve (K_nn + D_k) x_k = r_k for the columns k of R, two right-hand sides per classifier (column k of
+        W, M, D serves R's columns k and m + k; masked: x = 0 where M = 0; W = 1/D, 0 there) by conjugate
+        gradients preconditioned by (D + L L')^-1 = W - W L (I + L' W L)^-1 L' W (Woodbury)."""
+        L = self.L
+        r = L.shape[1]
+        m = W.shape[1]
+        F = np.empty((m, r, r))
+        for k in range(m):
+            F[k] = (L * W[:, k, None]).T @ L
+            F[k].flat[::r + 1] += 1.0
+        Finv = np.linalg.inv(F)
+        Finv = np.concatenate([Finv, Finv])
+        W, M, D, rtol = np.hstack([W, W]), np.hstack([M, M]), np.hstack([D, D]), np.r_[rtol, rtol]
+        n = R.shape[1]
+
+        def prec(Rk, idx):
+            WR = W[:, idx] * Rk
+            T = np.einsum("kab,bk->ak", Finv[idx], L.T @ WR)
+            return WR - W[:, idx] * (L @ T)
+
+        X = np.zeros_like(R)
+        Rr = R.copy()
+        Z = prec(Rr, np.arange(n))
+        P = Z.copy()
+        rz = np.einsum("ik,ik->k", Rr, Z)
+        norm0 = np.linalg.norm(R, axis=0)
+        active = np.flatnonzero(norm0 > 0)
+        for _ in range(CG_MAXIT):
+            if active.size == 0:
+                break
+            res = np.linalg.norm(Rr[:, active], axis=0)
+            active = active[res > rtol[active] * norm0[active]]
+            if active.size == 0:
+                break
+            Pa = P[:, active]
+            AP = self.matmul(Pa) * M[:, active] + D[:, active] * Pa
+            step = rz[active] / np.einsum("ik,ik->k", Pa, AP)
+            X[:, active] += step * Pa
+            Rr[:, active] -= step * AP
+            Za = prec(Rr[:, active], active)
+            rz_new = np.einsum("ik,ik->k", Rr[:, active], Za)
+            P[:, active] = Za + (rz_new / rz[active]) * Pa
+            rz[active] = rz_new
+        return X
+
+
+def _nystrom(Cm: np.ndarray, landmarks: np.ndarray) -> np.ndarray:
+    """L with L L' the Nystrom approximation of K from its landmark columns Cm = K[:, landmarks]."""
+    ew, ev = np.linalg.eigh(Cm[landmarks])
+    keep = ew > 1e-10 * ew.max()
+    return Cm @ (ev[:, keep] / np.sqrt(ew[keep]))
+
+
+class TorchKernel:
+    """:class:`HostKernel` on a PyTorch device (``device="cuda"``; PyTorch's CPU build runs the same code, which
+    is how it is tested without a GPU): the kernel, its products and the conjugate gradients live on the device,
+    one CUDA stream per instance (the chunks of a thread pool overlap); the Newton steps around them stay on the
+    host. The same method, the same stop rules; the numbers agree with the host's to the conjugate gradients'
+    tolerance, not in bits."""
+
+    def __init__(self, X: np.ndarray, landmarks: np.ndarray, device: str) -> None:
+        import torch
+
+        self.torch = torch
+        self.device = torch.device(device)
+        self.stream = torch.cuda.Stream(self.device) if self.device.type == "cuda" else None
+        self.N = X.shape[0]
+        self.landmarks = landmarks
+        self.products = 0
+        self.gamma = math.nan
+        with self._on_stream():
+            Xd = torch.from_numpy(np.ascontiguousarray(X, dtype=np.float64)).to(self.device)
+            self.D2 = torch.empty((self.N, self.N), dtype=torch.float64, device=self.device)
+            step = max(1, 4_000_000 // max(1, self.N * X.shape[1]))
+            for lo in range(0, self.N, step):  # from differences: exact 0 for duplicates, as sqdist
+                diff = Xd[lo:lo + step, None, :] - Xd[None, :, :]
+                self.D2[lo:lo + step] = (diff * diff).sum(dim=2)
+            self.K = torch.empty_like(self.D2)
+            self._lm = torch.from_numpy(landmarks).to(self.device)
+
+    def _on_stream(self):
+        import contextlib
+
+        return self.torch.cuda.stream(self.stream) if self.stream is not None else contextlib.nullcontext()
+
+    def _to(self, a: np.ndarray):
+        return self.torch.from_numpy(np.ascontiguousarray(a, dtype=np.float64)).to(self.device)
+
+    def set_gamma(self, gamma: float) -> None:
+        if gamma != self.gamma:
+            with self._on_stream():
+                self.torch.mul(self.D2, -gamma, out=self.K)
+                self.torch.exp(self.K, out=self.K)
+                Cm = self.K[:, self._lm].cpu().numpy()
+                self.L = self._to(_nystrom(Cm, self.landmarks))
+            self.gamma = gamma
+
+    def columns(self, idx: np.ndarray) -> np.ndarray:
+        with self._on_stream():
+            return self.K[:, self.torch.from_numpy(np.asarray(idx, dtype=np.int64)).to(self.device)].cpu().numpy()
+
+    def matmul(self, P: np.ndarray) -> np.ndarray:
+        self.products += P.shape[1]
+        with self._on_stream():
+            return (self.K @ self._to(P)).cpu().numpy()
+
+    def pcg(self, R: np.ndarray, W: np.ndarray, M: np.ndarray, D: np.ndarray, rtol: np.ndarray) -> np.ndarray:
+        """:meth:`HostKernel.pcg` on the device."""
+        torch = self.torch
+        with self._on_stream():
+            L = self.L
+            r = L.shape[1]
+            Wd, Md, Dd, R = self._to(W), self._to(M), self._to(D), self._to(R)
+            m = Wd.shape[1]
+            F = torch.empty((m, r, r), dtype=torch.float64, device=self.device)
+            group = max(1, 2_000_000 // max(1, r * self.N))  # (group, r, N) temporaries of about 16 MB
+            for lo in range(0, m, group):
+                F[lo:lo + group] = (L.T.unsqueeze(0) * Wd[:, lo:lo + group].T.unsqueeze(1)) @ L
+            F.diagonal(dim1=1, dim2=2).add_(1.0)
+            Finv = torch.linalg.inv(F)
+            Finv = torch.cat([Finv, Finv])
+            Wd, Md, Dd = torch.cat([Wd, Wd], 1), torch.cat([Md, Md], 1), torch.cat([Dd, Dd], 1)
+            rtol_d = self._to(np.r_[rtol, rtol])
+            n = R.shape[1]
+
+            def prec(Rk, idx):
+                WR = Wd[:, idx] * Rk
+                T = torch.einsum("kab,bk->ak", Finv[idx], L.T @ WR)
+                return WR - Wd[:, idx] * (L @ T)
+
+            X = torch.zeros_like(R)
+            Rr = R.clone()
+            every = torch.arange(n, device=self.device)
+            Z = prec(Rr, every)
+            P = Z.clone()
+            rz = (Rr * Z).sum(dim=0)
+            norm0 = torch.linalg.vector_norm(R, dim=0)
+            active = every[norm0 > 0]
+            for _ in range(CG_MAXIT):
+                if active.numel() == 0:
+                    break
+                res = torch.linalg.vector_norm(Rr[:, active], dim=0)
+                active = active[res > rtol_d[active] * norm0[active]]
+                if active.numel() == 0:
+                    break
+                Pa = P[:, active]
+                self.products += int(active.numel())
+                AP = (self.K @ Pa) * Md[:, active] + Dd[:, active] * Pa
+                step = rz[active] / (Pa * AP).sum(dim=0)
+                X[:, active] += step * Pa
+                Rr[:, active] -= step * AP
+                Za = prec(Rr[:, active], active)
+                rz_new = (Rr[:, active] * Za).sum(dim=0)
+                P[:, active] = Za + (rz_new / rz[active]) * Pa
+                rz[active] = rz_new
+            return X.cpu().numpy()
+
+
 class PinnedBlock:
     """B pinned classifiers on the exact training set (every object), one per object in ``objects``, with costs
     ``costs`` (B, N) in the objects' natural order (the positive's own entry is its cost C)."""
 
-    def __init__(self, D2: np.ndarray, objects: np.ndarray, costs: np.ndarray, *, rank: int = RANK,
-                 cg_tol: float = CG_TOL, seed: int = 0) -> None:
-        self.D2 = D2
-        self.N = D2.shape[0]
+    def __init__(self, D2: np.ndarray | None, objects: np.ndarray, costs: np.ndarray, *, rank: int = RANK,
+                 cg_tol: float = CG_TOL, seed: int = 0, X: np.ndarray | None = None,
+                 torch_device: str | None = None) -> None:
+        self.N = costs.shape[1]
         self.j = np.asarray(objects, dtype=np.int64)
         B = self.j.size
         cols = np.arange(B)
@@ -76,25 +262,23 @@ class PinnedBlock:
         self.rank = min(rank, self.N)
         self.cg_tol = cg_tol
         self.landmarks = np.sort(np.random.default_rng(seed).choice(self.N, self.rank, replace=False))
-        self.products = 0  # columns multiplied by K (the unit of cost: 2 N^2 flops each)
         self.fits = 0
-        self._gamma = math.nan
-        self.K = np.empty((self.N, self.N))
+        # the kernel (N x N), its products and the conjugate gradients: NumPy, or PyTorch on torch_device
+        self.kernel = (HostKernel(sqdist(np.ascontiguousarray(X, dtype=np.float64)) if D2 is None else D2,
+                                  self.landmarks) if torch_device is None
+                       else TorchKernel(X, self.landmarks, torch_device))
+
+    @property
+    def products(self) -> int:
+        """Columns multiplied by K (the unit of cost: 2 N^2 flops each)."""
+        return self.kernel.products
 
     # ------------------------------------------------------------------------------------------- one gamma
     def _kernel(self, gamma: float) -> None:
-        if gamma != self._gamma:
-            np.multiply(self.D2, -gamma, out=self.K)
-            np.exp(self.K, out=self.K)
-            Cm = self.K[:, self.landmarks]
-            ew, ev = np.linalg.eigh(Cm[self.landmarks])
-            keep = ew > 1e-10 * ew.max()
-            self.L = Cm @ (ev[:, keep] / np.sqrt(ew[keep]))
-            self._gamma = gamma
+        self.kernel.set_gamma(gamma)
 
     def _matmul(self, P: np.ndarray) -> np.ndarray:
-        self.products += P.shape[1]
-        return self.K @ P
+        return self.kernel.matmul(P)
 
     def closed_form(self, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """gamma = 0 (all decision values equal): p = S / sum of the negatives' costs, alpha = -c q,
@@ -107,10 +291,11 @@ class PinnedBlock:
         self._kernel(gamma)
         alpha = np.zeros((self.N, cols.size))
         b = np.empty(cols.size)
+        Kj = self.kernel.columns(self.j[cols])  # K symmetric: column j is row j
         for k, col in enumerate(cols):
             j = self.j[col]
             a = np.empty(self.N)  # in _klr's order: the positive first (its cost is not read)
-            b[k] = _klr._pinned_diagonal_start(np.delete(self.K[j], j), np.r_[0.0, np.delete(self.c[:, col], j)],
+            b[k] = _klr._pinned_diagonal_start(np.delete(Kj[:, k], j), np.r_[0.0, np.delete(self.c[:, col], j)],
                                                 self.A[col], self.S[col], a)
             alpha[:, k] = np.insert(-a[1:], j, 0.0)
         return alpha, b
@@ -125,7 +310,7 @@ class PinnedBlock:
         self.fits += m
         mask, c = self.mask[:, cols], self.c[:, cols]
         A, S = self.A[cols], self.S[cols]
-        o = self.K[:, self.j[cols]] * A  # the positive's pull A K_ij (o_j = A: K_jj = 1)
+        o = self.kernel.columns(self.j[cols]) * A  # the positive's pull A K_ij (o_j = A: K_jj = 1)
         alpha = alpha * mask
         b = b.copy()
         y = -np.ones(self.N)
@@ -165,7 +350,7 @@ class PinnedBlock:
             w = np.maximum(ca * s * (1.0 - s), 1e-12 * ca)  # 1/D, 0 at the positive
             D = np.divide(1.0, w, out=np.zeros_like(w), where=ma > 0)
             ag = al + g
-            sol = self._pcg(np.hstack([ma, -D * ag]), w, ma, D, eta[active])
+            sol = self.kernel.pcg(np.hstack([ma, -D * ag]), w, ma, D, eta[active])
             v, u = sol[:, :active.size], sol[:, active.size:]
             db = (u.sum(axis=0) + al.sum(axis=0) + S[active]) / v.sum(axis=0)
             da = u - db * v
@@ -201,61 +386,15 @@ class PinnedBlock:
         p = _sigmoid(f[self.j[cols], idx_all])
         return alpha, b, p
 
-    def _pcg(self, R: np.ndarray, W: np.ndarray, M: np.ndarray, D: np.ndarray, rtol: np.ndarray) -> np.ndarray:
-        """Solve (K_nn + D_k) x_k = r_k for the columns k of R, two right-hand sides per classifier (column k of
-        W, M, D serves R's columns k and m + k; masked: x = 0 where M = 0; W = 1/D, 0 there) by conjugate
-        gradients preconditioned by (D + L L')^-1 = W - W L (I + L' W L)^-1 L' W (Woodbury)."""
-        L = self.L
-        r = L.shape[1]
-        m = W.shape[1]
-        F = np.empty((m, r, r))
-        for k in range(m):
-            F[k] = (L * W[:, k, None]).T @ L
-            F[k].flat[::r + 1] += 1.0
-        Finv = np.linalg.inv(F)
-        Finv = np.concatenate([Finv, Finv])
-        W, M, D, rtol = np.hstack([W, W]), np.hstack([M, M]), np.hstack([D, D]), np.r_[rtol, rtol]
-        n = R.shape[1]
-
-        def prec(Rk, idx):
-            WR = W[:, idx] * Rk
-            T = np.einsum("kab,bk->ak", Finv[idx], L.T @ WR)
-            return WR - W[:, idx] * (L @ T)
-
-        X = np.zeros_like(R)
-        Rr = R.copy()
-        Z = prec(Rr, np.arange(n))
-        P = Z.copy()
-        rz = np.einsum("ik,ik->k", Rr, Z)
-        norm0 = np.linalg.norm(R, axis=0)
-        active = np.flatnonzero(norm0 > 0)
-        for _ in range(CG_MAXIT):
-            if active.size == 0:
-                break
-            res = np.linalg.norm(Rr[:, active], axis=0)
-            active = active[res > rtol[active] * norm0[active]]
-            if active.size == 0:
-                break
-            Pa = P[:, active]
-            AP = self._matmul(Pa) * M[:, active] + D[:, active] * Pa
-            step = rz[active] / np.einsum("ik,ik->k", Pa, AP)
-            X[:, active] += step * Pa
-            Rr[:, active] -= step * AP
-            Za = prec(Rr[:, active], active)
-            rz_new = np.einsum("ik,ik->k", Rr[:, active], Za)
-            P[:, active] = Za + (rz_new / rz[active]) * Pa
-            rz[active] = rz_new
-        return X
-
 
 def curves(X: np.ndarray, objects: np.ndarray, costs: np.ndarray, mode: int, gammas: np.ndarray, gamma_max: float,
            tol: float, max_depth: int, min_depth: int, *, D2: np.ndarray | None = None, rank: int = RANK,
-           cg_tol: float = CG_TOL) -> tuple[np.ndarray, int, int]:
+           cg_tol: float = CG_TOL, torch_device: str | None = None) -> tuple[np.ndarray, int, int]:
     """:func:`_klr.curves_batch` (pinned, exact training set) for the objects ``objects`` with costs (B, N) in
     natural order: mode 0 the adaptive Simpson area on [0, gamma_max], 1 p at the increasing ``gammas``. Returns
-    (out, fits, products)."""
-    D2 = sqdist(np.ascontiguousarray(X, dtype=np.float64)) if D2 is None else D2
-    blk = PinnedBlock(D2, objects, costs, rank=rank, cg_tol=cg_tol)
+    (out, fits, products). ``torch_device``: the kernel's products and the conjugate gradients in PyTorch on that
+    device (:class:`TorchKernel`; None: NumPy on the host)."""
+    blk = PinnedBlock(D2, objects, costs, rank=rank, cg_tol=cg_tol, X=X, torch_device=torch_device)
     B = blk.j.size
     every = np.arange(B)
     if mode == 1:

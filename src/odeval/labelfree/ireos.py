@@ -39,6 +39,7 @@ from threadpoolctl import threadpool_limits
 from odeval._validation import check_data_matrix, check_scores
 from odeval.executor import Executor, get_executor, workers_renamed_from
 from odeval.labelfree import _klr, _klr_block
+from odeval.neighbors._torch_graph import check_device
 
 __all__ = ["CLASSIFIERS", "EXACT_MAX_OBJECTS", "GAMMA_MAX_WARNING", "NULL_MODELS", "PAPER_KNN", "IREOSResult",
            "IREOSSettings", "SelectResult", "gamma_max_exceeds", "ireos", "ireos_select", "resolve_knn", "resolve_mcl",
@@ -316,26 +317,35 @@ def _work(payload: tuple) -> tuple[np.ndarray, int, int]:
     solver's only LAPACK call is the Cholesky factorisation; one thread gives the same bits everywhere and no
     spinning BLAS threads on a loaded machine)."""
     global _BLAS_LIMITED
-    X, train, costs, mode, gammas, gamma_max, tol, max_depth, min_depth, pinned, limit_blas, caller = payload
+    X, train, costs, mode, gammas, gamma_max, tol, max_depth, min_depth, pinned, device, limit_blas, caller = payload
+    task = (X, train, costs, mode, gammas, gamma_max, tol, max_depth, min_depth, pinned, device)
     if limit_blas and not _BLAS_LIMITED:
         from threadpoolctl import threadpool_limits
 
         if os.getpid() == caller:  # a map callable running in the caller's process: limit for this call only
             with threadpool_limits(limits=1):
-                return _solve_chunk(X, train, costs, mode, gammas, gamma_max, tol, max_depth, min_depth, pinned)
+                return _solve_chunk(*task)
         threadpool_limits(limits=1)  # a worker process: once, for good
         _BLAS_LIMITED = True
-    return _solve_chunk(X, train, costs, mode, gammas, gamma_max, tol, max_depth, min_depth, pinned)
+    return _solve_chunk(*task)
 
 
-def _solve_chunk(X, train, costs, mode, gammas, gamma_max, tol, max_depth, min_depth, pinned):
+def _solve_chunk(X, train, costs, mode, gammas, gamma_max, tol, max_depth, min_depth, pinned, torch_device=None):
     """``pinned`` is True / False (one classifier after the other, :func:`_klr.curves_batch`; ``train`` holds the
     training sets, ``costs`` aligned with them) or :data:`BLOCK` (the chunk's objects together on the exact
     training set, :func:`_klr_block.curves`; ``train`` holds the objects (B, 1), ``costs`` (B, N) in natural
-    order; the third value returned is then products K x, not factorisations)."""
+    order; the third value returned is then products K x, not factorisations; ``torch_device``: the block
+    solver's kernel on that PyTorch device, :class:`_klr_block.TorchKernel`)."""
     if isinstance(pinned, str):
-        return _klr_block.curves(X, train[:, 0], costs, mode, gammas, gamma_max, tol, max_depth, min_depth)
+        return _klr_block.curves(X, train[:, 0], costs, mode, gammas, gamma_max, tol, max_depth, min_depth,
+                                 torch_device=torch_device)
     return _klr.curves_batch(X, train, costs, mode, gammas, gamma_max, tol, max_depth, min_depth, pinned)
+
+
+def _torch_device(device: str) -> str | None:
+    """None for "cpu" (NumPy), else the checked PyTorch device of the block solver ("cuda" / "cuda:N"; one-line
+    errors for no PyTorch, no CUDA device or an unknown name: the CPU is never substituted silently)."""
+    return None if device == "cpu" else check_device(device, cpu="NumPy")
 
 
 def _ireos_executor(executor: Any, workers: int) -> tuple[Executor, bool]:
@@ -349,7 +359,8 @@ class _Engine:
     """Separabilities p(x_j, gamma) and areas of tasks (object j, cost vector s), in chunks of objects."""
 
     def __init__(self, X: np.ndarray, cost_vectors: np.ndarray, *, C: float, knn: int | None, workers: int,
-                 tol: float, progress: Progress | None, executor: Any = None, classifier: str = "optimum") -> None:
+                 tol: float, progress: Progress | None, executor: Any = None, classifier: str = "optimum",
+                 device: str = "cpu") -> None:
         if classifier not in CLASSIFIERS:
             raise ValueError(f"classifier must be one of {list(CLASSIFIERS)}, got {classifier!r}")
         self.pinned = classifier == "pinned"
@@ -373,10 +384,15 @@ class _Engine:
             graph = knn_graph(X, knn)
             self.subsets = np.ascontiguousarray(
                 np.hstack([np.arange(self.N)[:, None], graph.indices[:, :knn]]).astype(np.int64))
+        self.torch_device = _torch_device(device)
+        if self.torch_device is not None and not (self.pinned and self.subsets is None):
+            raise ValueError(f"device={device!r} runs the exact index's block solver, which needs knn=None and "
+                             f"classifier='pinned' (got knn={knn!r}, classifier={classifier!r}); use device='cpu'")
         self.executor, self.owns_executor = _ireos_executor(executor, workers)
-        # the exact index with the pinned classifier on large data: the chunk's objects share each kernel and
-        # their conjugate-gradient products are one matrix product (odeval.labelfree._klr_block)
-        self.block = self.pinned and self.subsets is None and self.N >= BLOCK_MIN_N
+        # the exact index with the pinned classifier on large data (on a device: at any size): the chunk's
+        # objects share each kernel and their conjugate-gradient products are one matrix product
+        # (odeval.labelfree._klr_block)
+        self.block = self.pinned and self.subsets is None and (self.N >= BLOCK_MIN_N or self.torch_device is not None)
 
     def close(self) -> None:
         if self.owns_executor:
@@ -409,7 +425,8 @@ class _Engine:
                 costs = np.vstack([self.CV[s] for _, s in part]).astype(np.float64)
                 costs[np.arange(len(part)), objs[:, 0]] = self.C
                 payloads.append((self.X, objs, costs, mode, np.asarray(gammas, dtype=np.float64),
-                                 float(gamma_max), float(self.tol), int(max_depth), int(min_depth), BLOCK))
+                                 float(gamma_max), float(self.tol), int(max_depth), int(min_depth), BLOCK,
+                                 self.torch_device))
                 continue
             train = np.vstack([self._train(j) for j, _ in part])
             costs = np.empty(train.shape)
@@ -417,7 +434,7 @@ class _Engine:
                 costs[r] = self.CV[s][train[r]]
                 costs[r, 0] = self.C
             payloads.append((self.X, train, costs, mode, np.asarray(gammas, dtype=np.float64), float(gamma_max),
-                             float(self.tol), int(max_depth), int(min_depth), self.pinned))
+                             float(self.tol), int(max_depth), int(min_depth), self.pinned, None))
 
         # a worker in another process (or a map callable) limits its BLAS to one thread itself (_work); here the
         # limit holds for this call
@@ -718,7 +735,8 @@ def ireos(X: Any, solutions: Sequence[Any], *, m_cl: Any = _D.m_cl, C: float = _
           top_n: int | None = None, adjust: bool = False,
           p_values: bool = False, n_permutations: int = _D.n_permutations, ci_width: float = _D.ci_width,
           max_draws: int = _D.max_draws, null: str = _D.null, classifier: str = _D.classifier,
-          seed: int = 0, workers: int = 1, progress: Progress | None = None, executor: Any = None) -> IREOSResult:
+          seed: int = 0, workers: int = 1, progress: Progress | None = None, executor: Any = None,
+          device: str = "cpu") -> IREOSResult:
     """IREOS of candidate outlier solutions (Marques et al. 2020, Eq. 9, Algorithm 1).
 
     Parameters
@@ -768,6 +786,12 @@ def ireos(X: Any, solutions: Sequence[Any], *, m_cl: Any = _D.m_cl, C: float = _
         address ("tcp://host:port", as ``odeval study run --scheduler``), a ``distributed.Client``, an
         :class:`odeval.executor.Executor`, a ``concurrent.futures.Executor`` or a map-like callable. The results
         are the same bit for bit for every choice and worker count.
+    device : "cpu" (default) or a PyTorch CUDA device ("cuda", "cuda:N"; ``pip install 'odeval[gpu]'``) for the
+        exact index with the pinned classifier (``knn=None``): the block solver's kernel, its products and the
+        conjugate gradients on the device, the Newton steps on the host (:class:`_klr_block.TorchKernel`), at any
+        N. The index agrees with the CPU's to the conjugate gradients' tolerance (areas within ~1e-9), not in
+        bits; the same device and settings give the same bits. Another ``knn`` or classifier with a device is an
+        error, as is a device PyTorch does not see (never a silent CPU run).
 
     Returns
     -------
@@ -792,7 +816,7 @@ def ireos(X: Any, solutions: Sequence[Any], *, m_cl: Any = _D.m_cl, C: float = _
     shared = mcl == 1.0
     CV = _cost_vectors(W, mcl, C)
     engine = _Engine(Xc, CV, C=float(C), knn=knn, workers=workers, tol=tol, progress=progress, executor=executor,
-                     classifier=classifier)
+                     classifier=classifier, device=device)
     try:
         fits: dict[str, int] = {}
         unseparated: list[int] = []

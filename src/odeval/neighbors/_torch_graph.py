@@ -78,11 +78,12 @@ def _import_torch(device: str):
     return torch
 
 
-def check_device(device: str) -> str:
-    """The torch device string of a ``knn_graph`` device other than "cpu": "cuda" or "cuda:N" with a CUDA device
-    present, else a one-line error (the CPU search is never substituted silently)."""
+def check_device(device: str, cpu: str = "numba search") -> str:
+    """The torch device string of a device other than "cpu" (``knn_graph``, and the exact IREOS's block solver,
+    whose CPU path ``cpu`` names in the error): "cuda" or "cuda:N" with a CUDA device present, else a one-line
+    error (the CPU path is never substituted silently)."""
     if not isinstance(device, str) or not (device == "cuda" or device.startswith("cuda:")):
-        raise ValueError(f"unknown device {device!r}; use 'cpu' (numba search) or 'cuda' / 'cuda:N' (PyTorch)")
+        raise ValueError(f"unknown device {device!r}; use 'cpu' ({cpu}) or 'cuda' / 'cuda:N' (PyTorch)")
     torch = _import_torch(device)
     if not torch.cuda.is_available():
         raise DeviceError(f"device={device!r}: PyTorch {torch.__version__} sees no CUDA device "
