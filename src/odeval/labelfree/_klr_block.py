@@ -81,50 +81,68 @@ class HostKernel:
         return self.K @ P
 
     def pcg(self, R: np.ndarray, W: np.ndarray, M: np.ndarray, D: np.ndarray, rtol: np.ndarray) -> np.ndarray:
-        """Solve (K_nn + D_k) x_k = r_k for the columns k of R, two right-hand sides per classifier (column k of
-        W, M, D serves R's columns k and m + k; masked: x = 0 where M = 0; W = 1/D, 0 there) by conjugate
-        gradients preconditioned by (D + L L')^-1 = W - W L (I + L' W L)^-1 L' W (Woodbury)."""
+        """:func:`_woodbury_pcg` with this kernel."""
         L = self.L
         r = L.shape[1]
-        m = W.shape[1]
-        F = np.empty((m, r, r))
-        for k in range(m):
+        F = np.empty((W.shape[1], r, r))
+        for k in range(W.shape[1]):
             F[k] = (L * W[:, k, None]).T @ L
             F[k].flat[::r + 1] += 1.0
-        Finv = np.linalg.inv(F)
-        Finv = np.concatenate([Finv, Finv])
-        W, M, D, rtol = np.hstack([W, W]), np.hstack([M, M]), np.hstack([D, D]), np.r_[rtol, rtol]
-        n = R.shape[1]
+        return _woodbury_pcg(R, W, M, D, rtol, L, np.linalg.inv(F), self.matmul, _NUMPY)
 
-        def prec(Rk, idx):
-            WR = W[:, idx] * Rk
-            T = np.einsum("kab,bk->ak", Finv[idx], L.T @ WR)
-            return WR - W[:, idx] * (L @ T)
 
-        X = np.zeros_like(R)
-        Rr = R.copy()
-        Z = prec(Rr, np.arange(n))
-        P = Z.copy()
-        rz = np.einsum("ik,ik->k", Rr, Z)
-        norm0 = np.linalg.norm(R, axis=0)
-        active = np.flatnonzero(norm0 > 0)
-        for _ in range(CG_MAXIT):
-            if active.size == 0:
-                break
-            res = np.linalg.norm(Rr[:, active], axis=0)
-            active = active[res > rtol[active] * norm0[active]]
-            if active.size == 0:
-                break
-            Pa = P[:, active]
-            AP = self.matmul(Pa) * M[:, active] + D[:, active] * Pa
-            step = rz[active] / np.einsum("ik,ik->k", Pa, AP)
-            X[:, active] += step * Pa
-            Rr[:, active] -= step * AP
-            Za = prec(Rr[:, active], active)
-            rz_new = np.einsum("ik,ik->k", Rr[:, active], Za)
-            P[:, active] = Za + (rz_new / rz[active]) * Pa
-            rz[active] = rz_new
-        return X
+class _Ops:
+    """The array operations of :func:`_woodbury_pcg` in one library's spelling (NumPy's or PyTorch's)."""
+
+    def __init__(self, cat, colnorm, coldot, arange, copy, zeros_like, einsum) -> None:
+        self.cat, self.colnorm, self.coldot, self.arange = cat, colnorm, coldot, arange
+        self.copy, self.zeros_like, self.einsum = copy, zeros_like, einsum
+
+
+_NUMPY = _Ops(cat=lambda parts, axis: np.concatenate(parts, axis=axis),
+              colnorm=lambda A: np.linalg.norm(A, axis=0), coldot=lambda A, B: np.einsum("ik,ik->k", A, B),
+              arange=np.arange, copy=np.copy, zeros_like=np.zeros_like, einsum=np.einsum)
+
+
+def _woodbury_pcg(R, W, M, D, rtol, L, Finv, matmul, ops: _Ops):
+    """Solve (K_nn + D_k) x_k = r_k for the columns k of R, two right-hand sides per classifier (column k of W, M,
+    D serves R's columns k and m + k; masked: x = 0 where M = 0; W = 1/D, 0 there) by conjugate gradients
+    preconditioned by (D + L L')^-1 = W - W L (I + L' W L)^-1 L' W (Woodbury; ``Finv`` holds the m inverses of
+    I + L' W_k L). ``matmul``: P -> K P. NumPy or PyTorch arrays alike, as ``ops`` spells them."""
+    Finv = ops.cat([Finv, Finv], 0)
+    W, M, D = (ops.cat([A, A], 1) for A in (W, M, D))
+    rtol = ops.cat([rtol, rtol], 0)
+    every = ops.arange(R.shape[1])
+
+    def prec(Rk, idx):
+        WR = W[:, idx] * Rk
+        T = ops.einsum("kab,bk->ak", Finv[idx], L.T @ WR)
+        return WR - W[:, idx] * (L @ T)
+
+    X = ops.zeros_like(R)
+    Rr = ops.copy(R)
+    Z = prec(Rr, every)
+    P = ops.copy(Z)
+    rz = ops.coldot(Rr, Z)
+    norm0 = ops.colnorm(R)
+    active = every[norm0 > 0]
+    for _ in range(CG_MAXIT):
+        if len(active) == 0:
+            break
+        res = ops.colnorm(Rr[:, active])
+        active = active[res > rtol[active] * norm0[active]]
+        if len(active) == 0:
+            break
+        Pa = P[:, active]
+        AP = matmul(Pa) * M[:, active] + D[:, active] * Pa
+        step = rz[active] / ops.coldot(Pa, AP)
+        X[:, active] += step * Pa
+        Rr[:, active] -= step * AP
+        Za = prec(Rr[:, active], active)
+        rz_new = ops.coldot(Rr[:, active], Za)
+        P[:, active] = Za + (rz_new / rz[active]) * Pa
+        rz[active] = rz_new
+    return X
 
 
 def _nystrom(Cm: np.ndarray, landmarks: np.ndarray) -> np.ndarray:
@@ -160,6 +178,11 @@ class TorchKernel:
                 self.D2[lo:lo + step] = (diff * diff).sum(dim=2)
             self.K = torch.empty_like(self.D2)
             self._lm = torch.from_numpy(landmarks).to(self.device)
+        device_ = self.device
+        self.ops = _Ops(cat=lambda parts, axis: torch.cat(parts, dim=axis),
+                        colnorm=lambda A: torch.linalg.vector_norm(A, dim=0), coldot=lambda A, B: (A * B).sum(dim=0),
+                        arange=lambda n: torch.arange(n, device=device_), copy=torch.clone,
+                        zeros_like=torch.zeros_like, einsum=torch.einsum)
 
     def _on_stream(self):
         import contextlib
@@ -187,55 +210,25 @@ class TorchKernel:
         with self._on_stream():
             return (self.K @ self._to(P)).cpu().numpy()
 
+    def _device_matmul(self, P):
+        self.products += P.shape[1]
+        return self.K @ P
+
     def pcg(self, R: np.ndarray, W: np.ndarray, M: np.ndarray, D: np.ndarray, rtol: np.ndarray) -> np.ndarray:
-        """:meth:`HostKernel.pcg` on the device."""
+        """:func:`_woodbury_pcg` with this kernel, on the device."""
         torch = self.torch
         with self._on_stream():
             L = self.L
             r = L.shape[1]
-            Wd, Md, Dd, R = self._to(W), self._to(M), self._to(D), self._to(R)
+            Wd = self._to(W)
             m = Wd.shape[1]
             F = torch.empty((m, r, r), dtype=torch.float64, device=self.device)
             group = max(1, 2_000_000 // max(1, r * self.N))  # (group, r, N) temporaries of about 16 MB
             for lo in range(0, m, group):
                 F[lo:lo + group] = (L.T.unsqueeze(0) * Wd[:, lo:lo + group].T.unsqueeze(1)) @ L
             F.diagonal(dim1=1, dim2=2).add_(1.0)
-            Finv = torch.linalg.inv(F)
-            Finv = torch.cat([Finv, Finv])
-            Wd, Md, Dd = torch.cat([Wd, Wd], 1), torch.cat([Md, Md], 1), torch.cat([Dd, Dd], 1)
-            rtol_d = self._to(np.r_[rtol, rtol])
-            n = R.shape[1]
-
-            def prec(Rk, idx):
-                WR = Wd[:, idx] * Rk
-                T = torch.einsum("kab,bk->ak", Finv[idx], L.T @ WR)
-                return WR - Wd[:, idx] * (L @ T)
-
-            X = torch.zeros_like(R)
-            Rr = R.clone()
-            every = torch.arange(n, device=self.device)
-            Z = prec(Rr, every)
-            P = Z.clone()
-            rz = (Rr * Z).sum(dim=0)
-            norm0 = torch.linalg.vector_norm(R, dim=0)
-            active = every[norm0 > 0]
-            for _ in range(CG_MAXIT):
-                if active.numel() == 0:
-                    break
-                res = torch.linalg.vector_norm(Rr[:, active], dim=0)
-                active = active[res > rtol_d[active] * norm0[active]]
-                if active.numel() == 0:
-                    break
-                Pa = P[:, active]
-                self.products += int(active.numel())
-                AP = (self.K @ Pa) * Md[:, active] + Dd[:, active] * Pa
-                step = rz[active] / (Pa * AP).sum(dim=0)
-                X[:, active] += step * Pa
-                Rr[:, active] -= step * AP
-                Za = prec(Rr[:, active], active)
-                rz_new = (Rr[:, active] * Za).sum(dim=0)
-                P[:, active] = Za + (rz_new / rz[active]) * Pa
-                rz[active] = rz_new
+            X = _woodbury_pcg(self._to(R), Wd, self._to(M), self._to(D), self._to(rtol), L, torch.linalg.inv(F),
+                              self._device_matmul, self.ops)
             return X.cpu().numpy()
 
 
