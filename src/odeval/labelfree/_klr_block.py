@@ -17,11 +17,21 @@ gammas' solutions, :func:`_klr._span_start`), the same adaptive Simpson nodes an
 (:func:`_klr._curve_adaptive`; here breadth-first, every object's intervals of one depth at a time, which solves
 the same nodes from the same warm starts). The separabilities agree with the dense solver's to the conjugate
 gradients' tolerance (tests/labelfree/test_klr_block.py; docs/ireos.md, *The exact index above N = 1 013*).
+
+The arrays of N rows (multipliers, decision values, costs, the kernel) live where the kernel does: in NumPy on the
+host (:class:`HostKernel`) or in PyTorch on a device (:class:`TorchKernel`, ``ireos(device="cuda")``); the same
+code runs on both through :class:`_Arrays`, the few operations the two libraries spell differently. The
+per-object quantities (b, the objective, the step lengths, the stop rule) and the starts (numba, per object) stay
+on the host.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -53,9 +63,66 @@ def sqdist(X: np.ndarray) -> np.ndarray:
     return D2
 
 
+@dataclass(frozen=True)
+class _Arrays:
+    """The array operations of the block solver in one library's spelling (NumPy's or PyTorch's). ``dev`` puts a
+    host array where the kernel's arrays live, ``host`` brings one back, ``index`` makes an index array for them
+    (all three the identity on the host)."""
+
+    cat: Callable
+    colnorm: Callable
+    coldot: Callable
+    colsum: Callable
+    arange: Callable
+    copy: Callable
+    zeros_like: Callable
+    einsum: Callable
+    stack_cols: Callable
+    sigmoid: Callable
+    log1pexp: Callable
+    maximum: Callable
+    inverse_where: Callable
+    dev: Callable
+    host: Callable
+    index: Callable
+
+
+def _same(a: Any) -> Any:
+    return a
+
+
+_NUMPY = _Arrays(cat=lambda parts, axis: np.concatenate(parts, axis=axis),
+                 colnorm=lambda A: np.linalg.norm(A, axis=0), coldot=lambda A, B: np.einsum("ik,ik->k", A, B),
+                 colsum=lambda A: A.sum(axis=0), arange=np.arange, copy=np.copy, zeros_like=np.zeros_like,
+                 einsum=np.einsum, stack_cols=np.column_stack, sigmoid=_sigmoid, log1pexp=_log1pexp,
+                 maximum=np.maximum,
+                 inverse_where=lambda w, keep: np.divide(1.0, w, out=np.zeros_like(w), where=keep),
+                 dev=_same, host=_same, index=_same)
+
+
+def _torch_arrays(torch: Any, device: Any) -> _Arrays:
+    zero = torch.zeros((), dtype=torch.float64, device=device)
+
+    def dev(a):
+        if isinstance(a, torch.Tensor):
+            return a
+        return torch.from_numpy(np.ascontiguousarray(a, dtype=np.float64)).to(device)
+
+    return _Arrays(cat=lambda parts, axis: torch.cat(parts, dim=axis),
+                   colnorm=lambda A: torch.linalg.vector_norm(A, dim=0), coldot=lambda A, B: (A * B).sum(dim=0),
+                   colsum=lambda A: A.sum(dim=0), arange=lambda n: torch.arange(n, device=device), copy=torch.clone,
+                   zeros_like=torch.zeros_like, einsum=torch.einsum, stack_cols=lambda cols: torch.stack(cols, dim=1),
+                   sigmoid=lambda z: 0.5 * (1.0 + torch.tanh(0.5 * z)), log1pexp=lambda z: torch.logaddexp(z, zero),
+                   maximum=torch.maximum, inverse_where=lambda w, keep: torch.where(keep, 1.0 / w, zero),
+                   dev=dev, host=lambda t: t.cpu().numpy(),
+                   index=lambda i: torch.from_numpy(np.asarray(i, dtype=np.int64)).to(device))
+
+
 class HostKernel:
     """K = exp(-gamma D2) of one exact training set in NumPy: its products K P, columns and the block conjugate
     gradients (:meth:`pcg`). :class:`TorchKernel` is the same on a PyTorch device."""
+
+    ops = _NUMPY
 
     def __init__(self, D2: np.ndarray, landmarks: np.ndarray) -> None:
         self.D2 = D2
@@ -65,6 +132,9 @@ class HostKernel:
         self.gamma = math.nan
         self.K = np.empty((self.N, self.N))
 
+    def on_stream(self) -> contextlib.AbstractContextManager:
+        return contextlib.nullcontext()
+
     def set_gamma(self, gamma: float) -> None:
         if gamma != self.gamma:
             np.multiply(self.D2, -gamma, out=self.K)
@@ -73,7 +143,7 @@ class HostKernel:
             self.gamma = gamma
 
     def columns(self, idx: np.ndarray) -> np.ndarray:
-        """K[:, idx] (N, len(idx)) on the host."""
+        """K[:, idx] (N, len(idx))."""
         return self.K[:, idx]
 
     def matmul(self, P: np.ndarray) -> np.ndarray:
@@ -88,30 +158,17 @@ class HostKernel:
         for k in range(W.shape[1]):
             F[k] = (L * W[:, k, None]).T @ L
             F[k].flat[::r + 1] += 1.0
-        return _woodbury_pcg(R, W, M, D, rtol, L, np.linalg.inv(F), self.matmul, _NUMPY)
+        return _woodbury_pcg(R, W, M, D, rtol, L, np.linalg.inv(F), self.matmul, self.ops)
 
 
-class _Ops:
-    """The array operations of :func:`_woodbury_pcg` in one library's spelling (NumPy's or PyTorch's)."""
-
-    def __init__(self, cat, colnorm, coldot, arange, copy, zeros_like, einsum) -> None:
-        self.cat, self.colnorm, self.coldot, self.arange = cat, colnorm, coldot, arange
-        self.copy, self.zeros_like, self.einsum = copy, zeros_like, einsum
-
-
-_NUMPY = _Ops(cat=lambda parts, axis: np.concatenate(parts, axis=axis),
-              colnorm=lambda A: np.linalg.norm(A, axis=0), coldot=lambda A, B: np.einsum("ik,ik->k", A, B),
-              arange=np.arange, copy=np.copy, zeros_like=np.zeros_like, einsum=np.einsum)
-
-
-def _woodbury_pcg(R, W, M, D, rtol, L, Finv, matmul, ops: _Ops):
+def _woodbury_pcg(R, W, M, D, rtol, L, Finv, matmul, ops: _Arrays):
     """Solve (K_nn + D_k) x_k = r_k for the columns k of R, two right-hand sides per classifier (column k of W, M,
     D serves R's columns k and m + k; masked: x = 0 where M = 0; W = 1/D, 0 there) by conjugate gradients
     preconditioned by (D + L L')^-1 = W - W L (I + L' W L)^-1 L' W (Woodbury; ``Finv`` holds the m inverses of
-    I + L' W_k L). ``matmul``: P -> K P. NumPy or PyTorch arrays alike, as ``ops`` spells them."""
+    I + L' W_k L). ``matmul``: P -> K P; ``rtol`` (m,) on the host."""
     Finv = ops.cat([Finv, Finv], 0)
     W, M, D = (ops.cat([A, A], 1) for A in (W, M, D))
-    rtol = ops.cat([rtol, rtol], 0)
+    rtol = ops.dev(np.concatenate([rtol, rtol]))
     every = ops.arange(R.shape[1])
 
     def prec(Rk, idx):
@@ -154,87 +211,69 @@ def _nystrom(Cm: np.ndarray, landmarks: np.ndarray) -> np.ndarray:
 
 class TorchKernel:
     """:class:`HostKernel` on a PyTorch device (``device="cuda"``; PyTorch's CPU build runs the same code, which
-    is how it is tested without a GPU): the kernel, its products and the conjugate gradients live on the device,
-    one CUDA stream per instance (the chunks of a thread pool overlap); the Newton steps around them stay on the
-    host. The same method, the same stop rules; the numbers agree with the host's to the conjugate gradients'
-    tolerance, not in bits."""
+    is how it is tested without a GPU): the kernel, its products, the conjugate gradients and the Newton steps'
+    arrays of N rows live on the device, one CUDA stream per instance (:meth:`on_stream`; the chunks of a thread
+    pool overlap). The same method, the same stop rules; the numbers agree with the host's to the conjugate
+    gradients' tolerance, not in bits."""
 
     def __init__(self, X: np.ndarray, landmarks: np.ndarray, device: str) -> None:
         import torch
 
         self.torch = torch
         self.device = torch.device(device)
+        self.ops = _torch_arrays(torch, self.device)
         self.stream = torch.cuda.Stream(self.device) if self.device.type == "cuda" else None
         self.N = X.shape[0]
         self.landmarks = landmarks
         self.products = 0
         self.gamma = math.nan
-        with self._on_stream():
-            Xd = torch.from_numpy(np.ascontiguousarray(X, dtype=np.float64)).to(self.device)
+        with self.on_stream():
+            Xd = self.ops.dev(X)
             self.D2 = torch.empty((self.N, self.N), dtype=torch.float64, device=self.device)
             step = max(1, 4_000_000 // max(1, self.N * X.shape[1]))
             for lo in range(0, self.N, step):  # from differences: exact 0 for duplicates, as sqdist
                 diff = Xd[lo:lo + step, None, :] - Xd[None, :, :]
                 self.D2[lo:lo + step] = (diff * diff).sum(dim=2)
             self.K = torch.empty_like(self.D2)
-            self._lm = torch.from_numpy(landmarks).to(self.device)
-        device_ = self.device
-        self.ops = _Ops(cat=lambda parts, axis: torch.cat(parts, dim=axis),
-                        colnorm=lambda A: torch.linalg.vector_norm(A, dim=0), coldot=lambda A, B: (A * B).sum(dim=0),
-                        arange=lambda n: torch.arange(n, device=device_), copy=torch.clone,
-                        zeros_like=torch.zeros_like, einsum=torch.einsum)
+            self._lm = self.ops.index(landmarks)
 
-    def _on_stream(self):
-        import contextlib
-
+    def on_stream(self) -> contextlib.AbstractContextManager:
         return self.torch.cuda.stream(self.stream) if self.stream is not None else contextlib.nullcontext()
-
-    def _to(self, a: np.ndarray):
-        return self.torch.from_numpy(np.ascontiguousarray(a, dtype=np.float64)).to(self.device)
 
     def set_gamma(self, gamma: float) -> None:
         if gamma != self.gamma:
-            with self._on_stream():
+            with self.on_stream():
                 self.torch.mul(self.D2, -gamma, out=self.K)
                 self.torch.exp(self.K, out=self.K)
-                Cm = self.K[:, self._lm].cpu().numpy()
-                self.L = self._to(_nystrom(Cm, self.landmarks))
+                self.L = self.ops.dev(_nystrom(self.ops.host(self.K[:, self._lm]), self.landmarks))
             self.gamma = gamma
 
-    def columns(self, idx: np.ndarray) -> np.ndarray:
-        with self._on_stream():
-            return self.K[:, self.torch.from_numpy(np.asarray(idx, dtype=np.int64)).to(self.device)].cpu().numpy()
+    def columns(self, idx: np.ndarray):
+        """K[:, idx] (N, len(idx)) on the device."""
+        return self.K[:, self.ops.index(idx)]
 
-    def matmul(self, P: np.ndarray) -> np.ndarray:
-        self.products += P.shape[1]
-        with self._on_stream():
-            return (self.K @ self._to(P)).cpu().numpy()
-
-    def _device_matmul(self, P):
+    def matmul(self, P):
         self.products += P.shape[1]
         return self.K @ P
 
-    def pcg(self, R: np.ndarray, W: np.ndarray, M: np.ndarray, D: np.ndarray, rtol: np.ndarray) -> np.ndarray:
-        """:func:`_woodbury_pcg` with this kernel, on the device."""
+    def pcg(self, R, W, M, D, rtol: np.ndarray):
+        """:func:`_woodbury_pcg` with this kernel (the arrays on the device)."""
         torch = self.torch
-        with self._on_stream():
-            L = self.L
-            r = L.shape[1]
-            Wd = self._to(W)
-            m = Wd.shape[1]
-            F = torch.empty((m, r, r), dtype=torch.float64, device=self.device)
-            group = max(1, 2_000_000 // max(1, r * self.N))  # (group, r, N) temporaries of about 16 MB
-            for lo in range(0, m, group):
-                F[lo:lo + group] = (L.T.unsqueeze(0) * Wd[:, lo:lo + group].T.unsqueeze(1)) @ L
-            F.diagonal(dim1=1, dim2=2).add_(1.0)
-            X = _woodbury_pcg(self._to(R), Wd, self._to(M), self._to(D), self._to(rtol), L, torch.linalg.inv(F),
-                              self._device_matmul, self.ops)
-            return X.cpu().numpy()
+        L = self.L
+        r = L.shape[1]
+        m = W.shape[1]
+        F = torch.empty((m, r, r), dtype=torch.float64, device=self.device)
+        group = max(1, 2_000_000 // max(1, r * self.N))  # (group, r, N) temporaries of about 16 MB
+        for lo in range(0, m, group):
+            F[lo:lo + group] = (L.T.unsqueeze(0) * W[:, lo:lo + group].T.unsqueeze(1)) @ L
+        F.diagonal(dim1=1, dim2=2).add_(1.0)
+        return _woodbury_pcg(R, W, M, D, rtol, L, torch.linalg.inv(F), self.matmul, self.ops)
 
 
 class PinnedBlock:
     """B pinned classifiers on the exact training set (every object), one per object in ``objects``, with costs
-    ``costs`` (B, N) in the objects' natural order (the positive's own entry is its cost C)."""
+    ``costs`` (B, N) in the objects' natural order (the positive's own entry is its cost C). The arrays of N rows
+    live where the kernel does (``torch_device``: :class:`TorchKernel`; None: :class:`HostKernel`)."""
 
     def __init__(self, D2: np.ndarray | None, objects: np.ndarray, costs: np.ndarray, *, rank: int = RANK,
                  cg_tol: float = CG_TOL, seed: int = 0, X: np.ndarray | None = None,
@@ -243,9 +282,9 @@ class PinnedBlock:
         self.j = np.asarray(objects, dtype=np.int64)
         B = self.j.size
         cols = np.arange(B)
-        self.mask = np.ones((self.N, B))
-        self.mask[self.j, cols] = 0.0
-        self.c = np.ascontiguousarray(costs.T, dtype=np.float64) * self.mask  # negatives' costs, 0 at the positive
+        mask = np.ones((self.N, B))
+        mask[self.j, cols] = 0.0
+        self.c_host = np.ascontiguousarray(costs.T, dtype=np.float64) * mask  # negatives' costs, 0 at the positive
         self.A = np.empty(B)
         self.S = np.empty(B)
         for b in range(B):
@@ -260,6 +299,9 @@ class PinnedBlock:
         self.kernel = (HostKernel(sqdist(np.ascontiguousarray(X, dtype=np.float64)) if D2 is None else D2,
                                   self.landmarks) if torch_device is None
                        else TorchKernel(X, self.landmarks, torch_device))
+        self.ops = ops = self.kernel.ops
+        with self.kernel.on_stream():
+            self.mask, self.c = ops.dev(mask), ops.dev(self.c_host)
 
     @property
     def products(self) -> int:
@@ -270,61 +312,73 @@ class PinnedBlock:
     def _kernel(self, gamma: float) -> None:
         self.kernel.set_gamma(gamma)
 
-    def _matmul(self, P: np.ndarray) -> np.ndarray:
+    def _matmul(self, P):
         return self.kernel.matmul(P)
 
-    def closed_form(self, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def closed_form(self, cols: np.ndarray) -> tuple[Any, np.ndarray, np.ndarray]:
         """gamma = 0 (all decision values equal): p = S / sum of the negatives' costs, alpha = -c q,
         b = logit(q) - (A - S) (:func:`_klr._pinned_node`)."""
-        q = self.S[cols] / self.c[:, cols].sum(axis=0)
-        return -self.c[:, cols] * q, np.log(q / (1.0 - q)) - (self.A[cols] - self.S[cols]), q
+        q = self.S[cols] / self.c_host[:, cols].sum(axis=0)
+        ops = self.ops
+        return (-self.c[:, ops.index(cols)] * ops.dev(q), np.log(q / (1.0 - q)) - (self.A[cols] - self.S[cols]),
+                q)
 
     def cold(self, gamma: float, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The diagonal start of :func:`_klr._pinned_diagonal_start` for the objects ``cols``: (alpha, b)."""
+        """The diagonal start of :func:`_klr._pinned_diagonal_start` for the objects ``cols``: (alpha, b), on the
+        host."""
         self._kernel(gamma)
         alpha = np.zeros((self.N, cols.size))
         b = np.empty(cols.size)
-        Kj = self.kernel.columns(self.j[cols])  # K symmetric: column j is row j
+        Kj = self.ops.host(self.kernel.columns(self.j[cols]))  # K symmetric: column j is row j
         for k, col in enumerate(cols):
             j = self.j[col]
             a = np.empty(self.N)  # in _klr's order: the positive first (its cost is not read)
-            b[k] = _klr._pinned_diagonal_start(np.delete(Kj[:, k], j), np.r_[0.0, np.delete(self.c[:, col], j)],
+            b[k] = _klr._pinned_diagonal_start(np.delete(Kj[:, k], j), np.r_[0.0, np.delete(self.c_host[:, col], j)],
                                                 self.A[col], self.S[col], a)
             alpha[:, k] = np.insert(-a[1:], j, 0.0)
         return alpha, b
 
-    def solve(self, gamma: float, cols: np.ndarray, alpha: np.ndarray, b: np.ndarray,
-              alpha2: np.ndarray | None = None, tol: float = _klr.TOL,
-              maxit: int = _klr.MAXIT) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def solve(self, gamma: float, cols: np.ndarray, alpha, b: np.ndarray, alpha2=None, tol: float = _klr.TOL,
+              maxit: int = _klr.MAXIT) -> tuple[Any, np.ndarray, np.ndarray]:
         """The pinned classifiers of objects ``cols`` at ``gamma`` from (alpha, b) (N x m, m), moved first to the
-        best point of the span with ``alpha2`` (:func:`_klr._span_start`); returns (alpha, b, p)."""
+        best point of the span with ``alpha2`` (:func:`_klr._span_start`); returns (alpha, b, p): alpha where
+        the kernel lives, b and p on the host."""
         self._kernel(gamma)
+        ops = self.ops
         m = cols.size
         self.fits += m
-        mask, c = self.mask[:, cols], self.c[:, cols]
+        ic = ops.index(cols)
+        mask, c = self.mask[:, ic], self.c[:, ic]
         A, S = self.A[cols], self.S[cols]
-        o = self.kernel.columns(self.j[cols]) * A  # the positive's pull A K_ij (o_j = A: K_jj = 1)
-        alpha = alpha * mask
+        o = self.kernel.columns(self.j[cols]) * ops.dev(A)  # the positive's pull A K_ij (o_j = A: K_jj = 1)
+        alpha = ops.dev(alpha) * mask
         b = b.copy()
+        # the starts in the span of the warm starts: per object, on the host (numba)
         y = -np.ones(self.N)
+        c_h, o_h = ops.host(c), ops.host(o)
         if alpha2 is not None:
-            alpha2 = alpha2 * mask
-            U = self._matmul(np.hstack([alpha, alpha2]))
+            alpha2 = ops.dev(alpha2) * mask
+            U = ops.host(self._matmul(ops.cat([alpha, alpha2], 1)))
+            a_h, a2_h = ops.host(alpha), ops.host(alpha2)
+            theta = np.empty((m, 2))
             for k in range(m):
-                th, b[k] = _klr._span_start(np.vstack([U[:, k], U[:, m + k]]), alpha[:, k], alpha2[:, k], b[k], y,
-                                            c[:, k], o[:, k], -S[k])
-                alpha[:, k] = th[0] * alpha[:, k] + th[1] * alpha2[:, k]
+                theta[k], b[k] = _klr._span_start(np.vstack([U[:, k], U[:, m + k]]), a_h[:, k], a2_h[:, k], b[k], y,
+                                                  c_h[:, k], o_h[:, k], -S[k])
+            alpha = ops.dev(theta[:, 0]) * alpha + ops.dev(theta[:, 1]) * alpha2
         else:
-            U = self._matmul(alpha)
+            U = ops.host(self._matmul(alpha))
+            a_h = ops.host(alpha)
+            theta = np.empty((m, 2))
             for k in range(m):
-                th, b[k] = _klr._span_start(U[:, k][None], alpha[:, k], alpha[:, k][:0], b[k], y, c[:, k], o[:, k],
-                                            -S[k])
-                alpha[:, k] *= th[0]
-        f = o + self._matmul(alpha) + b
+                theta[k], b[k] = _klr._span_start(U[:, k][None], a_h[:, k], a_h[:, k][:0], b[k], y, c_h[:, k],
+                                                  o_h[:, k], -S[k])
+            alpha = alpha * ops.dev(theta[:, 0])
+        f = o + self._matmul(alpha) + ops.dev(b)
 
         def objective(al, ff, bb, idx):
-            return (0.5 * np.einsum("ik,ik->k", al, ff - bb - o[:, idx]) + (c[:, idx] * _log1pexp(ff)).sum(axis=0)
-                    - S[idx] * bb)
+            ii = ops.index(idx)
+            return (0.5 * ops.host(ops.coldot(al, ff - ops.dev(bb) - o[:, ii]))
+                    + ops.host(ops.colsum(c[:, ii] * ops.log1pexp(ff))) - S[idx] * bb)
 
         idx_all = np.arange(m)
         obj = objective(alpha, f, b, idx_all)
@@ -336,35 +390,38 @@ class PinnedBlock:
         for _ in range(maxit):
             if active.size == 0:
                 break
-            al, ff, bb = alpha[:, active], f[:, active], b[active]
-            ca, ma = c[:, active], mask[:, active]
-            s = _sigmoid(ff)
+            ia = ops.index(active)
+            al, ff, bb = alpha[:, ia], f[:, ia], b[active]
+            ca, ma = c[:, ia], mask[:, ia]
+            s = ops.sigmoid(ff)
             g = ca * s
-            w = np.maximum(ca * s * (1.0 - s), 1e-12 * ca)  # 1/D, 0 at the positive
-            D = np.divide(1.0, w, out=np.zeros_like(w), where=ma > 0)
+            w = ops.maximum(ca * s * (1.0 - s), 1e-12 * ca)  # 1/D, 0 at the positive
+            D = ops.inverse_where(w, ma > 0)
             ag = al + g
-            sol = self.kernel.pcg(np.hstack([ma, -D * ag]), w, ma, D, eta[active])
+            sol = self.kernel.pcg(ops.cat([ma, -D * ag], 1), w, ma, D, eta[active])
             v, u = sol[:, :active.size], sol[:, active.size:]
-            db = (u.sum(axis=0) + al.sum(axis=0) + S[active]) / v.sum(axis=0)
-            da = u - db * v
+            db = (ops.host(ops.colsum(u)) + ops.host(ops.colsum(al)) + S[active]) / ops.host(ops.colsum(v))
+            da = u - ops.dev(db) * v
             Kd = self._matmul(da)
-            dec = np.maximum(0.0, -np.einsum("ik,ik->k", Kd * ma, ag) - db * (g.sum(axis=0) - S[active]))
+            dec = np.maximum(0.0, -ops.host(ops.coldot(Kd * ma, ag)) - db * (ops.host(ops.colsum(g)) - S[active]))
             t = np.ones(active.size)
             accepted = np.zeros(active.size, bool)
             new = obj[active].copy()
             trying = np.arange(active.size)
             for _ls in range(60):
                 tt = t[trying]
-                an = al[:, trying] + tt * da[:, trying]
-                fn = ff[:, trying] + tt * (Kd[:, trying] + db[trying])
+                it = ops.index(trying)
+                an = al[:, it] + ops.dev(tt) * da[:, it]
+                fn = ff[:, it] + ops.dev(tt) * (Kd[:, it] + ops.dev(db[trying]))
                 bn = bb[trying] + tt * db[trying]
                 val = objective(an, fn, bn, active[trying])
                 ok = val <= obj[active[trying]] - 0.25 * tt * dec[trying]
                 idx = trying[ok]
                 accepted[idx] = True
                 new[idx] = val[ok]
-                gl = active[idx]
-                alpha[:, gl], f[:, gl], b[gl] = an[:, ok], fn[:, ok], bn[ok]
+                gl, iok = ops.index(active[idx]), ops.index(np.flatnonzero(ok))
+                alpha[:, gl], f[:, gl] = an[:, iok], fn[:, iok]
+                b[active[idx]] = bn[ok]
                 trying = trying[~ok]
                 if trying.size == 0:
                     break
@@ -376,7 +433,7 @@ class PinnedBlock:
             eta[active] = np.where(small | ~accepted, self.cg_tol,
                                    np.clip(dec / (1.0 + np.abs(obj[active])), self.cg_tol, ETA_MAX))
             active = active[~done]
-        p = _sigmoid(f[self.j[cols], idx_all])
+        p = ops.host(ops.sigmoid(f[ops.index(self.j[cols]), ops.index(idx_all)]))
         return alpha, b, p
 
 
@@ -385,9 +442,15 @@ def curves(X: np.ndarray, objects: np.ndarray, costs: np.ndarray, mode: int, gam
            cg_tol: float = CG_TOL, torch_device: str | None = None) -> tuple[np.ndarray, int, int]:
     """:func:`_klr.curves_batch` (pinned, exact training set) for the objects ``objects`` with costs (B, N) in
     natural order: mode 0 the adaptive Simpson area on [0, gamma_max], 1 p at the increasing ``gammas``. Returns
-    (out, fits, products). ``torch_device``: the kernel's products and the conjugate gradients in PyTorch on that
-    device (:class:`TorchKernel`; None: NumPy on the host)."""
+    (out, fits, products). ``torch_device``: the arrays of N rows, the kernel's products and the conjugate gradients
+    in PyTorch on that device (:class:`TorchKernel`; None: NumPy on the host)."""
     blk = PinnedBlock(D2, objects, costs, rank=rank, cg_tol=cg_tol, X=X, torch_device=torch_device)
+    with blk.kernel.on_stream():
+        return _curves(blk, mode, gammas, gamma_max, tol, max_depth, min_depth)
+
+
+def _curves(blk: PinnedBlock, mode: int, gammas: np.ndarray, gamma_max: float, tol: float, max_depth: int,
+            min_depth: int) -> tuple[np.ndarray, int, int]:
     B = blk.j.size
     every = np.arange(B)
     if mode == 1:
@@ -442,8 +505,8 @@ def curves(X: np.ndarray, objects: np.ndarray, costs: np.ndarray, mode: int, gam
             for node, rows in sorted(need.items(), reverse=True):
                 ks = np.array([k for k, _, _ in rows])
                 warm = [sol(k, w) for k, w, _ in rows]
-                span = np.column_stack([sol(k, s)[0] for k, _, s in rows])
-                al, bs, p = blk.solve(gamma_max * (node / top), ks, np.column_stack([w[0] for w in warm]),
+                span = blk.ops.stack_cols([sol(k, s)[0] for k, _, s in rows])
+                al, bs, p = blk.solve(gamma_max * (node / top), ks, blk.ops.stack_cols([w[0] for w in warm]),
                                       np.array([w[1] for w in warm]), span)
                 Fd[node] = (al, bs, {int(k): c for c, k in enumerate(ks)})
                 for c, k in enumerate(ks):
