@@ -85,11 +85,11 @@ def test_torch_kernel_gives_the_host_areas_and_nodes():
 
 
 def test_ireos_on_a_device_runs_the_block_solver_at_any_size(monkeypatch):
-    """``ireos(device=...)``: the exact pinned index by the block solver on the device whatever N (here 90 < the
+    """``ireos(device=...)``: the exact pinned index by the block solver on the device whatever N (here 60 < the
     host's BLOCK_MIN_N), the index of the host's block solver to its tolerance, the same bits for any worker count;
     a device with the kNN approximation or the optimum classifier is a one-line error."""
     pytest.importorskip("torch", reason="PyTorch not installed (make install-dev installs its CPU build)")
-    X = _data(90, seed=1)
+    X = _data(60, seed=1)
     sols = [np.linalg.norm(X - X.mean(0), axis=1), np.random.default_rng(2).random(X.shape[0])]
     monkeypatch.setattr(ireos_module, "_torch_device", lambda device: None if device == "cpu" else "cpu")
     monkeypatch.setattr(ireos_module, "BLOCK_CHUNK", 16)
