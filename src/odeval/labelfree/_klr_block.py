@@ -221,13 +221,13 @@ class TorchKernel:
 
         self.torch = torch
         self.device = torch.device(device)
-        self.ops = _torch_arrays(torch, self.device)
         self.stream = torch.cuda.Stream(self.device) if self.device.type == "cuda" else None
         self.N = X.shape[0]
         self.landmarks = landmarks
         self.products = 0
         self.gamma = math.nan
-        with self.on_stream():
+        with self.on_stream():  # every array of this kernel made and used on its stream (no cross-stream reads)
+            self.ops = _torch_arrays(torch, self.device)
             Xd = self.ops.dev(X)
             self.D2 = torch.empty((self.N, self.N), dtype=torch.float64, device=self.device)
             step = max(1, 4_000_000 // max(1, self.N * X.shape[1]))
