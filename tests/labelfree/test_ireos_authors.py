@@ -190,6 +190,26 @@ def test_waveform_exact_sqrt5_gives_table6_exact(shared_datasets):
     assert knn["pick_algorithm"] == "INFLO" and np.all((lower > 0) & (lower < 0.008))
 
 
+def test_waveform_exact_n_gives_table6_exact(shared_datasets):
+    """The exact index of Waveform at m_cl = n = 100 (pinned, the block solver, stored in
+    benchmarks/ireos_authors.jsonl): nine candidates at 0.850 (approximate: 0.733), with the refused all-zero
+    GLOSH-30 ranked last 0.891, Table 6's exact value — KDEOS-61 two ranks below the approximate index's place —
+    and the pick LDF-76 (0.796), Table 7's."""
+    auc, runs, _ = _stored_runs(shared_datasets, WAVEFORM, "n")
+    exact, knn = runs["exact", "pinned"], runs["knn250", "pinned"]
+    index = np.array(exact["index"])
+    assert exact["kept"] == list(range(1, 10)) and exact["m_cl_value"] == 100.0
+    assert round(exact["spearman"], 3) == 0.850 and round(knn["spearman"], 3) == 0.733
+    assert round(float(spearmanr(np.r_[index.min() - 1, index], auc).statistic), 3) == 0.891
+    assert (exact["pick_algorithm"], exact["pick_k"], round(exact["pick_auc"], 3)) == ("LDF", 76, 0.796)
+
+    def above_kdeos61(values) -> int:  # KDEOS-61 is the third of the nine kept (candidates 1..9)
+        x = np.asarray(values)
+        return int((x > x[2]).sum())
+
+    assert above_kdeos61(index) == above_kdeos61(knn["index"]) + 2
+
+
 def test_wilt_exact_index_ranks_as_the_approximate_one(shared_datasets):
     """The exact index of Wilt (N = 4 819, pinned, m_cl = 1; the block solver, stored in
     benchmarks/ireos_authors.jsonl) ranks the authors' ten candidates exactly as the kNN-subset index does:
