@@ -37,7 +37,7 @@ from scipy.stats import spearmanr
 
 from odeval.data import load_dataset
 from odeval.executor import ThreadExecutor
-from odeval.labelfree.ireos import BLOCK_MIN_N, CLASSIFIERS, PAPER_KNN, ireos
+from odeval.labelfree.ireos import BLOCK, BLOCK_MIN_N, CLASSIFIERS, PAPER_KNN, ireos
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("ODEVAL_SHARED_DATASETS", ROOT.parent / "shared" / "datasets"))
@@ -240,7 +240,7 @@ def run_one(v: dict, mcl: str, knn: int | None, classifier: str = "pinned", work
             "ap_min_mean_max": [float(np.nanmin(ap)), float(np.nanmean(ap)), float(np.nanmax(ap))],
             "n_fits": int(r.n_fits), "seconds": round(seconds, 2), "cpu_seconds": round(cpu, 2),
             "load": round(os.getloadavg()[0], 1), "classifier": classifier,
-            **({"solver": "block"} if knn is None and classifier == "pinned" and (len(v["X"]) >= BLOCK_MIN_N
+            **({"solver": BLOCK} if knn is None and classifier == "pinned" and (len(v["X"]) >= BLOCK_MIN_N
                                                                                or device != "cpu") else {}),
             **({"workers": workers} if workers != 1 else {}), **({"device": _card(device)} if device != "cpu" else {}),
             **resumed}

@@ -42,6 +42,56 @@ def test_block_areas_and_points_equal_the_dense_solver(mcl):
     np.testing.assert_allclose(block, dense, rtol=0, atol=1e-7)
 
 
+def _saddle_point_problem(seed=3, m=3):
+    """A Newton step's systems of three classifiers on the test data: positives 0, 5 and 40 masked, weights over
+    four orders of magnitude, a right-hand side and a constraint value per classifier."""
+    rng = np.random.default_rng(seed)
+    X = _data(80)
+    N = X.shape[0]
+    M = np.ones((N, m))
+    M[[0, 5, 40][:m], np.arange(m)] = 0.0
+    w = 10.0 ** rng.uniform(-3, 1.4, (N, m)) * M  # 1/D; 0 at the positive
+    D = np.divide(1.0, w, out=np.zeros_like(w), where=M > 0)
+    return X, M, w, D, rng.normal(size=(N, m)) * M, rng.normal(size=m)
+
+
+@pytest.mark.parametrize("on_torch", [False, True])
+def test_projected_pcg_solves_the_newton_saddle_point_system(on_torch):
+    """:func:`_klr_block._projected_pcg`: (K + D) x + 1 y = r, 1' x = beta per column, masked coordinates 0, the
+    bordered system's solution (numpy.linalg.solve), K x returned equal to the product; from its own start and
+    from a given feasible one (x0, K x0)."""
+    X, M, w, D, r, beta = _saddle_point_problem()
+    N, m = M.shape
+    landmarks = np.arange(0, N, 4)
+    if on_torch:
+        pytest.importorskip("torch", reason="PyTorch not installed (make install-dev installs its CPU build)")
+        kernel = _klr_block.TorchKernel(X, landmarks, "cpu")
+        ops = kernel.ops
+    else:
+        kernel = _klr_block.HostKernel(_klr_block.sqdist(X), landmarks)
+        ops = kernel.ops
+    kernel.set_gamma(0.7)
+    K = ops.host(kernel.K)
+    x0 = M * np.random.default_rng(1).random((N, m))
+    x0 *= beta / x0.sum(axis=0)
+    for start in (None, (ops.dev(x0), ops.dev(K @ x0))):
+        x, y, Kx = kernel.pcg(*(ops.dev(a) for a in (r, beta, w, M, D)), np.full(m, 1e-12), start)
+        x, Kx = ops.host(x), ops.host(Kx)
+        assert isinstance(y, np.ndarray) and y.shape == (m,)
+        np.testing.assert_allclose(x.sum(axis=0), beta, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(Kx, K @ x, rtol=0, atol=1e-12)
+        for k in range(m):
+            free = M[:, k] > 0
+            assert (x[~free, k] == 0).all()
+            n = int(free.sum())
+            bordered = np.zeros((n + 1, n + 1))
+            bordered[:n, :n] = K[np.ix_(free, free)] + np.diag(D[free, k])
+            bordered[:n, n] = bordered[n, :n] = 1.0
+            want = np.linalg.solve(bordered, np.r_[r[free, k], beta[k]])
+            np.testing.assert_allclose(x[free, k], want[:n], rtol=0, atol=1e-8 * np.abs(want[:n]).max())
+            np.testing.assert_allclose(y[k], want[n], rtol=1e-8)
+
+
 def test_ireos_uses_the_block_solver_on_large_exact_data_with_the_same_index(monkeypatch):
     X = _data(90, seed=1)
     rng = np.random.default_rng(2)

@@ -3,11 +3,12 @@ at once: block preconditioned conjugate gradients instead of one Cholesky factor
 
 For the exact index every object j is trained on all N objects, so at one gamma every classifier shares the kernel
 K; they differ only in which object is the positive and in the Newton weights. :func:`_klr._pinned_newton`
-factorises K_nn + W^-1 per Newton step (N^3 / 3 flops per classifier, O(N^3) per object and gamma). Here the two
-systems of each Newton step, (K_nn + D) v = 1 and (K_nn + D) u = -D (alpha + g), are solved for B objects together
-by conjugate gradients, so the N^2 products K x of all of them are one matrix product K [x_1 .. x_2B] (BLAS 3,
-not B memory-bound matrix-vector products), preconditioned by D + L L' (L L' a Nystrom approximation of K from
-``rank`` landmark columns, inverted by the Woodbury identity with one r x r matrix per object). Each object lives
+factorises K_nn + W^-1 per Newton step (N^3 / 3 flops per classifier, O(N^3) per object and gamma). Here each
+Newton step's system, (K_nn + D) da + 1 db = -D (alpha + g) with 1' (alpha + da) = -S, is solved for B objects
+together by conjugate gradients projected onto the constraint (:func:`_projected_pcg`), so the N^2 products K x of
+all of them are one matrix product K [x_1 .. x_B] (BLAS 3, not B memory-bound matrix-vector products),
+preconditioned by D + L L' (L L' a Nystrom approximation of K from ``rank`` landmark columns, inverted by the
+Woodbury identity with one r x r matrix per object). Each object lives
 in the full N-space with its own coordinate masked (alpha_j = 0), so K itself serves every object and f_j, the
 positive's decision value, is the masked coordinate of the same product.
 
@@ -74,9 +75,9 @@ class _Arrays:
     coldot: Callable
     colsum: Callable
     arange: Callable
-    copy: Callable
     zeros_like: Callable
-    einsum: Callable
+    zeros: Callable
+    inv: Callable
     stack_cols: Callable
     sigmoid: Callable
     log1pexp: Callable
@@ -93,8 +94,8 @@ def _same(a: Any) -> Any:
 
 _NUMPY = _Arrays(cat=lambda parts, axis: np.concatenate(parts, axis=axis),
                  colnorm=lambda A: np.linalg.norm(A, axis=0), coldot=lambda A, B: np.einsum("ik,ik->k", A, B),
-                 colsum=lambda A: A.sum(axis=0), arange=np.arange, copy=np.copy, zeros_like=np.zeros_like,
-                 einsum=np.einsum, stack_cols=np.column_stack, sigmoid=_sigmoid, log1pexp=_log1pexp,
+                 colsum=lambda A: A.sum(axis=0), arange=np.arange, zeros_like=np.zeros_like,
+                 zeros=np.zeros, inv=np.linalg.inv, stack_cols=np.column_stack, sigmoid=_sigmoid, log1pexp=_log1pexp,
                  maximum=np.maximum,
                  inverse_where=lambda w, keep: np.divide(1.0, w, out=np.zeros_like(w), where=keep),
                  dev=_same, host=_same, index=_same)
@@ -110,15 +111,34 @@ def _torch_arrays(torch: Any, device: Any) -> _Arrays:
 
     return _Arrays(cat=lambda parts, axis: torch.cat(parts, dim=axis),
                    colnorm=lambda A: torch.linalg.vector_norm(A, dim=0), coldot=lambda A, B: (A * B).sum(dim=0),
-                   colsum=lambda A: A.sum(dim=0), arange=lambda n: torch.arange(n, device=device), copy=torch.clone,
-                   zeros_like=torch.zeros_like, einsum=torch.einsum, stack_cols=lambda cols: torch.stack(cols, dim=1),
+                   colsum=lambda A: A.sum(dim=0), arange=lambda n: torch.arange(n, device=device),
+                   zeros_like=torch.zeros_like,
+                   zeros=lambda shape: torch.zeros(shape, dtype=torch.float64, device=device), inv=torch.linalg.inv,
+                   stack_cols=lambda cols: torch.stack(cols, dim=1),
                    sigmoid=lambda z: 0.5 * (1.0 + torch.tanh(0.5 * z)), log1pexp=lambda z: torch.logaddexp(z, zero),
                    maximum=torch.maximum, inverse_where=lambda w, keep: torch.where(keep, 1.0 / w, zero),
                    dev=dev, host=lambda t: t.cpu().numpy(),
                    index=lambda i: torch.from_numpy(np.asarray(i, dtype=np.int64)).to(device))
 
 
-class HostKernel:
+class _Kernel:
+    """What :class:`HostKernel` and :class:`TorchKernel` share: the Newton step's solve with their kernel, its
+    landmark factor ``L`` (N x r) and ``Q`` (:func:`_pair_products` of L), all set by ``set_gamma``."""
+
+    ops: _Arrays
+    L: Any
+    Q: Any
+
+    def matmul(self, P):
+        raise NotImplementedError
+
+    def pcg(self, r, beta: np.ndarray, W, M, D, rtol: np.ndarray, start=None):
+        """:func:`_projected_pcg` with this kernel: (x, y on the host, K x)."""
+        return _projected_pcg(r, beta, W, M, D, rtol, self.L, _woodbury_inverses(self.Q, W, self.L.shape[1], self.ops),
+                              self.matmul, self.ops, start)
+
+
+class HostKernel(_Kernel):
     """K = exp(-gamma D2) of one exact training set in NumPy: its products K P, columns and the block conjugate
     gradients (:meth:`pcg`). :class:`TorchKernel` is the same on a PyTorch device."""
 
@@ -131,6 +151,7 @@ class HostKernel:
         self.products = 0  # columns multiplied by K (the unit of cost: 2 N^2 flops each)
         self.gamma = math.nan
         self.K = np.empty((self.N, self.N))
+        self._pairs = np.empty((self.N, landmarks.size * (landmarks.size + 1) // 2))
 
     def on_stream(self) -> contextlib.AbstractContextManager:
         return contextlib.nullcontext()
@@ -140,6 +161,7 @@ class HostKernel:
             np.multiply(self.D2, -gamma, out=self.K)
             np.exp(self.K, out=self.K)
             self.L = _nystrom(self.K[:, self.landmarks], self.landmarks)
+            self.Q = _pair_products(self.L, self._pairs)
             self.gamma = gamma
 
     def columns(self, idx: np.ndarray) -> np.ndarray:
@@ -148,58 +170,109 @@ class HostKernel:
 
     def matmul(self, P: np.ndarray) -> np.ndarray:
         self.products += P.shape[1]
-        return self.K @ P
-
-    def pcg(self, R: np.ndarray, W: np.ndarray, M: np.ndarray, D: np.ndarray, rtol: np.ndarray) -> np.ndarray:
-        """:func:`_woodbury_pcg` with this kernel."""
-        L = self.L
-        r = L.shape[1]
-        F = np.empty((W.shape[1], r, r))
-        for k in range(W.shape[1]):
-            F[k] = (L * W[:, k, None]).T @ L
-            F[k].flat[::r + 1] += 1.0
-        return _woodbury_pcg(R, W, M, D, rtol, L, np.linalg.inv(F), self.matmul, self.ops)
+        # K symmetric: K P = (P' K)', which OpenBLAS computes 1.2 - 2 times faster for the narrow P of the conjugate
+        # gradients (docs/ireos.md, *The exact index on large data*)
+        return np.ascontiguousarray((P.T @ self.K).T)
 
 
-def _woodbury_pcg(R, W, M, D, rtol, L, Finv, matmul, ops: _Arrays):
-    """Solve (K_nn + D_k) x_k = r_k for the columns k of R, two right-hand sides per classifier (column k of W, M,
-    D serves R's columns k and m + k; masked: x = 0 where M = 0; W = 1/D, 0 there) by conjugate gradients
-    preconditioned by (D + L L')^-1 = W - W L (I + L' W L)^-1 L' W (Woodbury; ``Finv`` holds the m inverses of
-    I + L' W_k L). ``matmul``: P -> K P; ``rtol`` (m,) on the host."""
-    Finv = ops.cat([Finv, Finv], 0)
-    W, M, D = (ops.cat([A, A], 1) for A in (W, M, D))
-    rtol = ops.dev(np.concatenate([rtol, rtol]))
-    every = ops.arange(R.shape[1])
+def _pair_products(L, out):
+    """The products L_a * L_b of L's column pairs a <= b (N x r (r + 1) / 2), so that the m matrices L' W_k L are one
+    matrix product (:func:`_woodbury_inverses`); written into the first columns of ``out`` (N x at least that: one
+    buffer per kernel, not hundreds of MB of fresh pages per gamma)."""
+    r = L.shape[1]
+    Q = out[:, :r * (r + 1) // 2]
+    at = 0
+    for a in range(r):  # in np.triu_indices(r)'s order
+        Q[:, at:at + r - a] = L[:, a:a + 1] * L[:, a:]
+        at += r - a
+    return Q
 
-    def prec(Rk, idx):
-        WR = W[:, idx] * Rk
-        T = ops.einsum("kab,bk->ak", Finv[idx], L.T @ WR)
-        return WR - W[:, idx] * (L @ T)
 
-    X = ops.zeros_like(R)
-    Rr = ops.copy(R)
-    Z = prec(Rr, every)
-    P = ops.copy(Z)
-    rz = ops.coldot(Rr, Z)
-    norm0 = ops.colnorm(R)
-    active = every[norm0 > 0]
-    for _ in range(CG_MAXIT):
-        if len(active) == 0:
+def _woodbury_inverses(Q, W, r: int, ops: _Arrays):
+    """The m inverses of I + L' W_k L (m, r, r), the columns W_k of W; ``Q``: :func:`_pair_products` of L. One
+    product Q' W (BLAS 3, half the flops of m products L' (W_k L)) gives their upper triangles."""
+    m = W.shape[1]
+    i, j = (ops.index(x) for x in np.triu_indices(r))
+    upper = (Q.T @ W).T
+    F = ops.zeros((m, r, r))
+    F[:, i, j] = upper
+    F[:, j, i] = upper
+    d = ops.arange(r)
+    F[:, d, d] += 1.0
+    return ops.inv(F)
+
+
+def _projected_pcg(r, beta, W, M, D, rtol, L, Finv, matmul, ops: _Arrays, start=None):
+    """Solve the Newton step's saddle-point system, one per column k (masked: x = 0 where M = 0; W = 1/D, 0 there),
+
+        (K_nn + D_k) x_k + 1 y_k = r_k,    1' x_k = beta_k,
+
+    by preconditioned conjugate gradients projected onto 1' x = beta, with the residual update (Gould, Hribar &
+    Nocedal 2001): one Krylov sequence per classifier instead of the two systems (K_nn + D) v = 1, (K_nn + D) u = r
+    that eliminating y needs, so half the products. The preconditioner is (D + L L')^-1 = W - W L (I + L' W L)^-1 L' W
+    (Woodbury; ``Finv`` holds the m inverses of I + L' W_k L), projected in its own inner product: z = P^-1 (g - 1
+    lambda), lambda = 1' P^-1 g / 1' P^-1 1, which also shifts the residual g by 1 lambda and so accumulates y. The
+    start is ``start`` = (x0, K x0) if given (1' x0 = beta; its arrays are updated in place), else x0 = beta P^-1 1
+    / 1' P^-1 1 (one product more). ``rtol`` (m,) on the host bounds the projected residual relative to the
+    start's. Returns (x, y on the host, K x): the products K p of the iterations add up to K x, so the Newton step
+    needs no further product. The columns still iterating are kept together (compacted when one converges), so an
+    iteration gathers nothing.
+
+    References: Gould, N. I. M., Hribar, M. E. & Nocedal, J. (2001). On the solution of equality constrained
+    quadratic programming problems arising in optimization. SIAM J. Sci. Comput. 23(4), 1376-1395."""
+
+    def prec(G, W_, F_):
+        WG = W_ * G
+        T = F_ @ (L.T @ WG).T[:, :, None]
+        return WG - W_ * (L @ T[:, :, 0].T)
+
+    m = r.shape[1]
+    h = prec(M, W, Finv)  # P^-1 1 (0 where masked)
+    sh = ops.colsum(h)
+    if start is None:
+        X = h * (ops.dev(beta) / sh)
+        KX = matmul(X)
+    else:
+        X, KX = start
+    G = KX * M + D * X - r
+    U = prec(G, W, Finv)
+    lam = ops.colsum(U) / sh
+    U -= lam * h
+    G -= lam * M
+    Y = -lam
+    gz = ops.coldot(G, U)
+    tol = ops.dev(rtol) * ops.colnorm(G)
+    P = -U
+    act = ops.arange(m)  # the columns of the working arrays below
+    Xw, KXw, Yw, Gw, Pw, Mw, Dw, Ww, Fw, hw, shw = X, KX, Y, G, P, M, D, W, Finv, h, sh
+    for it in range(CG_MAXIT + 1):
+        keep = ops.colnorm(Gw) > tol
+        if not bool(keep.all()):
+            done = ~keep
+            X[:, act[done]], KX[:, act[done]], Y[act[done]] = Xw[:, done], KXw[:, done], Yw[done]
+            if not bool(keep.any()):
+                break
+            act, tol, gz, Yw, Fw, shw = act[keep], tol[keep], gz[keep], Yw[keep], Fw[keep], shw[keep]
+            Xw, KXw, Gw, Pw, Mw, Dw, Ww, hw = (A[:, keep] for A in (Xw, KXw, Gw, Pw, Mw, Dw, Ww, hw))
+        if it == CG_MAXIT:  # (not converged: what it has)
+            X[:, act], KX[:, act], Y[act] = Xw, KXw, Yw
             break
-        res = ops.colnorm(Rr[:, active])
-        active = active[res > rtol[active] * norm0[active]]
-        if len(active) == 0:
-            break
-        Pa = P[:, active]
-        AP = matmul(Pa) * M[:, active] + D[:, active] * Pa
-        step = rz[active] / ops.coldot(Pa, AP)
-        X[:, active] += step * Pa
-        Rr[:, active] -= step * AP
-        Za = prec(Rr[:, active], active)
-        rz_new = ops.coldot(Rr[:, active], Za)
-        P[:, active] = Za + (rz_new / rz[active]) * Pa
-        rz[active] = rz_new
-    return X
+        KP = matmul(Pw)
+        AP = KP * Mw + Dw * Pw
+        step = gz / ops.coldot(Pw, AP)
+        Xw += step * Pw
+        KXw += step * KP
+        Gw += step * AP
+        U = prec(Gw, Ww, Fw)
+        lam = ops.colsum(U) / shw
+        U -= lam * hw
+        Gw -= lam * Mw
+        Yw -= lam
+        gz_new = ops.coldot(Gw, U)
+        Pw *= gz_new / gz
+        Pw -= U
+        gz = gz_new
+    return X, ops.host(Y), KX
 
 
 def _nystrom(Cm: np.ndarray, landmarks: np.ndarray) -> np.ndarray:
@@ -209,7 +282,7 @@ def _nystrom(Cm: np.ndarray, landmarks: np.ndarray) -> np.ndarray:
     return Cm @ (ev[:, keep] / np.sqrt(ew[keep]))
 
 
-class TorchKernel:
+class TorchKernel(_Kernel):
     """:class:`HostKernel` on a PyTorch device (``device="cuda"``; PyTorch's CPU build runs the same code, which
     is how it is tested without a GPU): the kernel, its products, the conjugate gradients and the Newton steps'
     arrays of N rows live on the device, one CUDA stream per instance (:meth:`on_stream`; the chunks of a thread
@@ -235,6 +308,8 @@ class TorchKernel:
                 diff = Xd[lo:lo + step, None, :] - Xd[None, :, :]
                 self.D2[lo:lo + step] = (diff * diff).sum(dim=2)
             self.K = torch.empty_like(self.D2)
+            self._pairs = torch.empty((self.N, landmarks.size * (landmarks.size + 1) // 2), dtype=torch.float64,
+                                      device=self.device)
             self._lm = self.ops.index(landmarks)
 
     def on_stream(self) -> contextlib.AbstractContextManager:
@@ -246,6 +321,7 @@ class TorchKernel:
                 self.torch.mul(self.D2, -gamma, out=self.K)
                 self.torch.exp(self.K, out=self.K)
                 self.L = self.ops.dev(_nystrom(self.ops.host(self.K[:, self._lm]), self.landmarks))
+                self.Q = _pair_products(self.L, self._pairs)
             self.gamma = gamma
 
     def columns(self, idx: np.ndarray):
@@ -256,18 +332,6 @@ class TorchKernel:
         self.products += P.shape[1]
         return self.K @ P
 
-    def pcg(self, R, W, M, D, rtol: np.ndarray):
-        """:func:`_woodbury_pcg` with this kernel (the arrays on the device)."""
-        torch = self.torch
-        L = self.L
-        r = L.shape[1]
-        m = W.shape[1]
-        F = torch.empty((m, r, r), dtype=torch.float64, device=self.device)
-        group = max(1, 2_000_000 // max(1, r * self.N))  # (group, r, N) temporaries of about 16 MB
-        for lo in range(0, m, group):
-            F[lo:lo + group] = (L.T.unsqueeze(0) * W[:, lo:lo + group].T.unsqueeze(1)) @ L
-        F.diagonal(dim1=1, dim2=2).add_(1.0)
-        return _woodbury_pcg(R, W, M, D, rtol, L, torch.linalg.inv(F), self.matmul, self.ops)
 
 
 class PinnedBlock:
@@ -358,22 +422,27 @@ class PinnedBlock:
         c_h, o_h = ops.host(c), ops.host(o)
         if alpha2 is not None:
             alpha2 = ops.dev(alpha2) * mask
-            U = ops.host(self._matmul(ops.cat([alpha, alpha2], 1)))
+            KU = self._matmul(ops.cat([alpha, alpha2], 1))
+            U = ops.host(KU)
             a_h, a2_h = ops.host(alpha), ops.host(alpha2)
             theta = np.empty((m, 2))
             for k in range(m):
                 theta[k], b[k] = _klr._span_start(np.vstack([U[:, k], U[:, m + k]]), a_h[:, k], a2_h[:, k], b[k], y,
                                                   c_h[:, k], o_h[:, k], -S[k])
-            alpha = ops.dev(theta[:, 0]) * alpha + ops.dev(theta[:, 1]) * alpha2
+            t0, t1 = ops.dev(theta[:, 0]), ops.dev(theta[:, 1])
+            alpha = t0 * alpha + t1 * alpha2
+            Kalpha = t0 * KU[:, :m] + t1 * KU[:, m:]
         else:
-            U = ops.host(self._matmul(alpha))
+            KU = self._matmul(alpha)
+            U = ops.host(KU)
             a_h = ops.host(alpha)
             theta = np.empty((m, 2))
             for k in range(m):
                 theta[k], b[k] = _klr._span_start(U[:, k][None], a_h[:, k], a_h[:, k][:0], b[k], y, c_h[:, k],
                                                   o_h[:, k], -S[k])
             alpha = alpha * ops.dev(theta[:, 0])
-        f = o + self._matmul(alpha) + ops.dev(b)
+            Kalpha = KU * ops.dev(theta[:, 0])
+        f = o + Kalpha + ops.dev(b)  # K alpha from the span's products, by linearity
 
         def objective(al, ff, bb, idx):
             ii = ops.index(idx)
@@ -398,11 +467,14 @@ class PinnedBlock:
             w = ops.maximum(ca * s * (1.0 - s), 1e-12 * ca)  # 1/D, 0 at the positive
             D = ops.inverse_where(w, ma > 0)
             ag = al + g
-            sol = self.kernel.pcg(ops.cat([ma, -D * ag], 1), w, ma, D, eta[active])
-            v, u = sol[:, :active.size], sol[:, active.size:]
-            db = (ops.host(ops.colsum(u)) + ops.host(ops.colsum(al)) + S[active]) / ops.host(ops.colsum(v))
-            da = u - ops.dev(db) * v
-            Kd = self._matmul(da)
+            # the Newton step (da, db): (K_nn + D) da + 1 db = -D (alpha + g), 1' (alpha + da) = -S
+            sa = ops.host(ops.colsum(al))
+            beta = -(sa + S[active])
+            start = None
+            if (sa != 0).all():  # x0 = alpha beta / 1' alpha, whose K x0 is known: K alpha = f - o - b
+                scale = ops.dev(beta / sa)
+                start = (al * scale, (ff - o[:, ia] - ops.dev(bb)) * scale)
+            da, db, Kd = self.kernel.pcg(-D * ag, beta, w, ma, D, eta[active], start)
             dec = np.maximum(0.0, -ops.host(ops.coldot(Kd * ma, ag)) - db * (ops.host(ops.colsum(g)) - S[active]))
             t = np.ones(active.size)
             accepted = np.zeros(active.size, bool)

@@ -51,7 +51,9 @@ MIN_DEPTH = 1
 # separabilities agree with the dense solver's to ~1e-9 and cost O(N^2) per classifier instead of O(N^3)
 BLOCK_MIN_N = 2000
 BLOCK_CHUNK = 128  # objects per chunk of the block solver
-BLOCK = "pinned-block"
+# the block solver's name: part of a chunk's payload, so a checkpoint of another solver (e.g. "pinned-block", the two
+# conjugate-gradient systems per Newton step before 2026-11-29) is never taken for this one's
+BLOCK = "pinned-block-projected"
 #: The kNN-subset size of the paper's experiments (Sect. 3.5.3): the default of a study's IREOS and the selectors.
 PAPER_KNN = 250
 #: Largest N for which ``knn="auto"`` (the default) computes the exact index; above it, the kNN-subset
