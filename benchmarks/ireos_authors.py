@@ -37,7 +37,8 @@ from scipy.stats import spearmanr
 
 from odeval.data import load_dataset
 from odeval.executor import ThreadExecutor
-from odeval.labelfree.ireos import BLOCK, BLOCK_MIN_N, CLASSIFIERS, PAPER_KNN, ireos
+from odeval.labelfree import ireos as ireos_module
+from odeval.labelfree.ireos import BLOCK_MIN_N, BLOCK_SOLVERS, CLASSIFIERS, PAPER_KNN, ireos
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("ODEVAL_SHARED_DATASETS", ROOT.parent / "shared" / "datasets"))
@@ -240,7 +241,7 @@ def run_one(v: dict, mcl: str, knn: int | None, classifier: str = "pinned", work
             "ap_min_mean_max": [float(np.nanmin(ap)), float(np.nanmean(ap)), float(np.nanmax(ap))],
             "n_fits": int(r.n_fits), "seconds": round(seconds, 2), "cpu_seconds": round(cpu, 2),
             "load": round(os.getloadavg()[0], 1), "classifier": classifier,
-            **({"solver": BLOCK} if knn is None and classifier == "pinned" and (len(v["X"]) >= BLOCK_MIN_N
+            **({"solver": ireos_module.BLOCK} if knn is None and classifier == "pinned" and (len(v["X"]) >= BLOCK_MIN_N
                                                                                or device != "cpu") else {}),
             **({"workers": workers} if workers != 1 else {}), **({"device": _card(device)} if device != "cpu" else {}),
             **resumed}
@@ -408,7 +409,11 @@ def main() -> None:
     parser.add_argument("--no-checkpoints", action="store_true", help="keep no checkpoints (every job from scratch)")
     parser.add_argument("--device", default="cpu", help="cpu, or cuda / cuda:N: the exact index's block solver on "
                         "that GPU through PyTorch (ireos(device=...)); rows record the card")
+    parser.add_argument("--solver", choices=list(BLOCK_SOLVERS), default=ireos_module.BLOCK,
+                        help="the exact index's block solver (default %(default)s; an earlier one to resume a cell "
+                             "begun with it: checkpoints are per solver)")
     args = parser.parse_args()
+    ireos_module.BLOCK = args.solver
     if args.table:
         print(table(args.out))
     else:

@@ -25,6 +25,7 @@ Data: ``../shared/datasets/ireos_authors/<variant>/data.txt.gz`` (``ODEVAL_SHARE
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import time
 from pathlib import Path
@@ -45,6 +46,10 @@ def main() -> None:
     ap.add_argument("--objects", type=int, default=128, help="objects of the block (spread evenly over the data)")
     ap.add_argument("--dense", type=int, default=4, help="of them, how many the dense solver computes too")
     ap.add_argument("--rank", type=int, default=_klr_block.RANK)
+    ap.add_argument("--core", type=int, default=None,
+                    help="objects in the preconditioner's exact block (default 2 %% of N; 0: none)")
+    ap.add_argument("--against", default=None, metavar="RANK,CORE",
+                    help="the block solver with this rank and core too, run before and after (paired), not dense")
     ap.add_argument("--device", default=None, help="also the block solver on this PyTorch device (cuda, cuda:N)")
     ap.add_argument("--host", type=int, default=None, help="with --device: the host block solver on this many")
     args = ap.parse_args()
@@ -54,10 +59,12 @@ def main() -> None:
     if args.device is not None:
         dev, per_dev = _on_device(X, objs, args)
         objs = objs[:args.host]
+    if args.against is not None:
+        return _against(X, objs, args)
     with threadpool_limits(limits=1):
         t = time.process_time()
         block, fits, products = _klr_block.curves(X, objs, np.full((objs.size, N), 100.0), 0, np.zeros(0),
-                                                  args.gamma_max, 1e-3, 8, 1, rank=args.rank)
+                                                  args.gamma_max, 1e-3, 8, 1, rank=args.rank, core=args.core)
         cpu_block = time.process_time() - t
     if args.device is not None:
         per = cpu_block / fits
@@ -75,13 +82,38 @@ def main() -> None:
             cpu_dense = time.process_time() - t
     per_block = cpu_block / fits
     line = (f"{args.variant} N={N} gamma_max={args.gamma_max:g}: block {objs.size} objects, {fits} classifiers, "
-            f"{products / fits:.1f} products and {1000 * per_block:.1f} ms CPU each (rank {args.rank})")
+            f"{products / fits:.1f} products and {1000 * per_block:.1f} ms CPU each (rank {args.rank}, core "
+            f"{args.core if args.core is not None else 'default'})")
     if some.size:
         per_dense = cpu_dense / dfits
         line += (f" | dense {some.size} objects, {dfits} classifiers, {facts / dfits:.2f} factorisations and "
                  f"{1000 * per_dense:.1f} ms CPU each | {per_dense / per_block:.1f}x | max |area difference| "
                  f"{np.abs(block[:some.size, 0] - dense[:, 0]).max():.1e}")
     print(line)
+
+
+def _against(X: np.ndarray, objs: np.ndarray, args) -> None:
+    """The block solver with (``--rank``, ``--core``) and with ``--against`` RANK,CORE, in the order A B B A on the
+    same objects (one thread; a load that drifts during the run falls on both), each side's CPU the sum of its two
+    runs; products per classifier (independent of the load), the CPU ratio and the largest difference of the
+    areas."""
+    N = X.shape[0]
+    core = math.ceil(_klr_block.CORE_FRACTION * N) if args.core is None else args.core
+    a_, b_ = (args.rank, core), tuple(int(x) for x in args.against.split(","))
+    cpu = {a_: 0.0, b_: 0.0}
+    res = {}
+    with threadpool_limits(limits=1):
+        for rank, core in (a_, b_, b_, a_):
+            t = time.process_time()
+            res[rank, core] = _klr_block.curves(X, objs, np.full((objs.size, N), 100.0), 0, np.zeros(0),
+                                                args.gamma_max, 1e-3, 8, 1, rank=rank, core=core)
+            cpu[rank, core] += time.process_time() - t
+    (a, fa, pa), (b, fb, pb) = res[a_], res[b_]
+    ratio = cpu[b_] / fb * fa / cpu[a_]
+    print(f"{args.variant} N={N} gamma_max={args.gamma_max:g}, {objs.size} objects: rank {a_[0]} core {a_[1]} "
+          f"{fa} classifiers, {pa / fa:.1f} products, {500 * cpu[a_] / fa:.1f} ms CPU each | rank {b_[0]} core "
+          f"{b_[1]} {fb} classifiers, {pb / fb:.1f} products, {500 * cpu[b_] / fb:.1f} ms CPU each | {ratio:.2f}x"
+          f" | max |area difference| {np.abs(a[:, 0] - b[:, 0]).max():.1e}")
 
 
 def _on_device(X: np.ndarray, objs: np.ndarray, args) -> tuple[np.ndarray, float]:

@@ -33,13 +33,14 @@ def test_block_areas_and_points_equal_the_dense_solver(mcl):
     costs = np.tile(100.0 * (1.0 / mcl) ** w, (objs.size, 1))
     costs[np.arange(objs.size), objs] = 100.0
     dense, fits, _ = _dense(X, objs, costs, 0, np.zeros(0), 1.5)
-    block, bfits, products = _klr_block.curves(X, objs, costs, 0, np.zeros(0), 1.5, 1e-3, 8, 1)
-    np.testing.assert_allclose(block, dense, rtol=0, atol=1e-7)
-    assert bfits == fits and products > 0  # the same adaptive nodes
     gammas = np.array([0.0, 0.2, 0.7, 1.5, 6.0])
-    dense, *_ = _dense(X, objs, costs, 1, gammas, 1.5)
-    block, *_ = _klr_block.curves(X, objs, costs, 1, gammas, 1.5, 1e-3, 8, 1)
-    np.testing.assert_allclose(block, dense, rtol=0, atol=1e-7)
+    dense_points, *_ = _dense(X, objs, costs, 1, gammas, 1.5)
+    for core in (None, 0, N - 1):  # the default (2 % of N: 3 objects), none, every object's (exact)
+        block, bfits, products = _klr_block.curves(X, objs, costs, 0, np.zeros(0), 1.5, 1e-3, 8, 1, core=core)
+        np.testing.assert_allclose(block, dense, rtol=0, atol=1e-7)
+        assert bfits == fits and products > 0  # the same adaptive nodes
+        block, *_ = _klr_block.curves(X, objs, costs, 1, gammas, 1.5, 1e-3, 8, 1, core=core)
+        np.testing.assert_allclose(block, dense_points, rtol=0, atol=1e-7)
 
 
 def _saddle_point_problem(seed=3, m=3):
@@ -55,27 +56,58 @@ def _saddle_point_problem(seed=3, m=3):
     return X, M, w, D, rng.normal(size=(N, m)) * M, rng.normal(size=m)
 
 
-@pytest.mark.parametrize("on_torch", [False, True])
-def test_projected_pcg_solves_the_newton_saddle_point_system(on_torch):
-    """:func:`_klr_block._projected_pcg`: (K + D) x + 1 y = r, 1' x = beta per column, masked coordinates 0, the
-    bordered system's solution (numpy.linalg.solve), K x returned equal to the product; from its own start and
-    from a given feasible one (x0, K x0)."""
-    X, M, w, D, r, beta = _saddle_point_problem()
-    N, m = M.shape
-    landmarks = np.arange(0, N, 4)
+def _kernel(X, landmarks, on_torch):
     if on_torch:
         pytest.importorskip("torch", reason="PyTorch not installed (make install-dev installs its CPU build)")
-        kernel = _klr_block.TorchKernel(X, landmarks, "cpu")
-        ops = kernel.ops
-    else:
-        kernel = _klr_block.HostKernel(_klr_block.sqdist(X), landmarks)
-        ops = kernel.ops
+        return _klr_block.TorchKernel(X, landmarks, "cpu")
+    return _klr_block.HostKernel(_klr_block.sqdist(X), landmarks)
+
+
+@pytest.mark.parametrize("on_torch", [False, True])
+@pytest.mark.parametrize("core", [0, 7])
+def test_preconditioner_is_the_inverse_of_nystrom_plus_the_exact_core_block(on_torch, core):
+    """:class:`_klr_block._Preconditioner` applies M_k^-1 on the free coordinates (0 on the masked one), M_k = D_k +
+    L L' + E (K - L L')_SS E' with S the ``core`` objects of largest weight w = 1/D: the explicit inverse of M_k."""
+    X, M, w, D, _r, _beta = _saddle_point_problem()
+    N, m = M.shape
+    kernel = _kernel(X, np.arange(0, N, 8), on_torch)
+    kernel.core = core
+    kernel.set_gamma(0.7)
+    ops = kernel.ops
+    K, L = ops.host(kernel.K), ops.host(kernel.L)
+    G = np.random.default_rng(4).normal(size=(N, m)) * M
+    Z = ops.host(_klr_block._Preconditioner(kernel, ops.dev(w), ops.dev(D))(ops.dev(G)))
+    for k in range(m):
+        free = M[:, k] > 0
+        S = np.argsort(-w[:, k])[:core]
+        Mk = np.diag(D[:, k]) + L @ L.T
+        Mk[np.ix_(S, S)] = K[np.ix_(S, S)] + np.diag(D[S, k])
+        want = np.linalg.solve(Mk[np.ix_(free, free)], G[free, k])
+        np.testing.assert_allclose(Z[free, k], want, rtol=0, atol=1e-9 * np.abs(want).max())
+        assert (Z[~free, k] == 0).all()
+
+
+@pytest.mark.parametrize("on_torch", [False, True])
+@pytest.mark.parametrize("core", [0, 7, 79])
+def test_projected_pcg_solves_the_newton_saddle_point_system(on_torch, core):
+    """:func:`_klr_block._projected_pcg`: (K + D) x + 1 y = r, 1' x = beta per column, masked coordinates 0, the
+    bordered system's solution (numpy.linalg.solve), K x returned equal to the product; from its own start and
+    from a given feasible one (x0, K x0); with the Nystrom preconditioner alone (core 0), an exact block of 7
+    objects, and of every free object (79 of 80: the preconditioner is K + D itself, two iterations at most)."""
+    X, M, w, D, r, beta = _saddle_point_problem()
+    N, m = M.shape
+    kernel = _kernel(X, np.arange(0, N, 4), on_torch)
+    kernel.core = core
+    ops = kernel.ops
     kernel.set_gamma(0.7)
     K = ops.host(kernel.K)
     x0 = M * np.random.default_rng(1).random((N, m))
     x0 *= beta / x0.sum(axis=0)
     for start in (None, (ops.dev(x0), ops.dev(K @ x0))):
+        before = kernel.products
         x, y, Kx = kernel.pcg(*(ops.dev(a) for a in (r, beta, w, M, D)), np.full(m, 1e-12), start)
+        if core == N - 1:
+            assert kernel.products - before <= (3 if start is None else 2) * m  # (the start, two iterations)
         x, Kx = ops.host(x), ops.host(Kx)
         assert isinstance(y, np.ndarray) and y.shape == (m,)
         np.testing.assert_allclose(x.sum(axis=0), beta, rtol=0, atol=1e-12)
@@ -90,6 +122,24 @@ def test_projected_pcg_solves_the_newton_saddle_point_system(on_torch):
             want = np.linalg.solve(bordered, np.r_[r[free, k], beta[k]])
             np.testing.assert_allclose(x[free, k], want[:n], rtol=0, atol=1e-8 * np.abs(want[:n]).max())
             np.testing.assert_allclose(y[k], want[n], rtol=1e-8)
+
+
+def test_block_solver_names_select_their_preconditioner():
+    """``ireos.BLOCK_SOLVERS``: each name (part of a chunk's checkpoint key) runs its own preconditioner -- the
+    landmarks alone for ``pinned-block-projected`` (cells begun before the block), the block of 2 % of N for the
+    default -- so a resumed cell is finished by the solver that began it."""
+    X = _data(300, seed=4)
+    N = X.shape[0]
+    objs = np.array([0, 7, 150, N - 1])
+    costs = np.full((objs.size, N), 100.0)
+    gammas = np.array([0.0, 0.5, 1.5, 6.0])
+    assert ireos_module.BLOCK == "pinned-block-projected-core"
+    for name, core in (("pinned-block-projected", 0), (ireos_module.BLOCK, 6)):
+        got = ireos_module._solve_chunk(X, objs[:, None], costs, 1, gammas, 6.0, 1e-3, 8, 1, name)
+        want = _klr_block.curves(X, objs, costs, 1, gammas, 6.0, 1e-3, 8, 1, core=core)
+        np.testing.assert_array_equal(got[0], want[0])
+        assert got[2] == want[2]  # (the same products: the same iterations)
+    assert got[2] < _klr_block.curves(X, objs, costs, 1, gammas, 6.0, 1e-3, 8, 1, core=0)[2]
 
 
 def test_ireos_uses_the_block_solver_on_large_exact_data_with_the_same_index(monkeypatch):

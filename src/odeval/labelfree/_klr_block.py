@@ -7,8 +7,9 @@ factorises K_nn + W^-1 per Newton step (N^3 / 3 flops per classifier, O(N^3) per
 Newton step's system, (K_nn + D) da + 1 db = -D (alpha + g) with 1' (alpha + da) = -S, is solved for B objects
 together by conjugate gradients projected onto the constraint (:func:`_projected_pcg`), so the N^2 products K x of
 all of them are one matrix product K [x_1 .. x_B] (BLAS 3, not B memory-bound matrix-vector products),
-preconditioned by D + L L' (L L' a Nystrom approximation of K from ``rank`` landmark columns, inverted by the
-Woodbury identity with one r x r matrix per object). Each object lives
+preconditioned by D + L L' + (K - L L') on the block of the objects of largest Newton weight (L L' a Nystrom
+approximation of K from ``rank`` landmark columns; :class:`_Preconditioner`, by the Woodbury identity with one
+r x r and one small s x s matrix per object). Each object lives
 in the full N-space with its own coordinate masked (alpha_j = 0), so K itself serves every object and f_j, the
 positive's decision value, is the masked coordinate of the same product.
 
@@ -41,6 +42,7 @@ from odeval.labelfree import _klr
 CG_TOL = 1e-10  # relative residual of each conjugate-gradient solve
 CG_MAXIT = 2000
 RANK = 100  # Nystrom landmarks of the preconditioner
+CORE_FRACTION = 0.02  # of the objects, those of largest Newton weight whose block of K the preconditioner holds
 ETA_MAX = 1e-4  # the loosest relative residual of an inexact Newton step
 
 
@@ -78,6 +80,10 @@ class _Arrays:
     zeros_like: Callable
     zeros: Callable
     inv: Callable
+    top_rows: Callable
+    take_rows: Callable
+    put_rows: Callable
+    mT: Callable
     stack_cols: Callable
     sigmoid: Callable
     log1pexp: Callable
@@ -95,7 +101,11 @@ def _same(a: Any) -> Any:
 _NUMPY = _Arrays(cat=lambda parts, axis: np.concatenate(parts, axis=axis),
                  colnorm=lambda A: np.linalg.norm(A, axis=0), coldot=lambda A, B: np.einsum("ik,ik->k", A, B),
                  colsum=lambda A: A.sum(axis=0), arange=np.arange, zeros_like=np.zeros_like,
-                 zeros=np.zeros, inv=np.linalg.inv, stack_cols=np.column_stack, sigmoid=_sigmoid, log1pexp=_log1pexp,
+                 zeros=np.zeros, inv=np.linalg.inv,
+                 top_rows=lambda A, s: np.argpartition(A, A.shape[0] - s, axis=0)[A.shape[0] - s:],
+                 take_rows=lambda A, I: np.take_along_axis(A, I, axis=0),
+                 put_rows=lambda A, I, V: np.put_along_axis(A, I, V, axis=0),
+                 mT=lambda A: np.swapaxes(A, -1, -2), stack_cols=np.column_stack, sigmoid=_sigmoid, log1pexp=_log1pexp,
                  maximum=np.maximum,
                  inverse_where=lambda w, keep: np.divide(1.0, w, out=np.zeros_like(w), where=keep),
                  dev=_same, host=_same, index=_same)
@@ -114,6 +124,9 @@ def _torch_arrays(torch: Any, device: Any) -> _Arrays:
                    colsum=lambda A: A.sum(dim=0), arange=lambda n: torch.arange(n, device=device),
                    zeros_like=torch.zeros_like,
                    zeros=lambda shape: torch.zeros(shape, dtype=torch.float64, device=device), inv=torch.linalg.inv,
+                   top_rows=lambda A, s: torch.topk(A, s, dim=0).indices,
+                   take_rows=lambda A, I: torch.gather(A, 0, I), put_rows=lambda A, I, V: A.scatter_(0, I, V),
+                   mT=lambda A: A.transpose(-1, -2),
                    stack_cols=lambda cols: torch.stack(cols, dim=1),
                    sigmoid=lambda z: 0.5 * (1.0 + torch.tanh(0.5 * z)), log1pexp=lambda z: torch.logaddexp(z, zero),
                    maximum=torch.maximum, inverse_where=lambda w, keep: torch.where(keep, 1.0 / w, zero),
@@ -132,10 +145,15 @@ class _Kernel:
     def matmul(self, P):
         raise NotImplementedError
 
+    core: int = 0
+
+    def block(self, I):
+        """The m blocks K[I_k, I_k] (m, s, s) of the index rows I_k (I: m x s)."""
+        return self.K[I[:, :, None], I[:, None, :]]
+
     def pcg(self, r, beta: np.ndarray, W, M, D, rtol: np.ndarray, start=None):
-        """:func:`_projected_pcg` with this kernel: (x, y on the host, K x)."""
-        return _projected_pcg(r, beta, W, M, D, rtol, self.L, _woodbury_inverses(self.Q, W, self.L.shape[1], self.ops),
-                              self.matmul, self.ops, start)
+        """:func:`_projected_pcg` with this kernel and :class:`_Preconditioner`: (x, y on the host, K x)."""
+        return _projected_pcg(r, beta, M, D, rtol, _Preconditioner(self, W, D), self.matmul, self.ops, start)
 
 
 class HostKernel(_Kernel):
@@ -188,46 +206,110 @@ def _pair_products(L, out):
     return Q
 
 
-def _woodbury_inverses(Q, W, r: int, ops: _Arrays):
-    """The m inverses of I + L' W_k L (m, r, r), the columns W_k of W; ``Q``: :func:`_pair_products` of L. One
-    product Q' W (BLAS 3, half the flops of m products L' (W_k L)) gives their upper triangles."""
+def _woodbury_inverses(Q, W, r: int, ops: _Arrays, extra=None):
+    """The m inverses of I + L' W_k L (+ ``extra`` (m, r, r)), the columns W_k of W; ``Q``: :func:`_pair_products`
+    of L. One product Q' W (BLAS 3, half the flops of m products L' (W_k L)) gives their upper triangles."""
     m = W.shape[1]
     i, j = (ops.index(x) for x in np.triu_indices(r))
     upper = (Q.T @ W).T
-    F = ops.zeros((m, r, r))
-    F[:, i, j] = upper
-    F[:, j, i] = upper
+    F = ops.zeros((m, r, r)) if extra is None else extra
+    F[:, i, j] += upper
+    F[:, j, i] = F[:, i, j]
     d = ops.arange(r)
     F[:, d, d] += 1.0
     return ops.inv(F)
 
 
-def _projected_pcg(r, beta, W, M, D, rtol, L, Finv, matmul, ops: _Arrays, start=None):
-    """Solve the Newton step's saddle-point system, one per column k (masked: x = 0 where M = 0; W = 1/D, 0 there),
+class _Preconditioner:
+    """M^-1 of one Newton step's m systems (K_nn + D_k) x = g (W_k = 1/D_k, 0 where masked):
+
+        M_k = D_k + L L' + E_k (K - L L')_{S_k S_k} E_k',
+
+    the Nystrom approximation L L' (:func:`_nystrom`) made exact on the block of the s = ``kernel.core`` objects
+    S_k of largest Newton weight W_k (E_k: their columns of the identity; :class:`PinnedBlock` takes 2 % of N,
+    ``CORE_FRACTION``). Few rows weigh in the system: an object the classifier is sure of has D = 1 / (c p (1 - p))
+    >> 1 and a diagonal-dominant row (at Wilt's gamma_max 1 % of the objects have D < 100). Where the kernel is
+    local (large gamma) the 100 landmarks capture little of K (at Wilt's gamma_max 37 % of its trace), and the
+    block holds what matters: products K x per classifier halved on Wilt, Annthyroid and PenDigits (docs/ireos.md,
+    *The exact index on large data*).
+
+    With T_k = D_k + E_k R_SS E_k' (R = K - L L': diagonal off S_k, the s x s block B_k = R_SS + D_S on it),
+    M_k^-1 = T_k^-1 - T_k^-1 L (I + L' T_k^-1 L)^-1 L' T_k^-1 (Woodbury), T_k^-1 g = W'_k g + E_k B_k^-1 g_S with
+    W'_k = W_k zeroed on S_k; L' T_k^-1 L = L' W'_k L + L_S' B_k^-1 L_S. Per object and Newton step that costs the
+    inverse of B_k (~2 s^3 flops) and of one r x r matrix, B_k^-1 L_S (2 s^2 r) and L_S' B_k^-1 L_S (2 s r^2), on
+    top of L' W'_k L (N r^2, as without the block): s grows with N because the products it saves cost 2 N^2
+    each. It must be rebuilt every step (the weights move by orders of magnitude: the previous step's
+    preconditioner took 6x the products on Wilt). ``take(keep)`` keeps the columns ``keep``."""
+
+    def __init__(self, kernel: _Kernel, W, D) -> None:
+        ops = self.ops = kernel.ops
+        self.L = L = kernel.L
+        N, m = W.shape
+        s = min(kernel.core, N - 1)
+        r = L.shape[1]
+        if s <= 0:
+            self.I = None
+            self.W = W
+            self.Finv = _woodbury_inverses(kernel.Q, W, r, ops)
+            return
+        I = ops.top_rows(W, s)  # (s, m): the masked coordinate (W = 0) is never among them
+        self.W = W * 1.0
+        ops.put_rows(self.W, I, ops.zeros((s, m)))
+        It = I.T
+        LS = L[It]  # (m, s, r)
+        B = kernel.block(It) - LS @ ops.mT(LS)
+        d = ops.arange(s)
+        B[:, d, d] += ops.take_rows(D, I).T
+        Binv = ops.inv(B)
+        self.BL = Binv @ LS  # B^-1 L_S (m, s, r)
+        self.I, self.Binv = I, Binv
+        self.Finv = _woodbury_inverses(kernel.Q, self.W, r, ops, ops.mT(LS) @ self.BL)
+
+    def _t_inverse(self, G):
+        """T^-1 G (N x m)."""
+        Z = self.W * G
+        if self.I is not None:
+            GS = self.ops.take_rows(G, self.I).T[:, :, None]  # (m, s, 1)
+            self.ops.put_rows(Z, self.I, (self.Binv @ GS)[:, :, 0].T)
+        return Z
+
+    def __call__(self, G):
+        Z = self._t_inverse(G)
+        V = (self.Finv @ (self.L.T @ Z).T[:, :, None])[:, :, 0]  # (m, r)
+        Z -= self.W * (self.L @ V.T)
+        if self.I is not None:
+            SV = (self.BL @ V[:, :, None])[:, :, 0].T  # (s, m): E_S B^-1 L_S v
+            self.ops.put_rows(Z, self.I, self.ops.take_rows(Z, self.I) - SV)
+        return Z
+
+    def take(self, keep) -> _Preconditioner:
+        out = object.__new__(_Preconditioner)
+        out.ops, out.L, out.W, out.Finv = self.ops, self.L, self.W[:, keep], self.Finv[keep]
+        out.I = None if self.I is None else self.I[:, keep]
+        if out.I is not None:
+            out.Binv, out.BL = self.Binv[keep], self.BL[keep]
+        return out
+
+
+def _projected_pcg(r, beta, M, D, rtol, prec: _Preconditioner, matmul, ops: _Arrays, start=None):
+    """Solve the Newton step's saddle-point system, one per column k (masked: x = 0 where M = 0),
 
         (K_nn + D_k) x_k + 1 y_k = r_k,    1' x_k = beta_k,
 
     by preconditioned conjugate gradients projected onto 1' x = beta, with the residual update (Gould, Hribar &
     Nocedal 2001): one Krylov sequence per classifier instead of the two systems (K_nn + D) v = 1, (K_nn + D) u = r
-    that eliminating y needs, so half the products. The preconditioner is (D + L L')^-1 = W - W L (I + L' W L)^-1 L' W
-    (Woodbury; ``Finv`` holds the m inverses of I + L' W_k L), projected in its own inner product: z = P^-1 (g - 1
-    lambda), lambda = 1' P^-1 g / 1' P^-1 1, which also shifts the residual g by 1 lambda and so accumulates y. The
-    start is ``start`` = (x0, K x0) if given (1' x0 = beta; its arrays are updated in place), else x0 = beta P^-1 1
-    / 1' P^-1 1 (one product more). ``rtol`` (m,) on the host bounds the projected residual relative to the
-    start's. Returns (x, y on the host, K x): the products K p of the iterations add up to K x, so the Newton step
-    needs no further product. The columns still iterating are kept together (compacted when one converges), so an
-    iteration gathers nothing.
+    that eliminating y needs, so half the products. ``prec`` applies the preconditioner P^-1
+    (:class:`_Preconditioner`), projected in its own inner product: z = P^-1 (g - 1 lambda), lambda = 1' P^-1 g /
+    1' P^-1 1, which also shifts the residual g by 1 lambda and so accumulates y. The start is ``start`` = (x0,
+    K x0) if given (1' x0 = beta; its arrays are updated in place), else x0 = beta P^-1 1 / 1' P^-1 1 (one product
+    more). ``rtol`` (m,) on the host bounds the projected residual relative to the start's. Returns (x, y on the
+    host, K x): the products K p of the iterations add up to K x, so the Newton step needs no further product. The
+    columns still iterating are kept together (compacted when one converges), so an iteration gathers nothing.
 
     References: Gould, N. I. M., Hribar, M. E. & Nocedal, J. (2001). On the solution of equality constrained
     quadratic programming problems arising in optimization. SIAM J. Sci. Comput. 23(4), 1376-1395."""
-
-    def prec(G, W_, F_):
-        WG = W_ * G
-        T = F_ @ (L.T @ WG).T[:, :, None]
-        return WG - W_ * (L @ T[:, :, 0].T)
-
     m = r.shape[1]
-    h = prec(M, W, Finv)  # P^-1 1 (0 where masked)
+    h = prec(M)  # P^-1 1 (0 where masked)
     sh = ops.colsum(h)
     if start is None:
         X = h * (ops.dev(beta) / sh)
@@ -235,7 +317,7 @@ def _projected_pcg(r, beta, W, M, D, rtol, L, Finv, matmul, ops: _Arrays, start=
     else:
         X, KX = start
     G = KX * M + D * X - r
-    U = prec(G, W, Finv)
+    U = prec(G)
     lam = ops.colsum(U) / sh
     U -= lam * h
     G -= lam * M
@@ -244,7 +326,7 @@ def _projected_pcg(r, beta, W, M, D, rtol, L, Finv, matmul, ops: _Arrays, start=
     tol = ops.dev(rtol) * ops.colnorm(G)
     P = -U
     act = ops.arange(m)  # the columns of the working arrays below
-    Xw, KXw, Yw, Gw, Pw, Mw, Dw, Ww, Fw, hw, shw = X, KX, Y, G, P, M, D, W, Finv, h, sh
+    Xw, KXw, Yw, Gw, Pw, Mw, Dw, hw, shw, pw = X, KX, Y, G, P, M, D, h, sh, prec
     for it in range(CG_MAXIT + 1):
         keep = ops.colnorm(Gw) > tol
         if not bool(keep.all()):
@@ -252,8 +334,8 @@ def _projected_pcg(r, beta, W, M, D, rtol, L, Finv, matmul, ops: _Arrays, start=
             X[:, act[done]], KX[:, act[done]], Y[act[done]] = Xw[:, done], KXw[:, done], Yw[done]
             if not bool(keep.any()):
                 break
-            act, tol, gz, Yw, Fw, shw = act[keep], tol[keep], gz[keep], Yw[keep], Fw[keep], shw[keep]
-            Xw, KXw, Gw, Pw, Mw, Dw, Ww, hw = (A[:, keep] for A in (Xw, KXw, Gw, Pw, Mw, Dw, Ww, hw))
+            act, tol, gz, Yw, shw, pw = act[keep], tol[keep], gz[keep], Yw[keep], shw[keep], pw.take(keep)
+            Xw, KXw, Gw, Pw, Mw, Dw, hw = (A[:, keep] for A in (Xw, KXw, Gw, Pw, Mw, Dw, hw))
         if it == CG_MAXIT:  # (not converged: what it has)
             X[:, act], KX[:, act], Y[act] = Xw, KXw, Yw
             break
@@ -263,7 +345,7 @@ def _projected_pcg(r, beta, W, M, D, rtol, L, Finv, matmul, ops: _Arrays, start=
         Xw += step * Pw
         KXw += step * KP
         Gw += step * AP
-        U = prec(Gw, Ww, Fw)
+        U = pw(Gw)
         lam = ops.colsum(U) / shw
         U -= lam * hw
         Gw -= lam * Mw
@@ -340,7 +422,7 @@ class PinnedBlock:
     live where the kernel does (``torch_device``: :class:`TorchKernel`; None: :class:`HostKernel`)."""
 
     def __init__(self, D2: np.ndarray | None, objects: np.ndarray, costs: np.ndarray, *, rank: int = RANK,
-                 cg_tol: float = CG_TOL, seed: int = 0, X: np.ndarray | None = None,
+                 core: int | None = None, cg_tol: float = CG_TOL, seed: int = 0, X: np.ndarray | None = None,
                  torch_device: str | None = None) -> None:
         self.N = costs.shape[1]
         self.j = np.asarray(objects, dtype=np.int64)
@@ -363,6 +445,7 @@ class PinnedBlock:
         self.kernel = (HostKernel(sqdist(np.ascontiguousarray(X, dtype=np.float64)) if D2 is None else D2,
                                   self.landmarks) if torch_device is None
                        else TorchKernel(X, self.landmarks, torch_device))
+        self.kernel.core = math.ceil(CORE_FRACTION * self.N) if core is None else core
         self.ops = ops = self.kernel.ops
         with self.kernel.on_stream():
             self.mask, self.c = ops.dev(mask), ops.dev(self.c_host)
@@ -511,12 +594,13 @@ class PinnedBlock:
 
 def curves(X: np.ndarray, objects: np.ndarray, costs: np.ndarray, mode: int, gammas: np.ndarray, gamma_max: float,
            tol: float, max_depth: int, min_depth: int, *, D2: np.ndarray | None = None, rank: int = RANK,
-           cg_tol: float = CG_TOL, torch_device: str | None = None) -> tuple[np.ndarray, int, int]:
+           core: int | None = None, cg_tol: float = CG_TOL,
+           torch_device: str | None = None) -> tuple[np.ndarray, int, int]:
     """:func:`_klr.curves_batch` (pinned, exact training set) for the objects ``objects`` with costs (B, N) in
     natural order: mode 0 the adaptive Simpson area on [0, gamma_max], 1 p at the increasing ``gammas``. Returns
     (out, fits, products). ``torch_device``: the arrays of N rows, the kernel's products and the conjugate gradients
     in PyTorch on that device (:class:`TorchKernel`; None: NumPy on the host)."""
-    blk = PinnedBlock(D2, objects, costs, rank=rank, cg_tol=cg_tol, X=X, torch_device=torch_device)
+    blk = PinnedBlock(D2, objects, costs, rank=rank, core=core, cg_tol=cg_tol, X=X, torch_device=torch_device)
     with blk.kernel.on_stream():
         return _curves(blk, mode, gammas, gamma_max, tol, max_depth, min_depth)
 

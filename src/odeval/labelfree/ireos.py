@@ -51,9 +51,13 @@ MIN_DEPTH = 1
 # separabilities agree with the dense solver's to ~1e-9 and cost O(N^2) per classifier instead of O(N^3)
 BLOCK_MIN_N = 2000
 BLOCK_CHUNK = 128  # objects per chunk of the block solver
-# the block solver's name: part of a chunk's payload, so a checkpoint of another solver (e.g. "pinned-block", the two
-# conjugate-gradient systems per Newton step before 2026-11-29) is never taken for this one's
-BLOCK = "pinned-block-projected"
+# the block solver's name -> the share of the objects in its preconditioner's exact block (_klr_block._Preconditioner;
+# 0: the Nystrom preconditioner alone, as from the morning of 2026-11-29). The name is part of a chunk's payload, so a
+# checkpoint of another solver (e.g. "pinned-block", the two conjugate-gradient systems per Newton step before
+# 2026-11-29) is never taken for this one's; a cell begun with an earlier solver is resumed by setting BLOCK to its
+# name (benchmarks/ireos_authors.py --solver)
+BLOCK_SOLVERS = {"pinned-block-projected": 0.0, "pinned-block-projected-core": _klr_block.CORE_FRACTION}
+BLOCK = "pinned-block-projected-core"
 #: The kNN-subset size of the paper's experiments (Sect. 3.5.3): the default of a study's IREOS and the selectors.
 PAPER_KNN = 250
 #: Largest N for which ``knn="auto"`` (the default) computes the exact index; above it, the kNN-subset
@@ -334,13 +338,13 @@ def _work(payload: tuple) -> tuple[np.ndarray, int, int]:
 
 def _solve_chunk(X, train, costs, mode, gammas, gamma_max, tol, max_depth, min_depth, pinned, torch_device=None):
     """``pinned`` is True / False (one classifier after the other, :func:`_klr.curves_batch`; ``train`` holds the
-    training sets, ``costs`` aligned with them) or :data:`BLOCK` (the chunk's objects together on the exact
-    training set, :func:`_klr_block.curves`; ``train`` holds the objects (B, 1), ``costs`` (B, N) in natural
-    order; the third value returned is then products K x, not factorisations; ``torch_device``: the block
+    training sets, ``costs`` aligned with them) or a name of :data:`BLOCK_SOLVERS` (the chunk's objects together on
+    the exact training set, :func:`_klr_block.curves`; ``train`` holds the objects (B, 1), ``costs`` (B, N) in
+    natural order; the third value returned is then products K x, not factorisations; ``torch_device``: the block
     solver's kernel on that PyTorch device, :class:`_klr_block.TorchKernel`)."""
     if isinstance(pinned, str):
         return _klr_block.curves(X, train[:, 0], costs, mode, gammas, gamma_max, tol, max_depth, min_depth,
-                                 torch_device=torch_device)
+                                 core=math.ceil(BLOCK_SOLVERS[pinned] * X.shape[0]), torch_device=torch_device)
     return _klr.curves_batch(X, train, costs, mode, gammas, gamma_max, tol, max_depth, min_depth, pinned)
 
 
