@@ -125,21 +125,21 @@ def test_projected_pcg_solves_the_newton_saddle_point_system(on_torch, core):
 
 
 def test_block_solver_names_select_their_preconditioner():
-    """``ireos.BLOCK_SOLVERS``: each name (part of a chunk's checkpoint key) runs its own preconditioner -- the
-    landmarks alone for ``pinned-block-projected`` (cells begun before the block), the block of 2 % of N for the
-    default -- so a resumed cell is finished by the solver that began it."""
+    """``ireos.BLOCK_SOLVERS``: each name (part of a chunk's checkpoint key) runs its own solver -- the landmarks
+    alone and steps solved to 1e-10 for ``pinned-block-projected`` (cells begun before the block), the block of 2 %
+    of N and 1e-6 for the default -- so a resumed cell is finished by the solver that began it."""
     X = _data(300, seed=4)
     N = X.shape[0]
     objs = np.array([0, 7, 150, N - 1])
     costs = np.full((objs.size, N), 100.0)
     gammas = np.array([0.0, 0.5, 1.5, 6.0])
     assert ireos_module.BLOCK == "pinned-block-projected-core"
-    for name, core in (("pinned-block-projected", 0), (ireos_module.BLOCK, 6)):
+    for name, core, cg_tol in (("pinned-block-projected", 0, 1e-10), (ireos_module.BLOCK, 6, 1e-6)):
         got = ireos_module._solve_chunk(X, objs[:, None], costs, 1, gammas, 6.0, 1e-3, 8, 1, name)
-        want = _klr_block.curves(X, objs, costs, 1, gammas, 6.0, 1e-3, 8, 1, core=core)
+        want = _klr_block.curves(X, objs, costs, 1, gammas, 6.0, 1e-3, 8, 1, core=core, cg_tol=cg_tol)
         np.testing.assert_array_equal(got[0], want[0])
         assert got[2] == want[2]  # (the same products: the same iterations)
-    assert got[2] < _klr_block.curves(X, objs, costs, 1, gammas, 6.0, 1e-3, 8, 1, core=0)[2]
+    assert got[2] < _klr_block.curves(X, objs, costs, 1, gammas, 6.0, 1e-3, 8, 1, core=0, cg_tol=1e-10)[2]
 
 
 def test_ireos_uses_the_block_solver_on_large_exact_data_with_the_same_index(monkeypatch):

@@ -51,12 +51,13 @@ MIN_DEPTH = 1
 # separabilities agree with the dense solver's to ~1e-9 and cost O(N^2) per classifier instead of O(N^3)
 BLOCK_MIN_N = 2000
 BLOCK_CHUNK = 128  # objects per chunk of the block solver
-# the block solver's name -> the share of the objects in its preconditioner's exact block (_klr_block._Preconditioner;
-# 0: the Nystrom preconditioner alone, as from the morning of 2026-11-29). The name is part of a chunk's payload, so a
-# checkpoint of another solver (e.g. "pinned-block", the two conjugate-gradient systems per Newton step before
-# 2026-11-29) is never taken for this one's; a cell begun with an earlier solver is resumed by setting BLOCK to its
-# name (benchmarks/ireos_authors.py --solver)
-BLOCK_SOLVERS = {"pinned-block-projected": 0.0, "pinned-block-projected-core": _klr_block.CORE_FRACTION}
+# the block solver's name -> its settings: the share of the objects in its preconditioner's exact block
+# (_klr_block._Preconditioner; 0: the Nystrom preconditioner alone) and the relative residual of the Newton steps
+# that may stop a classifier. The name is part of a chunk's payload, so a checkpoint of another solver (e.g.
+# "pinned-block", the two conjugate-gradient systems per Newton step before 2026-11-29) is never taken for this
+# one's; a cell begun with an earlier solver is resumed by setting BLOCK to its name (ireos_authors.py --solver)
+BLOCK_SOLVERS = {"pinned-block-projected": {"core": 0.0, "cg_tol": 1e-10},
+                 "pinned-block-projected-core": {"core": _klr_block.CORE_FRACTION, "cg_tol": _klr_block.CG_TOL}}
 BLOCK = "pinned-block-projected-core"
 #: The kNN-subset size of the paper's experiments (Sect. 3.5.3): the default of a study's IREOS and the selectors.
 PAPER_KNN = 250
@@ -344,7 +345,8 @@ def _solve_chunk(X, train, costs, mode, gammas, gamma_max, tol, max_depth, min_d
     solver's kernel on that PyTorch device, :class:`_klr_block.TorchKernel`)."""
     if isinstance(pinned, str):
         return _klr_block.curves(X, train[:, 0], costs, mode, gammas, gamma_max, tol, max_depth, min_depth,
-                                 core=math.ceil(BLOCK_SOLVERS[pinned] * X.shape[0]), torch_device=torch_device)
+                                 core=math.ceil(BLOCK_SOLVERS[pinned]["core"] * X.shape[0]),
+                                 cg_tol=BLOCK_SOLVERS[pinned]["cg_tol"], torch_device=torch_device)
     return _klr.curves_batch(X, train, costs, mode, gammas, gamma_max, tol, max_depth, min_depth, pinned)
 
 
