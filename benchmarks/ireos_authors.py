@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import importlib
 import json
 import math
 import os
@@ -37,8 +38,10 @@ from scipy.stats import spearmanr
 
 from odeval.data import load_dataset
 from odeval.executor import ThreadExecutor
-from odeval.labelfree import ireos as ireos_module
 from odeval.labelfree.ireos import BLOCK_MIN_N, BLOCK_SOLVERS, CLASSIFIERS, PAPER_KNN, ireos
+
+# the module, not the function the package exports under the same name (``from odeval.labelfree import ireos``)
+ireos_module = importlib.import_module("odeval.labelfree.ireos")
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("ODEVAL_SHARED_DATASETS", ROOT.parent / "shared" / "datasets"))
