@@ -240,6 +240,21 @@ def test_wilt_exact_sqrt5_gives_table6_exact(shared_datasets):
     assert round(exact["gamma_max"]) == 573 and round(knn["gamma_max"]) == 630
 
 
+@pytest.mark.parametrize("name, m_cl, rho, pick", [
+    (WILT, "n", -0.927, ("KNNW", 41, 0.424)),
+    ("Annthyroid_withoutdupl_norm_05_v01", "n", -0.370, ("LOF", 92, 0.596)),
+])
+def test_large_optimum_rows_rank_as_the_pinned_ones(shared_datasets, name, m_cl, rho, pick):
+    """The optimum's kNN-subset rows of Wilt n and Annthyroid n (2026-11-29, stored in benchmarks/ireos_authors.jsonl;
+    Annthyroid n = Table 6's approximate value, the pick Table 7's) rank the ten candidates as the pinned
+    classifier's rows do."""
+    auc, runs, _ = _stored_runs(shared_datasets, name, m_cl)
+    optimum, pinned = runs["knn250", "optimum"], runs["knn250", "pinned"]
+    assert round(float(spearmanr(optimum["index"], auc).statistic), 3) == rho
+    assert (optimum["pick_algorithm"], optimum["pick_k"], round(optimum["pick_auc"], 3)) == pick
+    assert np.argsort(-np.array(optimum["index"])).tolist() == np.argsort(-np.array(pinned["index"])).tolist()
+
+
 def test_checkpointed_run_resumes_with_the_same_numbers(tmp_path):
     """benchmarks/ireos_authors.py keeps every finished chunk of classifiers (CheckpointExecutor): a job stopped
     mid-way (here: its checkpoint cut to a third, the last line broken as a kill leaves it) resumes from the kept
