@@ -390,6 +390,27 @@ def test_a_cluster_without_workers_ends_the_wait_in_one_line(monkeypatch):
             ex.result(fut)
 
 
+def test_local_n_replaces_workers_whose_nannies_gave_up(monkeypatch):
+    """local:N owns its LocalCluster: when every nanny has lost its worker for good (distributed's Nanny gives up
+    when the new worker dies while starting: "Failed to restart worker after its process exited"; here the nannies
+    are closed), the executor replaces the workers after REVIVE_AFTER seconds and the waiting task runs, instead of
+    ending the run with NoWorkersError (seen once under CI load: a unit that kills every worker it runs on)."""
+    pytest.importorskip("distributed")
+    import odeval.executor
+
+    monkeypatch.setattr(odeval.executor, "_WORKERS_POLL", 0.2)
+    monkeypatch.setattr(odeval.executor, "REVIVE_AFTER", 0.5)
+    with DaskExecutor("local:2", no_workers_timeout=60.0) as ex:
+        assert ex.map(math.sqrt, TASKS) == [math.sqrt(x) for x in TASKS]
+        for nanny in list(ex.cluster.workers.values()):
+            ex.cluster.sync(nanny.close)
+        _poll_until(lambda: not ex.client.nthreads())
+        assert list(ex.cluster.workers)  # the closed nannies are still the cluster's: nothing would replace them
+        fut = ex.submit(math.sqrt, 16.0)
+        assert ex.wait([fut]) == [fut] and ex.result(fut) == 4.0
+        _poll_until(lambda: len(ex.client.nthreads()) == 2)  # both replaced
+
+
 def _poll_until(condition, timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
     while not condition():

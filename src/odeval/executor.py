@@ -37,7 +37,9 @@ lost its connection) raises :class:`ClusterLostError`, one line: that is the run
 A cluster left without any worker (all of them died or left, and none came back: workers without a nanny, a
 cluster manager that gave up) would leave its tasks waiting for ever; once it has had no worker for
 :data:`NO_WORKERS_TIMEOUT` seconds, :meth:`DaskExecutor.wait` raises :class:`NoWorkersError` (a
-:class:`ClusterLostError`: the run ends in one line, finished work is kept).
+:class:`ClusterLostError`: the run ends in one line, finished work is kept). The ``LocalCluster`` of
+``local:N`` is the executor's own: without workers for :data:`REVIVE_AFTER` seconds, its workers are replaced
+first (nannies that gave up).
 
 ``dask.distributed`` is imported only when a Dask executor is asked for (optional extra ``odeval[dask]``).
 This module imports no pipeline stage.
@@ -58,11 +60,11 @@ from concurrent.futures import wait as _futures_wait
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-__all__ = ["ALLOWED_FAILURES", "KILLED_RETRIES", "KINDS", "NO_WORKERS_TIMEOUT", "ClusterLostError", "DaskExecutor",
-           "Executor", "FuturesExecutor", "MapExecutor", "NoWorkersError", "ProcessExecutor", "SerialExecutor",
-           "ThreadExecutor", "available_cores", "check_workers", "cluster_lost", "gather_retrying", "get_executor",
-           "interrupted", "killed_worker", "local_cluster", "open_executor", "parse_local", "quiet_distributed",
-           "retry_tasks", "workers_renamed_from"]
+__all__ = ["ALLOWED_FAILURES", "KILLED_RETRIES", "KINDS", "NO_WORKERS_TIMEOUT", "REVIVE_AFTER", "ClusterLostError",
+           "DaskExecutor", "Executor", "FuturesExecutor", "MapExecutor", "NoWorkersError", "ProcessExecutor",
+           "SerialExecutor", "ThreadExecutor", "available_cores", "check_workers", "cluster_lost", "gather_retrying",
+           "get_executor", "interrupted", "killed_worker", "local_cluster", "open_executor", "parse_local",
+           "quiet_distributed", "retry_tasks", "workers_renamed_from"]
 
 #: The kinds named by a string (anything else given as a string with a ``:`` is a Dask scheduler address).
 KINDS = ("serial", "threads", "processes")
@@ -80,6 +82,12 @@ ALLOWED_FAILURES = 3
 #: Seconds a Dask cluster that had workers may have none before :meth:`DaskExecutor.wait` ends the run
 #: (:class:`NoWorkersError`): long enough for nannies or a cluster manager to replace dead workers.
 NO_WORKERS_TIMEOUT = 120.0
+
+#: Seconds the ``LocalCluster`` of ``local:N`` may have no worker before the executor replaces its workers
+#: (:meth:`DaskExecutor.wait`): a nanny restarts a dead worker within about a second, but one whose new worker
+#: dies again while it is being started (a unit that kills every worker it runs on, on a loaded machine) is left
+#: without any (distributed logs "Failed to restart worker after its process exited" and gives up).
+REVIVE_AFTER = 10.0
 
 #: How often (seconds) a Dask executor waiting for its tasks checks that the cluster still has workers.
 _WORKERS_POLL = 2.0
@@ -144,10 +152,11 @@ class _WorkerWatch:
     :meth:`check` raises :class:`NoWorkersError`). A cluster that never had a worker (an adaptive cluster still
     starting them) is waited for."""
 
-    def __init__(self, client: Any, timeout: float | None = None) -> None:
-        self.client, self.timeout = client, timeout
+    def __init__(self, client: Any, timeout: float | None = None, revive: Callable[[], None] | None = None) -> None:
+        self.client, self.timeout, self.revive = client, timeout, revive
         self.seen = False
         self.since: float | None = None
+        self.revived = False  # revive is called once per spell without workers
         self.check()
 
     def check(self) -> None:
@@ -158,7 +167,7 @@ class _WorkerWatch:
         except Exception:  # the scheduler is unreachable: that is for the caller's connection rule to tell
             return
         if n:
-            self.seen, self.since = True, None
+            self.seen, self.since, self.revived = True, None, False
             return
         if not self.seen:
             return
@@ -166,6 +175,9 @@ class _WorkerWatch:
         limit = NO_WORKERS_TIMEOUT if self.timeout is None else self.timeout
         if self.since is None:
             self.since = now
+        elif self.revive is not None and not self.revived and now - self.since >= min(REVIVE_AFTER, limit / 2):
+            self.revived = True
+            self.revive()
         elif now - self.since >= limit:
             raise NoWorkersError(f"the Dask cluster {_address(self.client)} has had no worker for {limit:g} s "
                                  "(they died or left and none came back)")
@@ -669,6 +681,7 @@ class DaskExecutor(Executor):
             from distributed import Client  # (local_cluster says when the extra is missing)
 
             self.cluster = local_cluster(n_local)
+            self._n_local = n_local
             try:
                 self.client, self.owns_client = Client(self.cluster), True
             except BaseException:
@@ -687,7 +700,17 @@ class DaskExecutor(Executor):
         else:
             self.client, self.owns_client = client_or_address, False
         self.address = _address(self.client)
-        self._watch = _WorkerWatch(self.client, no_workers_timeout)
+        self._watch = _WorkerWatch(self.client, no_workers_timeout,
+                                   revive=self._replace_local_workers if self.cluster is not None else None)
+
+    def _replace_local_workers(self) -> None:
+        """Replace the workers of the owned ``LocalCluster`` (all its nannies: closed, then started anew) when it
+        has had none for :data:`REVIVE_AFTER` seconds (a nanny gives up when its new worker dies while starting)."""
+        self.cluster.scale(0)
+        deadline = time.monotonic() + 30.0
+        while self.cluster.workers and time.monotonic() < deadline:
+            time.sleep(0.1)
+        self.cluster.scale(self._n_local)
 
     @property
     def workers(self) -> int:
