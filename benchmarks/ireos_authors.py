@@ -14,7 +14,8 @@ One JSON line per (variant, mode, m_cl, candidates, classifier) goes to ``--out`
 benchmarks/ireos_authors.jsonl); lines already
 there are skipped, so a run can be stopped and resumed. Cheapest first (m_cl = 1 shares every curve between the
 candidates; small N first). Within a job, every chunk of classifiers the solver finishes is appended to a
-checkpoint file (``--checkpoints``, default ~/.cache/odeval-bench/ireos-authors/): a job stopped by its
+checkpoint file (``--checkpoints``, default ~/.cache/odeval-bench/ireos-authors/; the project's own long cells use
+benchmarks/checkpoints/, committed, see its README): a job stopped by its
 ``--budget`` or by the end of a session resumes where it stopped (the same numbers; an exact cell above N = 3,000
 takes CPU-hours). The row's ``cpu_seconds`` then counts the CPU of every session (``cpu_sessions``: how many).
 

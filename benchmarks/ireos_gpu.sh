@@ -6,14 +6,14 @@
 #   bash benchmarks/ireos_gpu.sh run [S]   # there, from the repo root, .gpu_data carried: S seconds of cells
 #
 # `prepare` copies the four large variants of ../shared/datasets/ireos_authors, their Campos ARFFs (labels) and the
-# checkpoints of ~/.cache/odeval-bench/ireos-authors-block; `run` writes to $OUT (or /tmp/ireos-gpu): card.txt,
+# checkpoints of benchmarks/checkpoints (committed); `run` writes to $OUT (or /tmp/ireos-gpu): card.txt,
 # side_by_side.txt, ireos_authors.jsonl (the rows as benchmarks/ireos_authors.jsonl plus the new cells, each row
-# recording the card), cells.log and checkpoints.tgz (every finished chunk, to unpack into the checkpoint folder
-# here). A cell stopped by the time limit writes no row; its chunks are in checkpoints.tgz.
+# recording the card), cells.log and checkpoints.tgz (every finished chunk, to unpack into benchmarks/checkpoints
+# here and commit). A cell stopped by the time limit writes no row; its chunks are in checkpoints.tgz.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VARIANTS="Waveform_withoutdupl_norm_v05 Wilt_withoutdupl_norm_05 Annthyroid_withoutdupl_norm_05_v01 PenDigits_withoutdupl_norm_v09"
-CHECKPOINTS=${CHECKPOINTS:-$HOME/.cache/odeval-bench/ireos-authors-block}
+CHECKPOINTS=${CHECKPOINTS:-benchmarks/checkpoints}
 
 case "${1:-}" in
 prepare)
