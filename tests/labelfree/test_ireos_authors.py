@@ -240,6 +240,25 @@ def test_wilt_exact_sqrt5_gives_table6_exact(shared_datasets):
     assert round(exact["gamma_max"]) == 573 and round(knn["gamma_max"]) == 630
 
 
+def test_pima_exact_optimum_rows(shared_datasets):
+    """Pima's exact index with the optimum classifier (N = 526, 50–166 CPU s each, stored in
+    benchmarks/ireos_authors.jsonl): 0.806 / 0.830 / 0.806 for m_cl = 1 / √(5 %·N) / n, the √(5 %·N) value Table 6's
+    exact one (the pinned classifier's is 0.782), the pick LOF-52 (0.762, Table 7's) in all three, and each the
+    optimum's kNN-subset value."""
+    pima = "Pima_withoutdupl_norm_05_v03"
+    for m_cl, rho in (("1", 0.806), ("sqrt5", 0.830), ("n", 0.806)):
+        auc, runs, _ = _stored_runs(shared_datasets, pima, m_cl)
+        exact = runs["exact", "optimum"]
+        assert round(exact["spearman"], 3) == rho
+        assert round(float(spearmanr(exact["index"], auc).statistic), 3) == rho
+        assert (exact["pick_algorithm"], exact["pick_k"], round(exact["pick_auc"], 3)) == ("LOF", 52, 0.762)
+        knn = runs.get(("knn250", "optimum")) or runs["knn250", None]  # the earliest rows name no classifier
+        assert round(knn["spearman"], 3) == rho
+    assert round(runs["exact", "pinned"]["spearman"], 3) == 0.855
+    _, sqrt5, _ = _stored_runs(shared_datasets, pima, "sqrt5")
+    assert round(sqrt5["exact", "pinned"]["spearman"], 3) == 0.782
+
+
 def test_wilt_exact_n_is_table6_up_to_its_top_near_tie(shared_datasets):
     """The exact index of Wilt at m_cl = n (pinned, the block solver; 10,232 CPU s in the fourteenth session,
     stored in benchmarks/ireos_authors.jsonl): Spearman −0.927 against Table 6's exact −0.939, the pick KNNW-41
